@@ -1,0 +1,32 @@
+// shardctl init: create or upgrade the catalog schema.
+#include "catalog/catalog.hpp"
+#include "cli/family.hpp"
+
+using namespace shardctl;
+
+int main(int argc, char** argv) {
+  cli::Family fam("init", "Create or upgrade the catalog schema (idempotent)");
+  fam.root_handler([](cli::Context& ctx) {
+    if (ctx.dry_run()) {
+      ctx.out() << "would create or upgrade the shardctl catalog to schema version "
+                << catalog::schema_version << " in " << ctx.catalog().where() << '\n';
+      return;
+    }
+    auto result = catalog::init_catalog(ctx.catalog());
+    if (ctx.json()) {
+      ctx.print_json({{"previous_version", result.previous_version},
+                      {"version", result.version},
+                      {"changed", result.changed()},
+                      {"catalog", ctx.catalog().where()}});
+      return;
+    }
+    if (!result.changed())
+      ctx.out() << "catalog is up to date (schema version " << result.version << ")\n";
+    else if (result.previous_version == 0)
+      ctx.out() << "created catalog schema version " << result.version << " in " << ctx.catalog().where() << '\n';
+    else
+      ctx.out() << "upgraded catalog from schema version " << result.previous_version << " to "
+                << result.version << '\n';
+  });
+  return fam.main(argc, argv);
+}

@@ -1,0 +1,128 @@
+// shardctl map: create, list, inspect and drop shard maps.
+#include "catalog/catalog.hpp"
+#include "catalog/json.hpp"
+#include "cli/family.hpp"
+#include "output/table.hpp"
+#include "routing/hash_space.hpp"
+
+using namespace shardctl;
+
+int main(int argc, char** argv) {
+  cli::Family fam("map", "Create, list, inspect and drop shard maps");
+  std::string name, kind, key_type;
+  std::vector<std::string> shards;
+  bool force = false;
+
+  auto* create = fam.command("create", "Create a shard map", [&](cli::Context& ctx) {
+    auto k = routing::parse_map_kind(kind);
+    auto t = routing::parse_key_type(key_type);
+    if (!shards.empty() && k != routing::MapKind::hash)
+      throw usage_error("--shards spreads the hash space of a hash map; map " + name + " is a " + kind + " map",
+                        "add ranges or points with `shardctl mapping add`");
+    std::vector<routing::KeyRange> buckets;
+    if (!shards.empty()) buckets = routing::even_hash_ranges(static_cast<int>(shards.size()));
+    if (ctx.dry_run()) {
+      ctx.out() << "would create " << kind << " map " << name << " with " << key_type << " keys\n";
+      for (std::size_t i = 0; i < buckets.size(); ++i)
+        ctx.out() << "would map hash range " << routing::format_range(buckets[i]) << " to " << shards[i] << '\n';
+      return;
+    }
+    catalog::Store store(ctx.catalog());
+    for (const auto& s : shards) store.get_shard(s);  // all known before anything changes
+    auto map = store.create_map(name, k, t);
+    std::vector<catalog::Mapping> made;
+    for (std::size_t i = 0; i < buckets.size(); ++i)
+      made.push_back(store.add_range(name, routing::format_range(buckets[i]), shards[i]));
+    if (ctx.json()) {
+      auto doc = catalog::to_json(map);
+      doc["mappings"] = nlohmann::json::array();
+      for (const auto& m : made) doc["mappings"].push_back(catalog::to_json(m));
+      return ctx.print_json(doc);
+    }
+    ctx.out() << "created " << kind << " map " << name << " (" << key_type << " keys)";
+    if (!made.empty()) ctx.out() << " with " << made.size() << " hash ranges";
+    ctx.out() << '\n';
+  });
+  create->add_option("NAME", name, "Map name")->required();
+  create->add_option("--kind", kind, "Routing kind")
+      ->required()
+      ->check(CLI::IsMember({"list", "range", "hash"}))
+      ->type_name("list|range|hash");
+  create->add_option("--key-type", key_type, "Key type")
+      ->required()
+      ->check(CLI::IsMember({"int", "bigint", "text", "uuid"}))
+      ->type_name("int|bigint|text|uuid");
+  create->add_option("--shards", shards, "Hash maps: spread the hash space evenly over these shards")
+      ->delimiter(',')
+      ->type_name("S1,S2,...");
+
+  fam.command("list", "List the shard maps", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    auto maps = store.list_maps();
+    auto mappings = store.list_mappings(std::nullopt);
+    auto count = [&](const std::string& m) {
+      return std::count_if(mappings.begin(), mappings.end(), [&](const auto& x) { return x.map == m; });
+    };
+    if (ctx.json()) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& m : maps) {
+        auto j = catalog::to_json(m);
+        j["mappings"] = count(m.name);
+        arr.push_back(j);
+      }
+      return ctx.print_json({{"maps", arr}});
+    }
+    output::TextTable t({"NAME", "KIND", "KEY TYPE", "MAPPINGS"});
+    for (const auto& m : maps)
+      t.add_row({m.name, std::string(routing::map_kind_name(m.kind)), std::string(routing::key_type_name(m.key_type)),
+                 std::to_string(count(m.name))});
+    t.print(ctx.out());
+  });
+
+  auto* show = fam.command("show", "Show a map with its mappings and tables", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    auto map = store.get_map(name);
+    auto mappings = store.list_mappings(name);
+    std::vector<catalog::TableDef> tables;
+    for (auto& t : store.list_tables())
+      if (t.map == name) tables.push_back(std::move(t));
+    if (ctx.json()) {
+      auto doc = catalog::to_json(map);
+      doc["mappings"] = nlohmann::json::array();
+      for (const auto& m : mappings) doc["mappings"].push_back(catalog::to_json(m));
+      doc["tables"] = nlohmann::json::array();
+      for (const auto& t : tables) doc["tables"].push_back(catalog::to_json(t));
+      return ctx.print_json(doc);
+    }
+    ctx.out() << "map:      " << map.name << "\nkind:     " << routing::map_kind_name(map.kind)
+              << "\nkey type: " << routing::key_type_name(map.key_type) << "\n\n";
+    output::TextTable t({map.kind == routing::MapKind::list ? "POINT" : "RANGE", "SHARD", "STATUS"});
+    for (const auto& m : mappings) t.add_row({catalog::mapping_key_text(m), m.shard, m.status});
+    t.print(ctx.out());
+    if (!tables.empty()) {
+      ctx.out() << "\nsharded tables:\n";
+      for (const auto& tb : tables) ctx.out() << "  " << tb.name << " (key " << *tb.key_column << ")\n";
+    }
+  });
+  show->add_option("NAME", name, "Map name")->required();
+
+  auto* drop = fam.command("drop", "Drop a map from the catalog (never touches shard data)", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    store.get_map(name);
+    if (ctx.dry_run()) {
+      ctx.out() << "would drop map " << name << (force ? " with its mappings, tables and xrefs" : "") << '\n';
+      return;
+    }
+    if (!ctx.confirm("drop map " + name + " from the catalog?")) {
+      ctx.note("nothing dropped");
+      return;
+    }
+    store.drop_map(name, force);
+    if (ctx.json()) return ctx.print_json({{"dropped", name}});
+    ctx.out() << "dropped map " << name << '\n';
+  });
+  drop->add_option("NAME", name, "Map name")->required();
+  drop->add_flag("--force", force, "Also drop its mappings, table declarations and xrefs");
+
+  return fam.main(argc, argv);
+}

@@ -1,0 +1,106 @@
+// shardctl shard: register, list, inspect, change and retire shard databases.
+#include "catalog/catalog.hpp"
+#include "catalog/json.hpp"
+#include "cli/family.hpp"
+#include "output/table.hpp"
+#include "pg/dsn.hpp"
+
+using namespace shardctl;
+
+namespace {
+
+void print_shard(cli::Context& ctx, const catalog::Shard& s) {
+  if (ctx.json()) return ctx.print_json(catalog::to_json(s));
+  ctx.out() << "name:   " << s.name << "\ndsn:    " << s.dsn << "\nstatus: " << s.status << '\n';
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("shard", "Register, list, inspect and retire shard databases");
+  std::string name, dsn, status = "online";
+  bool force = false;
+
+  auto* add = fam.command("add", "Register a shard database", [&](cli::Context& ctx) {
+    if (ctx.dry_run()) {
+      ctx.out() << "would add shard " << name << " (" << pg::redact_dsn(dsn) << ", " << status << ")\n";
+      return;
+    }
+    catalog::Store store(ctx.catalog());
+    auto s = store.add_shard(name, dsn, status);
+    if (ctx.json()) return ctx.print_json(catalog::to_json(s));
+    ctx.out() << "added shard " << s.name << " (" << s.status << ")\n";
+  });
+  add->add_option("NAME", name, "Shard name")->required();
+  add->add_option("--dsn", dsn, "Connection string (no password: use ~/.pgpass)")->required()->type_name("DSN");
+  add->add_option("--status", status, "Initial status")
+      ->check(CLI::IsMember({"online", "readonly", "offline"}))
+      ->type_name("online|readonly|offline");
+
+  fam.command("list", "List the shards", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    auto shards = store.list_shards();
+    if (ctx.json()) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& s : shards) arr.push_back(catalog::to_json(s));
+      return ctx.print_json({{"shards", arr}});
+    }
+    output::TextTable t({"NAME", "STATUS", "DSN"});
+    for (const auto& s : shards) t.add_row({s.name, s.status, s.dsn});
+    t.print(ctx.out());
+  });
+
+  auto* show = fam.command("show", "Show one shard and the mappings it holds", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    auto s = store.get_shard(name);
+    std::vector<catalog::Mapping> held;
+    for (auto& m : store.list_mappings(std::nullopt))
+      if (m.shard == s.name) held.push_back(std::move(m));
+    if (ctx.json()) {
+      auto doc = catalog::to_json(s);
+      doc["mappings"] = nlohmann::json::array();
+      for (const auto& m : held) doc["mappings"].push_back(catalog::to_json(m));
+      return ctx.print_json(doc);
+    }
+    print_shard(ctx, s);
+    ctx.out() << "mappings: " << held.size() << '\n';
+    for (const auto& m : held)
+      ctx.out() << "  " << m.map << "  " << catalog::mapping_key_text(m) << "  (" << m.status << ")\n";
+  });
+  show->add_option("NAME", name, "Shard name")->required();
+
+  auto* set = fam.command("set", "Change a shard's status", [&](cli::Context& ctx) {
+    if (ctx.dry_run()) {
+      ctx.out() << "would set shard " << name << " status to " << status << '\n';
+      return;
+    }
+    catalog::Store store(ctx.catalog());
+    print_shard(ctx, store.set_shard_status(name, status));
+  });
+  set->add_option("NAME", name, "Shard name")->required();
+  set->add_option("--status", status, "New status")
+      ->required()
+      ->check(CLI::IsMember({"online", "readonly", "offline"}))
+      ->type_name("online|readonly|offline");
+
+  auto* remove = fam.command("remove", "Remove a shard from the catalog (never touches its data)",
+                             [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    store.get_shard(name);
+    if (ctx.dry_run()) {
+      ctx.out() << "would remove shard " << name << (force ? " and its mappings" : "") << " from the catalog\n";
+      return;
+    }
+    if (!ctx.confirm("remove shard " + name + " from the catalog?")) {
+      ctx.note("nothing removed");
+      return;
+    }
+    store.remove_shard(name, force);
+    if (ctx.json()) return ctx.print_json({{"removed", name}});
+    ctx.out() << "removed shard " << name << '\n';
+  });
+  remove->add_option("NAME", name, "Shard name")->required();
+  remove->add_flag("--force", force, "Also drop the shard's mappings from the catalog");
+
+  return fam.main(argc, argv);
+}

@@ -1,0 +1,80 @@
+// shardctl xref: declare cross-shard references child(cols) -> parent(cols).
+#include "catalog/catalog.hpp"
+#include "catalog/json.hpp"
+#include "catalog/names.hpp"
+#include "cli/family.hpp"
+#include "output/table.hpp"
+
+using namespace shardctl;
+
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("xref", "Declare cross-shard references (child -> parent)");
+  std::string name, child, parent, route, map;
+
+  auto* add = fam.command("add", "Declare that child rows reference parent rows located through a map",
+                          [&](cli::Context& ctx) {
+    auto c = catalog::parse_table_columns(child);
+    auto p = catalog::parse_table_columns(parent);
+    catalog::Xref x{name, c.table, c.columns, p.table, p.columns, route, map};
+    catalog::Store store(ctx.catalog());
+    if (ctx.dry_run()) {
+      store.get_map(map);
+      ctx.out() << "would declare xref " << name << ": " << c.table << "(" << join(c.columns) << ") -> " << p.table
+                << "(" << join(p.columns) << ") routed by " << route << " on map " << map << '\n';
+      return;
+    }
+    auto made = store.add_xref(x);
+    if (ctx.json()) return ctx.print_json(catalog::to_json(made));
+    ctx.out() << "declared xref " << made.name << '\n';
+  });
+  add->add_option("NAME", name, "Xref name")->required();
+  add->add_option("--child", child, "Child table and columns, e.g. 'order_lines(customer_id, order_id)'")
+      ->required()
+      ->type_name("T(COLS)");
+  add->add_option("--parent", parent, "Parent table and columns, e.g. 'orders(customer_id, order_id)'")
+      ->required()
+      ->type_name("T(COLS)");
+  add->add_option("--route", route, "Child column whose value the map routes to the parent's shard")
+      ->required()
+      ->type_name("COLUMN");
+  add->add_option("--map", map, "The map that locates parent rows")->required()->type_name("MAP");
+
+  fam.command("list", "List xrefs", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    auto xrefs = store.list_xrefs();
+    if (ctx.json()) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& x : xrefs) arr.push_back(catalog::to_json(x));
+      return ctx.print_json({{"xrefs", arr}});
+    }
+    output::TextTable t({"NAME", "CHILD", "PARENT", "ROUTE", "MAP"});
+    for (const auto& x : xrefs)
+      t.add_row({x.name, x.child_table + "(" + join(x.child_columns) + ")",
+                 x.parent_table + "(" + join(x.parent_columns) + ")", x.route_column, x.map});
+    t.print(ctx.out());
+  });
+
+  auto* remove = fam.command("remove", "Remove an xref", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    if (ctx.dry_run()) {
+      ctx.out() << "would remove xref " << name << '\n';
+      return;
+    }
+    store.remove_xref(name);
+    if (ctx.json()) return ctx.print_json({{"removed", name}});
+    ctx.out() << "removed xref " << name << '\n';
+  });
+  remove->add_option("NAME", name, "Xref name")->required();
+
+  return fam.main(argc, argv);
+}

@@ -1,0 +1,127 @@
+// The catalog: the global shard map stored in schema "shardctl" of one PostgreSQL database.
+// Store is the only code that reads or writes it; every identifier is quoted and every value
+// bound as a parameter.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pg/connection.hpp"
+#include "routing/key.hpp"
+#include "routing/router.hpp"
+
+namespace shardctl::catalog {
+
+// The catalog schema version this binary creates and understands.
+inline constexpr int schema_version = 1;
+
+struct InitResult {
+  int previous_version;  // 0 when the catalog was empty
+  int version;
+  bool changed() const noexcept { return previous_version != version; }
+};
+
+struct Shard {
+  std::int64_t id = 0;
+  std::string name;
+  std::string dsn;     // never holds a password
+  std::string status;  // online | readonly | offline
+};
+
+struct Map {
+  std::int64_t id = 0;
+  std::string name;
+  routing::MapKind kind = routing::MapKind::range;
+  routing::KeyType key_type = routing::KeyType::int8;
+};
+
+struct Mapping {
+  std::int64_t id = 0;
+  std::string map;
+  routing::KeyRange range;  // for points, range.low is the point
+  bool is_point = false;
+  std::string shard;
+  std::string status;  // online | offline
+};
+
+struct TableDef {
+  std::string name;  // schema-qualified, as the operator wrote it (e.g. public.orders)
+  std::string kind;  // sharded | reference
+  std::optional<std::string> map;
+  std::optional<std::string> key_column;
+};
+
+struct Xref {
+  std::string name;
+  std::string child_table;
+  std::vector<std::string> child_columns;
+  std::string parent_table;
+  std::vector<std::string> parent_columns;
+  std::string route_column;
+  std::string map;
+};
+
+// A map with its mappings and the shard table they index, ready to route keys.
+struct LoadedMap {
+  Map map;
+  std::vector<Shard> shards;  // MappingEntry::shard_index indexes this
+  std::vector<Mapping> mappings;
+  std::unique_ptr<routing::Router> router;
+};
+
+// Creates or upgrades the catalog schema (idempotent, safe to run concurrently). Throws a data
+// Error when the catalog is newer than this binary.
+InitResult init_catalog(pg::Connection& conn);
+
+class Store {
+ public:
+  // Checks the catalog exists and has this binary's version (usage Error with the hint
+  // "run shardctl init" when absent; data Error when newer).
+  explicit Store(pg::Connection& conn);
+
+  // Shards. add_shard refuses a DSN with a password (usage Error).
+  Shard add_shard(const std::string& name, const std::string& dsn, const std::string& status = "online");
+  std::vector<Shard> list_shards();
+  Shard get_shard(const std::string& name);  // usage Error when unknown
+  Shard set_shard_status(const std::string& name, const std::string& status);
+  void remove_shard(const std::string& name, bool force);  // refuses while mappings use it unless force
+
+  // Maps.
+  Map create_map(const std::string& name, routing::MapKind kind, routing::KeyType key_type);
+  std::vector<Map> list_maps();
+  Map get_map(const std::string& name);
+  void drop_map(const std::string& name, bool force);  // refuses while mappings/tables/xrefs depend
+
+  // Mappings. Overlaps are refused by the catalog's exclusion constraint (usage Error).
+  Mapping add_point(const std::string& map, const std::string& key_text, const std::string& shard);
+  Mapping add_range(const std::string& map, const std::string& range_text, const std::string& shard);
+  std::vector<Mapping> list_mappings(const std::optional<std::string>& map);
+  // Removes the mapping holding `key_text` (points) or exactly `range_text` (ranges).
+  // Refused with a locked Error (exit 75) while a live operation covers it.
+  Mapping remove_mapping(const std::string& map, const std::optional<std::string>& point,
+                         const std::optional<std::string>& range);
+  LoadedMap load_map(const std::string& name);
+
+  // Tables and xrefs.
+  TableDef add_sharded_table(const std::string& table, const std::string& map, const std::string& key_column);
+  TableDef add_reference_table(const std::string& table);
+  std::vector<TableDef> list_tables();
+  void remove_table(const std::string& table, bool force);  // refuses while an xref uses it
+  Xref add_xref(const Xref& xref);
+  std::vector<Xref> list_xrefs();
+  void remove_xref(const std::string& name);
+
+ private:
+  pg::Connection& conn_;
+};
+
+}  // namespace shardctl::catalog
+
+namespace shardctl::catalog {
+// The catalog's schema version, 0 when there is no catalog. (Used by init and Store.)
+int read_catalog_version(pqxx::work& tx);
+// Throws a data Error when `found` is newer than this binary's schema_version.
+void refuse_newer(int found);
+}  // namespace shardctl::catalog

@@ -1,0 +1,46 @@
+// Creating and upgrading the catalog schema.
+#include <string>
+
+#include "catalog/catalog.hpp"
+#include "catalog/locks.hpp"
+#include "catalog/schema.hpp"
+#include "core/error.hpp"
+
+namespace shardctl::catalog {
+
+int read_catalog_version(pqxx::work& tx) {
+  auto exists = tx.exec1("SELECT to_regclass('shardctl.catalog_version') IS NOT NULL");
+  if (!exists[0].as<bool>()) return 0;
+  auto r = tx.exec("SELECT version FROM shardctl.catalog_version");
+  return r.empty() ? 0 : r[0][0].as<int>();
+}
+
+void refuse_newer(int found) {
+  if (found > schema_version)
+    throw data_error("the catalog has schema version " + std::to_string(found) +
+                         ", newer than this shardctl understands (" + std::to_string(schema_version) + ")",
+                     "upgrade shardctl; an older binary must not write to a newer catalog");
+}
+
+InitResult init_catalog(pg::Connection& conn) {
+  InitResult result{0, schema_version};
+  conn.transact([&](pqxx::work& tx) {
+    // Two concurrent `init` runs queue here instead of both creating the schema. Nothing else
+    // waits on this lock, so blocking is safe (it is released at commit).
+    tx.exec_params("SELECT pg_advisory_xact_lock($1, $2)", lock_class, lock_init);
+    result.previous_version = read_catalog_version(tx);
+    refuse_newer(result.previous_version);
+    for (const auto& step : schema_steps()) {
+      if (step.version <= result.previous_version) continue;
+      tx.exec(std::string(step.sql));
+    }
+    if (result.previous_version != schema_version)
+      tx.exec_params(
+          "INSERT INTO shardctl.catalog_version (version) VALUES ($1) "
+          "ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version, upgraded_at = now()",
+          schema_version);
+  });
+  return result;
+}
+
+}  // namespace shardctl::catalog

@@ -1,0 +1,46 @@
+#include "catalog/json.hpp"
+
+namespace shardctl::catalog {
+
+std::string mapping_key_text(const Mapping& m) {
+  return m.is_point ? routing::format_key(*m.range.low) : routing::format_range(m.range);
+}
+
+nlohmann::json to_json(const Shard& s) {
+  return {{"name", s.name}, {"dsn", s.dsn}, {"status", s.status}};
+}
+
+nlohmann::json to_json(const Map& m) {
+  return {{"name", m.name}, {"kind", routing::map_kind_name(m.kind)}, {"key_type", routing::key_type_name(m.key_type)}};
+}
+
+nlohmann::json to_json(const Mapping& m) {
+  nlohmann::json j = {{"map", m.map}, {"shard", m.shard}, {"status", m.status}};
+  if (m.is_point) {
+    j["point"] = routing::format_key(*m.range.low);
+  } else {
+    j["low"] = m.range.low ? nlohmann::json(routing::format_key(*m.range.low)) : nlohmann::json(nullptr);
+    j["high"] = m.range.high ? nlohmann::json(routing::format_key(*m.range.high)) : nlohmann::json(nullptr);
+    j["range"] = routing::format_range(m.range);
+  }
+  return j;
+}
+
+nlohmann::json to_json(const TableDef& t) {
+  return {{"name", t.name},
+          {"kind", t.kind},
+          {"map", t.map ? nlohmann::json(*t.map) : nlohmann::json(nullptr)},
+          {"key_column", t.key_column ? nlohmann::json(*t.key_column) : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json to_json(const Xref& x) {
+  return {{"name", x.name},
+          {"child_table", x.child_table},
+          {"child_columns", x.child_columns},
+          {"parent_table", x.parent_table},
+          {"parent_columns", x.parent_columns},
+          {"route_column", x.route_column},
+          {"map", x.map}};
+}
+
+}  // namespace shardctl::catalog

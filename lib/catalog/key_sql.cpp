@@ -1,0 +1,57 @@
+#include "catalog/key_sql.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace shardctl::catalog {
+using routing::KeyType;
+using routing::MapKind;
+
+routing::KeyType bound_type(MapKind kind, KeyType key_type) {
+  return kind == MapKind::hash ? KeyType::int8 : key_type;
+}
+
+std::string range_column(MapKind kind, KeyType key_type) {
+  switch (bound_type(kind, key_type)) {
+    case KeyType::int4:
+    case KeyType::int8: return "int_range";
+    case KeyType::text: return "text_range";
+    case KeyType::uuid: return "uuid_range";
+  }
+  return "int_range";
+}
+
+std::string range_constructor(MapKind kind, KeyType key_type) {
+  switch (bound_type(kind, key_type)) {
+    case KeyType::int4:
+    case KeyType::int8: return "int8range";
+    case KeyType::text: return "shardctl.textrange";
+    case KeyType::uuid: return "shardctl.uuidrange";
+  }
+  return "int8range";
+}
+
+RangeParams range_params(const routing::KeyRange& range) {
+  RangeParams p;
+  if (range.low) p.low = routing::format_key(*range.low);
+  if (range.high) p.high = routing::format_key(*range.high);
+  p.bounds = "[)";
+  return p;
+}
+
+RangeParams point_params(KeyType type, const routing::Key& point) {
+  RangeParams p;
+  p.low = routing::format_key(point);
+  p.bounds = "[]";
+  p.high = p.low;
+  // int8range canonicalizes [k,k] to [k,k+1): for the largest bigint that overflows, and
+  // [k,) is the same set of integers.
+  if ((type == KeyType::int4 || type == KeyType::int8) &&
+      std::get<std::int64_t>(point) == std::numeric_limits<std::int64_t>::max()) {
+    p.high.reset();
+    p.bounds = "[)";
+  }
+  return p;
+}
+
+}  // namespace shardctl::catalog

@@ -1,0 +1,26 @@
+// Names the operator types: shard and map names, table names, "table(col, col)" references.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace shardctl::catalog {
+
+// Shard and map names: a letter or underscore, then letters, digits, _ . - (at most 63).
+void require_name(const std::string& what, const std::string& name);
+
+// "orders" -> "public.orders"; "sales.orders" stays. Each part must be a plain identifier or
+// a double-quoted one. Throws a usage Error otherwise.
+std::string qualify_table(const std::string& table);
+
+// Quotes "schema.table" for SQL: "schema"."table".
+std::string quote_qualified(const std::string& qualified);
+
+struct TableColumns {
+  std::string table;  // qualified
+  std::vector<std::string> columns;
+};
+// Parses "public.order_lines(customer_id, order_id)".
+TableColumns parse_table_columns(const std::string& text);
+
+}  // namespace shardctl::catalog

@@ -1,0 +1,119 @@
+#include "catalog/schema.hpp"
+
+namespace shardctl::catalog {
+namespace {
+
+// Version 1. Mappings keep their key space in one of three range columns, by key type:
+// int/bigint keys and hash values in int8range, text keys in a C-collated text range (byte
+// order), uuids in a uuid range. A point of a list map is stored as the degenerate range
+// [k,k], so one exclusion constraint per column forbids overlapping ranges and duplicate
+// points alike, whatever client writes the row.
+constexpr std::string_view v1 = R"SQL(
+CREATE EXTENSION IF NOT EXISTS btree_gist;
+CREATE SCHEMA shardctl;
+
+CREATE TYPE shardctl.textrange AS RANGE (subtype = text, collation = "C");
+CREATE TYPE shardctl.uuidrange AS RANGE (subtype = uuid);
+
+CREATE TABLE shardctl.catalog_version (
+  singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  version    integer NOT NULL,
+  upgraded_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE shardctl.shards (
+  shard_id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name       text NOT NULL UNIQUE CHECK (name ~ '^[A-Za-z_][A-Za-z0-9_.-]{0,62}$'),
+  dsn        text NOT NULL,
+  status     text NOT NULL DEFAULT 'online' CHECK (status IN ('online', 'readonly', 'offline')),
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE shardctl.maps (
+  map_id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name       text NOT NULL UNIQUE CHECK (name ~ '^[A-Za-z_][A-Za-z0-9_.-]{0,62}$'),
+  kind       text NOT NULL CHECK (kind IN ('list', 'range', 'hash')),
+  key_type   text NOT NULL CHECK (key_type IN ('int', 'bigint', 'text', 'uuid')),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  -- hash maps route over 64-bit hash values, whatever the key type
+  CHECK (kind <> 'hash' OR key_type IN ('int', 'bigint', 'text', 'uuid'))
+);
+
+CREATE TABLE shardctl.mappings (
+  mapping_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  map_id     bigint NOT NULL REFERENCES shardctl.maps ON DELETE CASCADE,
+  shard_id   bigint NOT NULL REFERENCES shardctl.shards,
+  is_point   boolean NOT NULL DEFAULT false,
+  int_range  int8range,
+  text_range shardctl.textrange,
+  uuid_range shardctl.uuidrange,
+  status     text NOT NULL DEFAULT 'online' CHECK (status IN ('online', 'offline')),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  CHECK (num_nonnulls(int_range, text_range, uuid_range) = 1),
+  CHECK (int_range IS NULL OR NOT isempty(int_range)),
+  CHECK (text_range IS NULL OR NOT isempty(text_range)),
+  CHECK (uuid_range IS NULL OR NOT isempty(uuid_range)),
+  CONSTRAINT mappings_int_no_overlap EXCLUDE USING gist (map_id WITH =, int_range WITH &&),
+  CONSTRAINT mappings_text_no_overlap EXCLUDE USING gist (map_id WITH =, text_range WITH &&),
+  CONSTRAINT mappings_uuid_no_overlap EXCLUDE USING gist (map_id WITH =, uuid_range WITH &&)
+);
+CREATE INDEX ON shardctl.mappings (shard_id);
+
+CREATE TABLE shardctl.tables (
+  table_id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name       text NOT NULL UNIQUE,
+  kind       text NOT NULL CHECK (kind IN ('sharded', 'reference')),
+  map_id     bigint REFERENCES shardctl.maps,
+  key_column text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  CHECK ((kind = 'sharded') = (map_id IS NOT NULL AND key_column IS NOT NULL)),
+  CHECK (kind = 'sharded' OR (map_id IS NULL AND key_column IS NULL))
+);
+
+CREATE TABLE shardctl.xrefs (
+  xref_id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name           text NOT NULL UNIQUE,
+  child_table    text NOT NULL REFERENCES shardctl.tables (name),
+  child_columns  text[] NOT NULL,
+  parent_table   text NOT NULL REFERENCES shardctl.tables (name),
+  parent_columns text[] NOT NULL,
+  route_column   text NOT NULL,
+  map_id         bigint NOT NULL REFERENCES shardctl.maps,
+  created_at     timestamptz NOT NULL DEFAULT now(),
+  CHECK (cardinality(child_columns) = cardinality(parent_columns) AND cardinality(child_columns) > 0)
+);
+
+-- Operations (split / merge / move / archive / rollout). A live operation holds a lease on
+-- the key range it works on; catalog changes that would pull that range from under it are
+-- refused.
+CREATE TABLE shardctl.operations (
+  op_id         uuid PRIMARY KEY,
+  kind          text NOT NULL,
+  map_id        bigint REFERENCES shardctl.maps,
+  int_range     int8range,
+  text_range    shardctl.textrange,
+  uuid_range    shardctl.uuidrange,
+  args          jsonb NOT NULL DEFAULT '{}',
+  status        text NOT NULL DEFAULT 'running'
+                CHECK (status IN ('planned', 'running', 'paused', 'failed', 'cancelled', 'done')),
+  phase         text,
+  progress      jsonb NOT NULL DEFAULT '{}',
+  cancel_requested boolean NOT NULL DEFAULT false,
+  error         text,
+  lease_holder  text,
+  lease_until   timestamptz,
+  fencing_token bigint NOT NULL DEFAULT 0,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  updated_at    timestamptz NOT NULL DEFAULT now(),
+  finished_at   timestamptz
+);
+)SQL";
+
+}  // namespace
+
+const std::vector<SchemaStep>& schema_steps() {
+  static const std::vector<SchemaStep> steps = {{1, v1}};
+  return steps;
+}
+
+}  // namespace shardctl::catalog

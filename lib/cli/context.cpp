@@ -1,0 +1,68 @@
+#include "cli/context.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace shardctl::cli {
+namespace {
+
+Format parse_format(const std::string& name) {
+  if (name == "text") return Format::text;
+  if (name == "json") return Format::json;
+  throw usage_error("unknown --format '" + name + "'", "use text or json");
+}
+
+}  // namespace
+
+Context::Context(std::string family, const GlobalOptions& options)
+    : family_(std::move(family)), options_(options), format_(parse_format(options.format)) {}
+
+Context::~Context() = default;
+
+const config::Config& Context::config() {
+  if (!config_) config_ = config::load_config(options_.config_path);
+  return *config_;
+}
+
+std::string Context::catalog_dsn() {
+  if (options_.catalog) return *options_.catalog;
+  if (const char* env = std::getenv("SHARDCTL_CATALOG"); env && *env) return env;
+  if (config().catalog) return *config().catalog;
+  throw usage_error("no catalog connection string is set",
+                    "pass --catalog DSN, set SHARDCTL_CATALOG, put catalog = \"...\" in "
+                    "shardctl.toml, or run `shardctl sandbox up`");
+}
+
+pg::Connection& Context::catalog() {
+  if (!catalog_) catalog_ = std::make_unique<pg::Connection>(catalog_dsn(), "catalog");
+  return *catalog_;
+}
+
+std::ostream& Context::out() { return std::cout; }
+
+void Context::note(const std::string& line) {
+  if (!options_.quiet) std::cerr << line << '\n';
+}
+
+void Context::verbose(const std::string& line) {
+  if (options_.verbose && !options_.quiet) std::cerr << line << '\n';
+}
+
+void Context::warn(const std::string& line) { std::cerr << "warning: " << line << '\n'; }
+
+void Context::print_json(const nlohmann::json& doc) { std::cout << doc.dump(2) << '\n'; }
+
+bool Context::confirm(const std::string& question) {
+  if (options_.yes || !isatty(STDIN_FILENO)) return true;
+  std::cerr << question << " [y/N] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+}  // namespace shardctl::cli

@@ -1,0 +1,67 @@
+// What a command handler gets: the global options, the config, a lazily opened catalog
+// connection, and helpers to write output the way --format and --quiet ask.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "pg/connection.hpp"
+
+namespace shardctl::cli {
+
+enum class Format { text, json };
+
+struct GlobalOptions {
+  std::optional<std::string> config_path;
+  std::optional<std::string> catalog;
+  std::string format = "text";
+  bool quiet = false;
+  bool verbose = false;
+  bool dry_run = false;
+  bool yes = false;
+};
+
+class Context {
+ public:
+  Context(std::string family, const GlobalOptions& options);
+  ~Context();
+
+  const std::string& family() const noexcept { return family_; }
+  const GlobalOptions& options() const noexcept { return options_; }
+  Format format() const noexcept { return format_; }
+  bool json() const noexcept { return format_ == Format::json; }
+  bool dry_run() const noexcept { return options_.dry_run; }
+
+  // The config file, loaded on first use (data Error with file:line:col when malformed).
+  const config::Config& config();
+  // The catalog DSN: --catalog, then $SHARDCTL_CATALOG, then the config's `catalog`.
+  // Usage Error with a hint when none is set.
+  std::string catalog_dsn();
+  // The catalog connection, opened on first use.
+  pg::Connection& catalog();
+
+  // Output: results on stdout; notes on stderr unless --quiet; details only with --verbose.
+  std::ostream& out();
+  void note(const std::string& line);     // stderr unless --quiet
+  void verbose(const std::string& line);  // stderr with --verbose
+  void warn(const std::string& line);     // stderr always, "warning: " prefixed
+  void print_json(const nlohmann::json& doc);  // one document on stdout
+
+  // Asks "question [y/N]" on a TTY unless --yes; returns true to go ahead. Without a TTY there
+  // is nobody to ask, so it goes ahead (SPEC §2: the confirmation is asked on a TTY).
+  bool confirm(const std::string& question);
+
+ private:
+  std::string family_;
+  GlobalOptions options_;
+  Format format_;
+  std::optional<config::Config> config_;
+  std::unique_ptr<pg::Connection> catalog_;
+};
+
+}  // namespace shardctl::cli

@@ -1,0 +1,94 @@
+#include "cli/family.hpp"
+
+#include <iostream>
+#include <string>
+
+#include "cli/help_spec.hpp"
+#include "core/error.hpp"
+
+namespace shardctl::cli {
+namespace {
+
+void add_global_options(CLI::App& app, GlobalOptions& g) {
+  app.add_option("-c,--config", g.config_path,
+                 "TOML config file (default: $SHARDCTL_CONFIG, ./shardctl.toml, "
+                 "$XDG_CONFIG_HOME/shardctl/config.toml)")
+      ->type_name("FILE");
+  app.add_option("--catalog", g.catalog, "Catalog connection string (also $SHARDCTL_CATALOG)")
+      ->type_name("DSN");
+  app.add_option("--format", g.format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->type_name("text|json");
+  auto* quiet = app.add_flag("-q,--quiet", g.quiet, "Less output on stderr");
+  auto* verbose = app.add_flag("-v,--verbose", g.verbose, "More output on stderr");
+  quiet->excludes(verbose);
+  app.add_flag("--dry-run", g.dry_run, "Print what a mutating command would do; change nothing");
+  app.add_flag("-y,--yes", g.yes, "Do not ask for confirmation of destructive commands");
+  app.set_version_flag("--version", std::string("shardctl ") + SHARDCTL_VERSION);
+}
+
+void print_error(const std::string& family, const std::string& message, const std::string& hint) {
+  std::cerr << "shardctl " << family << ": error: " << message << '\n';
+  if (!hint.empty()) std::cerr << "hint: " << hint << '\n';
+}
+
+}  // namespace
+
+Family::Family(std::string name, std::string description)
+    : name_(std::move(name)), app_(std::make_unique<CLI::App>(std::move(description), "shardctl " + name_)) {
+  app_->fallthrough();  // lets global options follow the subcommand
+  app_->require_subcommand(0, 1);
+  add_global_options(*app_, globals_);
+  // Hidden (empty group): dumps the command definitions as JSON for completions and docs.
+  // main() answers it before parsing; it is declared so the parser accepts it.
+  app_->add_flag("--help-spec")->group("");
+}
+
+CLI::App* Family::command(const std::string& name, const std::string& description, Handler handler) {
+  auto* sub = app_->add_subcommand(name, description);
+  sub->fallthrough();
+  handlers_.emplace_back(sub, std::move(handler));
+  return sub;
+}
+
+void Family::root_handler(Handler handler) { root_ = std::move(handler); }
+
+int Family::main(int argc, char** argv) {
+  if (!root_ && !handlers_.empty()) app_->require_subcommand(1, 1);
+  // --help-spec short-circuits parsing so required options do not get in the way.
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help-spec") {
+      std::cout << help_spec(name_, *app_).dump(2) << '\n';
+      return exit_code::ok;
+    }
+  try {
+    app_->parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app_->exit(e);  // --help / --version
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    print_error(name_, msg, "see `shardctl " + name_ + " --help`");
+    return exit_code::usage;
+  }
+  try {
+    Context ctx(name_, globals_);
+    for (auto& [sub, handler] : handlers_)
+      if (sub->parsed()) {
+        handler(ctx);
+        return exit_code::ok;
+      }
+    if (root_) {
+      root_(ctx);
+      return exit_code::ok;
+    }
+    throw internal_error("no handler for this command");
+  } catch (const Error& e) {
+    print_error(name_, e.what(), e.hint());
+    return exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    print_error(name_, std::string("internal error: ") + e.what(), "this is a bug; please report it");
+    return exit_code::internal;
+  }
+}
+
+}  // namespace shardctl::cli

@@ -1,0 +1,44 @@
+// The frame every shardctl-<family> binary is built on: one definition of each command and
+// its options feeds the parser, --help, and the hidden --help-spec dump that completions and
+// the docs-agreement test read. Global options (SPEC §2) are added here, once.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/context.hpp"
+
+namespace shardctl::cli {
+
+using Handler = std::function<void(Context&)>;
+
+class Family {
+ public:
+  // `name` is the family as typed after `shardctl` ("shard", "init").
+  Family(std::string name, std::string description);
+
+  // Adds a subcommand run by `handler`; define its options on the returned App.
+  CLI::App* command(const std::string& name, const std::string& description, Handler handler);
+  // For families that are one command (init, lookup): the handler of the family itself.
+  void root_handler(Handler handler);
+
+  CLI::App& app() noexcept { return *app_; }
+
+  // Parses argv, runs the chosen handler, maps every error to its SPEC exit code and prints
+  // it as one line (plus a hint line) on stderr. Returns the process exit code.
+  int main(int argc, char** argv);
+
+ private:
+  std::string name_;
+  std::unique_ptr<CLI::App> app_;
+  GlobalOptions globals_;
+  std::vector<std::pair<CLI::App*, Handler>> handlers_;
+  Handler root_;
+};
+
+}  // namespace shardctl::cli

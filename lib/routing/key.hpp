@@ -1,0 +1,57 @@
+// Keys of a shard map: their types, parsing, canonical text and total order.
+// Pure code: no I/O, no database.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace shardctl::routing {
+
+enum class KeyType { int4, int8, text, uuid };  // spelled int, bigint, text, uuid
+enum class MapKind { list, range, hash };
+
+KeyType parse_key_type(std::string_view name);  // throws usage Error naming the choices
+std::string_view key_type_name(KeyType type) noexcept;
+MapKind parse_map_kind(std::string_view name);  // throws usage Error naming the choices
+std::string_view map_kind_name(MapKind kind) noexcept;
+
+using Uuid = std::array<std::uint8_t, 16>;
+
+// A key value, normalized: int and bigint as int64, text as its bytes, uuid as 16 bytes.
+using Key = std::variant<std::int64_t, std::string, Uuid>;
+
+// Parses `text` as a key of `type`. Throws a usage Error ("'abc' is not a valid bigint key")
+// for anything that does not parse exactly (no trailing junk, int in 32-bit range, uuid in
+// any form PostgreSQL accepts: with or without hyphens, braces, any case).
+Key parse_key(KeyType type, std::string_view text);
+
+// Non-throwing parse for hot loops (lookup streaming). Returns false when it does not parse.
+bool try_parse_int64(std::string_view text, std::int64_t& out) noexcept;
+bool try_parse_uuid(std::string_view text, Uuid& out) noexcept;
+
+// Canonical text: decimal ints, raw text, lowercase hyphenated uuid (as PostgreSQL prints it).
+std::string format_key(const Key& key);
+
+// Total order: ints numerically, text bytewise (C collation), uuid bytewise (as PostgreSQL).
+std::strong_ordering compare_keys(const Key& a, const Key& b) noexcept;
+
+// A half-open range [low, high); an absent bound is unbounded.
+struct KeyRange {
+  std::optional<Key> low;
+  std::optional<Key> high;
+};
+
+// Parses "LOW..HIGH", "LOW..", "..HIGH" (and ".." for everything). Throws a usage Error when
+// a bound does not parse, or low >= high ("empty range 10..5").
+KeyRange parse_range(KeyType type, std::string_view text);
+std::string format_range(const KeyRange& range);  // "LOW..HIGH" with empty unbounded sides
+
+bool range_contains(const KeyRange& range, const Key& key) noexcept;
+bool ranges_overlap(const KeyRange& a, const KeyRange& b) noexcept;
+
+}  // namespace shardctl::routing

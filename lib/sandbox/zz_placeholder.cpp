@@ -1,0 +1,1 @@
+// placeholder until the sandbox library lands; removed then
