@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds shardctl, brings up the sandbox (local clusters with sample data) and runs a short
+# tour of what shardctl does. Safe to run twice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc)" >/dev/null
+export PATH="$PWD/build/release/bin:$PATH"
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+
+step shardctl sandbox up
+step shardctl init
+step shardctl shard list
+step shardctl map show customers
+step shardctl lookup --map customers 1 250 999 5000
+shardctl map show tenants >/dev/null 2>&1 ||
+  step shardctl map create tenants --kind hash --key-type text --shards shard_1,shard_2,shard_3,shard_4
+step shardctl lookup --map tenants acme globex initech
+step shardctl table list
+step shardctl xref list
+echo
+echo "The sandbox keeps running. Try: eval \"\$(shardctl sandbox env)\"; psql -c '\\l'"
+echo "Remove it with: shardctl sandbox down"
