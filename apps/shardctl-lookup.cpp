@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "catalog/catalog.hpp"
+#include "core/error.hpp"
 #include "cli/family.hpp"
 #include "lookup/stream.hpp"
 #include "routing/pg_hash.hpp"
@@ -26,17 +27,12 @@ int main(int argc, char** argv) {
 
     if (from_stdin && !ctx.json()) {
       std::signal(SIGPIPE, SIG_IGN);  // a closed pipe surfaces as EPIPE, ending quietly
-      try {
-        auto stats = lookup::stream_lookup(*loaded.router, names, STDIN_FILENO, STDOUT_FILENO);
-        ctx.verbose(std::to_string(stats.keys) + " keys routed");
-        if (stats.unmapped)
-          ctx.warn(std::to_string(stats.unmapped) + " key(s) are not mapped by map " + map + " (shown as -)");
-        if (stats.offline)
-          ctx.note(std::to_string(stats.offline) + " key(s) are in offline mappings (being moved)");
-      } catch (const Error& e) {
-        if (std::string(e.what()) == "output closed") return;
-        throw;
-      }
+      auto stats = lookup::stream_lookup(*loaded.router, names, STDIN_FILENO, STDOUT_FILENO);
+      if (stats.output_closed) return;
+      ctx.verbose(std::to_string(stats.keys) + " keys routed");
+      if (stats.unmapped)
+        ctx.warn(std::to_string(stats.unmapped) + " key(s) are not mapped by map " + map + " (shown as -)");
+      if (stats.offline) ctx.note(std::to_string(stats.offline) + " key(s) are in offline mappings (being moved)");
       return;
     }
 
@@ -54,7 +50,7 @@ int main(int argc, char** argv) {
       routing::Key key;
       try {
         key = routing::parse_key(loaded.map.key_type, keys[i]);
-      } catch (const Error& e) {
+      } catch (const shardctl::Error& e) {
         if (from_stdin) throw usage_error("stdin:" + std::to_string(i + 1) + ": " + e.what(), e.hint());
         throw;
       }

@@ -1,6 +1,7 @@
 // shardctl map: create, list, inspect and drop shard maps.
 #include "catalog/catalog.hpp"
 #include "catalog/json.hpp"
+#include "core/error.hpp"
 #include "cli/family.hpp"
 #include "output/table.hpp"
 #include "routing/hash_space.hpp"
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
     auto k = routing::parse_map_kind(kind);
     auto t = routing::parse_key_type(key_type);
     if (!shards.empty() && k != routing::MapKind::hash)
-      throw usage_error("--shards spreads the hash space of a hash map; map " + name + " is a " + kind + " map",
+      throw shardctl::usage_error("--shards spreads the hash space of a hash map; map " + name + " is a " + kind + " map",
                         "add ranges or points with `shardctl mapping add`");
     std::vector<routing::KeyRange> buckets;
     if (!shards.empty()) buckets = routing::even_hash_ranges(static_cast<int>(shards.size()));

@@ -13,6 +13,9 @@ namespace {
 
 constexpr std::size_t chunk = 1 << 20;
 
+// The reader went away (`| head`): their choice, not a failure. Ends the stream quietly.
+struct OutputClosed {};
+
 class Writer {
  public:
   explicit Writer(int fd) : fd_(fd) { buf_.reserve(chunk + 4096); }
@@ -28,7 +31,7 @@ class Writer {
       if (n < 0) {
         if (errno == EINTR) continue;
         // A closed pipe (e.g. `| head`) is the reader's choice, not our failure.
-        if (errno == EPIPE) throw Error(ErrorKind::internal, "output closed");
+        if (errno == EPIPE) throw OutputClosed{};
         throw unavailable_error(std::string("cannot write output: ") + std::strerror(errno));
       }
       done += static_cast<std::size_t>(n);
@@ -41,11 +44,26 @@ class Writer {
   std::string buf_;
 };
 
+void stream_all(const routing::Router& router, const std::vector<std::string>& shard_names, int in_fd, int out_fd,
+                const std::string& input_name, StreamStats& stats);
+
 }  // namespace
 
 StreamStats stream_lookup(const routing::Router& router, const std::vector<std::string>& shard_names, int in_fd,
                           int out_fd, const std::string& input_name) {
   StreamStats stats;
+  try {
+    stream_all(router, shard_names, in_fd, out_fd, input_name, stats);
+  } catch (const OutputClosed&) {
+    stats.output_closed = true;
+  }
+  return stats;
+}
+
+namespace {
+
+void stream_all(const routing::Router& router, const std::vector<std::string>& shard_names, int in_fd, int out_fd,
+                const std::string& input_name, StreamStats& stats) {
   Writer out(out_fd);
   std::string buf(chunk, '\0');
   std::string carry;  // an incomplete last line of the previous read
@@ -104,7 +122,8 @@ StreamStats stream_lookup(const routing::Router& router, const std::vector<std::
   }
   if (!carry.empty()) handle(carry);
   out.flush();
-  return stats;
 }
+
+}  // namespace
 
 }  // namespace shardctl::lookup

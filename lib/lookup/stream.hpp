@@ -14,6 +14,7 @@ struct StreamStats {
   std::uint64_t keys = 0;
   std::uint64_t unmapped = 0;  // printed with "-" as the shard
   std::uint64_t offline = 0;   // routed to a mapping that is offline (being moved)
+  bool output_closed = false;  // the reader closed the pipe before the end
 };
 
 // Reads `in_fd` to its end and writes to `out_fd`. `shard_names[i]` is the name printed for

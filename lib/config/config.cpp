@@ -1,0 +1,230 @@
+// Reading shardctl.toml. Every allowed key is a row of `known_keys` below: adding a setting
+// is adding a row (and a field in Config), and unknown keys can never be silently ignored.
+#include "config/config.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace shardctl::config {
+namespace {
+
+enum class Type { string, integer, boolean, table, array_of_tables };
+
+struct KeyDef {
+  std::string_view path;  // dotted; "[]" marks the elements of an array of tables
+  Type type;
+  bool required = false;  // within its table
+};
+
+constexpr KeyDef known_keys[] = {
+    {"catalog", Type::string},
+    {"defaults", Type::table},
+    {"defaults.batch_size", Type::integer},
+    {"defaults.parallel", Type::integer},
+    {"archive", Type::table},
+    {"archive.job", Type::array_of_tables},
+    {"archive.job[].name", Type::string, true},
+    {"archive.job[].table", Type::string, true},
+    {"archive.job[].where", Type::string, true},
+    {"archive.job[].cascade", Type::boolean},
+    {"archive.job[].to", Type::string, true},
+};
+
+std::string_view type_name(Type t) {
+  switch (t) {
+    case Type::string: return "a string";
+    case Type::integer: return "an integer";
+    case Type::boolean: return "true or false";
+    case Type::table: return "a table";
+    case Type::array_of_tables: return "an array of tables ([[...]])";
+  }
+  return "?";
+}
+
+std::string_view node_type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    default: return "a date/time";
+  }
+}
+
+bool matches(Type t, const toml::node& n) {
+  switch (t) {
+    case Type::string: return n.is_string();
+    case Type::integer: return n.is_integer();
+    case Type::boolean: return n.is_boolean();
+    case Type::table: return n.is_table();
+    case Type::array_of_tables: return n.is_array_of_tables();
+  }
+  return false;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string origin) : origin_(std::move(origin)) {}
+
+  std::string where(const toml::node& n) const {
+    const auto& src = n.source();
+    return origin_ + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column);
+  }
+
+  [[noreturn]] void fail(const toml::node& n, const std::string& msg, std::string hint = {}) const {
+    throw data_error(where(n) + ": " + msg, std::move(hint));
+  }
+
+  const KeyDef* find(const std::string& schema_path) const {
+    for (const auto& k : known_keys)
+      if (k.path == schema_path) return &k;
+    return nullptr;
+  }
+
+  // Checks every key of `table` (whose schema path is `prefix`) against known_keys.
+  void check_table(const toml::table& table, const std::string& prefix, const std::string& shown_prefix) const {
+    for (const auto& [key, node] : table) {
+      std::string name(key.str());
+      std::string schema_path = prefix.empty() ? name : prefix + "." + name;
+      std::string shown = shown_prefix.empty() ? name : shown_prefix + "." + name;
+      const KeyDef* def = find(schema_path);
+      if (!def) fail(node, "unknown key \"" + shown + "\"", suggestion(schema_path, prefix));
+      if (!matches(def->type, node))
+        fail(node, "\"" + shown + "\" must be " + std::string(type_name(def->type)) + ", not " +
+                       std::string(node_type_name(node)));
+      if (def->type == Type::table) check_table(*node.as_table(), schema_path, shown);
+      if (def->type == Type::array_of_tables) {
+        std::size_t i = 0;
+        for (const auto& elem : *node.as_array()) {
+          const auto& t = *elem.as_table();
+          check_table(t, schema_path + "[]", shown + "[" + std::to_string(i++) + "]");
+          check_required(t, schema_path + "[]", shown);
+        }
+      }
+    }
+  }
+
+  void check_required(const toml::table& t, const std::string& schema_prefix, const std::string& shown) const {
+    for (const auto& k : known_keys) {
+      std::string_view p = k.path;
+      if (!k.required || p.substr(0, schema_prefix.size() + 1) != schema_prefix + ".") continue;
+      std::string leaf(p.substr(schema_prefix.size() + 1));
+      if (!t.contains(leaf)) fail(t, "[[" + shown + "]] is missing the required key \"" + leaf + "\"");
+    }
+  }
+
+  std::string suggestion(const std::string& schema_path, const std::string& prefix) const {
+    std::string best;
+    std::size_t best_d = 3;  // suggest only close matches
+    for (const auto& k : known_keys) {
+      std::string_view p = k.path;
+      if (p.substr(0, prefix.size()) != prefix) continue;
+      auto d = edit_distance(schema_path, p);
+      if (d < best_d) best_d = d, best = std::string(p);
+    }
+    if (best.empty()) return "see shardctl.toml(5) for the keys a config file may hold";
+    auto leaf = best.substr(best.rfind('.') == std::string::npos ? 0 : best.rfind('.') + 1);
+    return "did you mean \"" + leaf + "\"?";
+  }
+
+  std::string origin_;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw data_error("cannot read config file " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::optional<std::filesystem::path> locate_config(const std::optional<std::string>& explicit_path) {
+  namespace fs = std::filesystem;
+  auto named = [](const std::string& p, const char* how) -> fs::path {
+    std::error_code ec;
+    if (!fs::exists(p, ec))
+      throw usage_error("config file " + p + " does not exist", std::string("it was named by ") + how);
+    return p;
+  };
+  if (explicit_path) return named(*explicit_path, "--config");
+  if (const char* env = std::getenv("SHARDCTL_CONFIG"); env && *env) return named(env, "$SHARDCTL_CONFIG");
+  std::error_code ec;
+  if (fs::exists("shardctl.toml", ec)) return fs::absolute("shardctl.toml");
+  fs::path xdg;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) xdg = x;
+  else if (const char* home = std::getenv("HOME"); home && *home) xdg = fs::path(home) / ".config";
+  if (!xdg.empty() && fs::exists(xdg / "shardctl" / "config.toml", ec)) return xdg / "shardctl" / "config.toml";
+  return std::nullopt;
+}
+
+Config parse_config(std::string_view text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(origin));
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw data_error(origin + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) + ": " +
+                     std::string(e.description()));
+  }
+  Reader reader(origin);
+  reader.check_table(root, "", "");
+
+  Config cfg;
+  if (auto v = root["catalog"].value<std::string>()) cfg.catalog = *v;
+  for (const char* key : {"batch_size", "parallel"}) {
+    auto node = root["defaults"][key];
+    if (!node) continue;
+    auto v = *node.value<std::int64_t>();
+    if (v < 1) reader.fail(*node.node(), "\"defaults." + std::string(key) + "\" must be at least 1");
+    (std::string_view(key) == "batch_size" ? cfg.batch_size : cfg.parallel) = v;
+  }
+  if (auto jobs = root["archive"]["job"].as_array()) {
+    for (const auto& elem : *jobs) {
+      const auto& t = *elem.as_table();
+      ArchiveJob job;
+      job.name = *t["name"].value<std::string>();
+      job.table = *t["table"].value<std::string>();
+      job.where = *t["where"].value<std::string>();
+      job.cascade = t["cascade"].value_or(false);
+      job.to = *t["to"].value<std::string>();
+      if (job.to.rfind("dir:", 0) != 0 && job.to.rfind("postgres:", 0) != 0)
+        reader.fail(*t.get("to"), "archive job \"" + job.name + "\": \"to\" must start with dir: or postgres:");
+      for (const auto& other : cfg.archive_jobs)
+        if (other.name == job.name) reader.fail(*t.get("name"), "archive job name \"" + job.name + "\" is used twice");
+      cfg.archive_jobs.push_back(std::move(job));
+    }
+  }
+  return cfg;
+}
+
+Config load_config(const std::optional<std::string>& explicit_path) {
+  auto path = locate_config(explicit_path);
+  if (!path) return Config{};
+  Config cfg = parse_config(read_file(*path), path->string());
+  cfg.path = *path;
+  return cfg;
+}
+
+}  // namespace shardctl::config

@@ -1,0 +1,184 @@
+#include "routing/key.hpp"
+
+#include <charconv>
+#include <cstring>
+#include <limits>
+
+#include "core/error.hpp"
+
+namespace shardctl::routing {
+
+KeyType parse_key_type(std::string_view name) {
+  if (name == "int" || name == "int4" || name == "integer") return KeyType::int4;
+  if (name == "bigint" || name == "int8") return KeyType::int8;
+  if (name == "text") return KeyType::text;
+  if (name == "uuid") return KeyType::uuid;
+  throw usage_error("unknown key type '" + std::string(name) + "'", "use int, bigint, text or uuid");
+}
+
+std::string_view key_type_name(KeyType type) noexcept {
+  switch (type) {
+    case KeyType::int4: return "int";
+    case KeyType::int8: return "bigint";
+    case KeyType::text: return "text";
+    case KeyType::uuid: return "uuid";
+  }
+  return "?";
+}
+
+MapKind parse_map_kind(std::string_view name) {
+  if (name == "list") return MapKind::list;
+  if (name == "range") return MapKind::range;
+  if (name == "hash") return MapKind::hash;
+  throw usage_error("unknown map kind '" + std::string(name) + "'", "use list, range or hash");
+}
+
+std::string_view map_kind_name(MapKind kind) noexcept {
+  switch (kind) {
+    case MapKind::list: return "list";
+    case MapKind::range: return "range";
+    case MapKind::hash: return "hash";
+  }
+  return "?";
+}
+
+bool try_parse_int64(std::string_view text, std::int64_t& out) noexcept {
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+namespace {
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string shown(std::string_view text) {
+  // Keep error lines one line and readable, whatever the operator fed in.
+  std::string out;
+  for (char c : text.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+  if (text.size() > 80) out += "...";
+  return out;
+}
+
+}  // namespace
+
+// The grammar of PostgreSQL's uuid_in: optional braces, 32 hex digits in pairs, and a hyphen
+// allowed after every second pair (except the last).
+bool try_parse_uuid(std::string_view text, Uuid& out) noexcept {
+  std::size_t i = 0;
+  bool braces = !text.empty() && text[0] == '{';
+  if (braces) ++i;
+  for (std::size_t byte = 0; byte < out.size(); ++byte) {
+    if (i + 2 > text.size()) return false;
+    int hi = hex_value(text[i]), lo = hex_value(text[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[byte] = static_cast<std::uint8_t>(hi * 16 + lo);
+    i += 2;
+    if (i < text.size() && text[i] == '-' && byte % 2 == 1 && byte < out.size() - 1) ++i;
+  }
+  if (braces) {
+    if (i >= text.size() || text[i] != '}') return false;
+    ++i;
+  }
+  return i == text.size();
+}
+
+Key parse_key(KeyType type, std::string_view text) {
+  switch (type) {
+    case KeyType::int4:
+    case KeyType::int8: {
+      std::int64_t v = 0;
+      bool ok = try_parse_int64(text, v);
+      if (ok && type == KeyType::int4)
+        ok = v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+      if (!ok)
+        throw usage_error("'" + shown(text) + "' is not a valid " + std::string(key_type_name(type)) + " key",
+                          type == KeyType::int4 ? "int keys are whole numbers from -2147483648 to 2147483647"
+                                                : "bigint keys are whole numbers from -9223372036854775808 to "
+                                                  "9223372036854775807");
+      return v;
+    }
+    case KeyType::text:
+      if (text.find('\0') != std::string_view::npos)
+        throw usage_error("a text key cannot contain a NUL byte");
+      return std::string(text);
+    case KeyType::uuid: {
+      Uuid u{};
+      if (!try_parse_uuid(text, u))
+        throw usage_error("'" + shown(text) + "' is not a valid uuid key",
+                          "write 32 hex digits, e.g. a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+      return u;
+    }
+  }
+  throw internal_error("unknown key type");
+}
+
+std::string format_key(const Key& key) {
+  if (const auto* i = std::get_if<std::int64_t>(&key)) return std::to_string(*i);
+  if (const auto* s = std::get_if<std::string>(&key)) return *s;
+  const auto& u = std::get<Uuid>(key);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += digits[u[i] >> 4];
+    out += digits[u[i] & 15];
+  }
+  return out;
+}
+
+std::strong_ordering compare_keys(const Key& a, const Key& b) noexcept {
+  if (a.index() != b.index()) return a.index() <=> b.index();
+  if (const auto* i = std::get_if<std::int64_t>(&a)) return *i <=> std::get<std::int64_t>(b);
+  if (const auto* s = std::get_if<std::string>(&a)) {
+    // Bytewise, as C collation: compare as unsigned bytes.
+    const auto& t = std::get<std::string>(b);
+    int c = std::memcmp(s->data(), t.data(), std::min(s->size(), t.size()));
+    if (c != 0) return c < 0 ? std::strong_ordering::less : std::strong_ordering::greater;
+    return s->size() <=> t.size();
+  }
+  int c = std::memcmp(std::get<Uuid>(a).data(), std::get<Uuid>(b).data(), 16);
+  return c < 0 ? std::strong_ordering::less : c > 0 ? std::strong_ordering::greater : std::strong_ordering::equal;
+}
+
+// A range is split at the first "..": for text keys this means a LOW that itself contains
+// ".." cannot be written on the command line (HIGH can).
+KeyRange parse_range(KeyType type, std::string_view text) {
+  auto sep = text.find("..");
+  if (sep == std::string_view::npos)
+    throw usage_error("'" + shown(text) + "' is not a range", "write LOW..HIGH, LOW.. or ..HIGH (half-open)");
+  KeyRange r;
+  auto low = text.substr(0, sep), high = text.substr(sep + 2);
+  if (!low.empty()) r.low = parse_key(type, low);
+  if (!high.empty()) r.high = parse_key(type, high);
+  if (r.low && r.high && compare_keys(*r.low, *r.high) >= 0)
+    throw usage_error("empty range " + shown(text) + ": LOW must be below HIGH",
+                      "ranges are half-open: LOW..HIGH holds LOW up to but not including HIGH");
+  return r;
+}
+
+std::string format_range(const KeyRange& range) {
+  return (range.low ? format_key(*range.low) : "") + ".." + (range.high ? format_key(*range.high) : "");
+}
+
+bool range_contains(const KeyRange& range, const Key& key) noexcept {
+  if (range.low && compare_keys(key, *range.low) < 0) return false;
+  if (range.high && compare_keys(key, *range.high) >= 0) return false;
+  return true;
+}
+
+bool ranges_overlap(const KeyRange& a, const KeyRange& b) noexcept {
+  // [a.low, a.high) and [b.low, b.high) overlap when each starts before the other ends.
+  bool a_starts_before_b_ends = !a.low || !b.high || compare_keys(*a.low, *b.high) < 0;
+  bool b_starts_before_a_ends = !b.low || !a.high || compare_keys(*b.low, *a.high) < 0;
+  return a_starts_before_b_ends && b_starts_before_a_ends;
+}
+
+}  // namespace shardctl::routing

@@ -1,0 +1,86 @@
+// The sandbox (SPEC §6): local throwaway PostgreSQL clusters on unix sockets under one
+// directory, with fleets (a catalog database + shard databases) on them. The test suite uses
+// the same machinery for its clusters.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pg/connection.hpp"
+
+namespace shardctl::sandbox {
+
+struct Cluster {
+  std::string name;  // "catalog", "shards1", "shards2"
+  int port;
+  std::filesystem::path data_dir;
+  bool running = false;
+  long pid = 0;
+};
+
+struct Fleet {
+  std::string name;
+  std::string catalog_dsn;
+  std::vector<std::pair<std::string, std::string>> shards;  // name, dsn
+};
+
+struct UpOptions {
+  int shards = 4;      // shard databases of the default fleet
+  int scale = 1;       // 1000 * scale customers in the sample data
+  bool fleet = true;   // create the default fleet "demo" with sample data
+};
+
+struct FleetOptions {
+  int shards = 4;
+  int scale = 1;
+  bool empty = false;  // databases and an initialized catalog, nothing registered or loaded
+};
+
+struct UpResult {
+  bool created;  // false when the sandbox existed (clusters started if they were stopped)
+  std::vector<std::string> started;
+  std::optional<Fleet> fleet;
+  std::filesystem::path config_file;
+  bool wrote_cwd_config = false;
+};
+
+class Sandbox {
+ public:
+  // `dir` may be relative; it is made absolute. Default: $SHARDCTL_SANDBOX_DIR, else
+  // ./.shardctl/sandbox.
+  explicit Sandbox(const std::optional<std::string>& dir);
+
+  const std::filesystem::path& dir() const noexcept { return dir_; }
+  std::filesystem::path run_dir() const { return dir_ / "run"; }
+  bool exists() const;
+
+  UpResult up(const UpOptions& options);
+  // Stops every cluster (fast, then immediate) and removes the directory. Returns the
+  // clusters that were running.
+  std::vector<std::string> down();
+  std::vector<Cluster> status() const;
+  std::vector<Fleet> fleets() const;
+  Fleet create_fleet(const std::string& name, const FleetOptions& options);
+
+  // Shell exports for `eval "$(shardctl sandbox env)"`.
+  std::string env_script() const;
+  nlohmann::json env_json() const;
+
+  // DSN of a database on a cluster of this sandbox.
+  std::string dsn(const Cluster& cluster, const std::string& dbname) const;
+
+ private:
+  void start_clusters(UpResult& result);
+  std::vector<std::string> stop_and_remove();
+  void provision_sample(pg::Connection& catalog, const Fleet& fleet, int scale);
+
+  std::filesystem::path dir_;
+};
+
+std::filesystem::path default_sandbox_dir();
+
+}  // namespace shardctl::sandbox

@@ -1,1 +1,0 @@
-// placeholder until the sandbox library lands; removed then
