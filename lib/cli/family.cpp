@@ -72,6 +72,9 @@ int Family::main(int argc, char** argv) {
   }
   try {
     Context ctx(name_, globals_);
+    // A malformed config stops every command, even one that would not read it: a typo must
+    // not go unnoticed until the day the setting matters.
+    ctx.config();
     for (auto& [sub, handler] : handlers_)
       if (sub->parsed()) {
         handler(ctx);

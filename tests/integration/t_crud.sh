@@ -7,7 +7,7 @@ expect_exit 0 shardctl shard add s1 --dsn "host=/tmp dbname=one"
 expect_stdout_contains "added shard s1"
 expect_exit 0 shardctl shard add s2 --dsn "postgresql://app@db2:5433/two" --status readonly --format json
 assert_eq "$(jq -r .status "$STDOUT")" "readonly"
-assert_eq "$(jq -r .dsn "$STDOUT")" "user=app host=db2 port=5433 dbname=two"
+assert_eq "$(jq -r .dsn "$STDOUT")" "user=app dbname=two host=db2 port=5433"
 expect_exit 64 shardctl shard add s1 --dsn "dbname=again"
 expect_stderr_contains "shard s1 already exists"
 expect_exit 0 shardctl shard list --format json

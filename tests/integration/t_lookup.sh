@@ -47,7 +47,12 @@ assert_eq "$(tr '\t\n' ':,' < "$TEST_TMP/stream.out")" "1:b,2:b,3:b,4:-,"
 printf '1\n2' | shardctl lookup --map l - --format json > "$TEST_TMP/stream.json"
 assert_eq "$(jq -r '.results | map(.shard) | join(",")' "$TEST_TMP/stream.json")" "b,b"
 # A closed pipe ends the stream quietly.
-seq 1 200000 | shardctl lookup --map r - | head -1 > "$TEST_TMP/head.out"
+set +o pipefail
+seq 1 200000 | shardctl lookup --map r - 2>"$TEST_TMP/head.err" | head -1 > "$TEST_TMP/head.out"
+status=("${PIPESTATUS[@]}")
+set -o pipefail
+assert_eq "${status[1]}" "0"
+assert_eq "$(cat "$TEST_TMP/head.err")" ""
 assert_eq "$(cat "$TEST_TMP/head.out")" "$(printf '1\tb')"
 
 # Hash maps of every key type: the shard lookup prints is the one the server's own hash
@@ -77,7 +82,7 @@ select k.k, s.name from keys k
 order by k.n;
 SQL
   n=$(wc -l < "$TEST_TMP/keys_$kt")
-  [ "$n" -gt 2000 ] || fail "too few keys for $kt: $n"
+  [ "$n" -ge 2000 ] || fail "too few keys for $kt: $n"
   diff "$TEST_TMP/client_$kt" "$TEST_TMP/server_$kt" > "$TEST_TMP/diff_$kt" ||
     fail "hash routing of $kt keys differs from the server: $(head -5 "$TEST_TMP/diff_$kt")"
 done

@@ -23,8 +23,8 @@ dir="$TEST_TMP/frozen"
 shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null
 trap 'kill -CONT $pid 2>/dev/null || true; shardctl sandbox down --dir "$dir" >/dev/null 2>&1 || true' EXIT
 catalog=$(shardctl sandbox fleet frozen --dir "$dir" --empty)
-pid=$(head -1 "$(ls -d "$dir"/clusters/*catalog*/data 2>/dev/null | head -1)/postmaster.pid")
-[ -n "$pid" ] || fail "no postmaster pid found under $dir"
+pid=$(shardctl sandbox status --dir "$dir" --format json | jq -r '.clusters[] | select(.name == "catalog") | .pid')
+[ -n "$pid" ] && [ "$pid" != null ] || fail "no postmaster pid found under $dir"
 kill -STOP "$pid"
 timed expect_exit 69 shardctl --catalog "$catalog" shard list
 expect_stderr_contains "cannot connect to catalog"

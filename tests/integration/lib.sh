@@ -1,0 +1,80 @@
+# Sourced by every integration test (tests/integration/t_*.sh). CTest provides:
+#   SHARDCTL_BIN           the build's bin directory (shardctl and shardctl-* binaries)
+#   SHARDCTL_TEST_SANDBOX  the sandbox whose clusters the fixture started for this run
+#   SHARDCTL_TEST_TMP      scratch space; each test gets its own directory below it
+#   SHARDCTL_SOURCE_DIR    the source tree
+set -euo pipefail
+
+TEST_NAME=$(basename "$0" .sh)
+TEST_TMP="$SHARDCTL_TEST_TMP/$TEST_NAME"
+rm -rf "$TEST_TMP"
+mkdir -p "$TEST_TMP"
+chmod 755 "$SHARDCTL_TEST_TMP" "$TEST_TMP"
+STDOUT="$TEST_TMP/stdout"
+STDERR="$TEST_TMP/stderr"
+# Tests must not pick up a config file from wherever ctest runs, nor the operator's own.
+cd "$TEST_TMP"
+unset SHARDCTL_CONFIG SHARDCTL_CATALOG PGHOST PGPORT PGDATABASE PGUSER
+export XDG_CONFIG_HOME="$TEST_TMP/xdg"
+
+shardctl() { "$SHARDCTL_BIN/shardctl" "$@"; }
+
+fail() {
+  echo "FAIL [$TEST_NAME]: $*" >&2
+  exit 1
+}
+
+# The socket directory and ports of the fixture's clusters.
+SANDBOX_RUN="$SHARDCTL_TEST_SANDBOX/run"
+CATALOG_CLUSTER="host=$SANDBOX_RUN port=6400 user=postgres"
+
+# A unique name per test (and per call), so tests never share databases.
+_fleet_seq=0
+_unique() { _fleet_seq=$((_fleet_seq + 1)); echo "${1}_$$_${_fleet_seq}"; }
+
+# fresh_fleet NAME [--empty] [--shards N] [--scale S]: new catalog + shard databases on the
+# fixture clusters; exports SHARDCTL_CATALOG and FLEET_JSON (the fleet's DSNs).
+fresh_fleet() {
+  local name; name=$(_unique "$1"); shift
+  FLEET_JSON="$TEST_TMP/fleet_$name.json"
+  "$SHARDCTL_BIN/shardctl" sandbox fleet "$name" --dir "$SHARDCTL_TEST_SANDBOX" --format json "$@" > "$FLEET_JSON" ||
+    fail "could not create fleet $name"
+  SHARDCTL_CATALOG=$(jq -r .catalog "$FLEET_JSON")
+  export SHARDCTL_CATALOG FLEET_JSON
+}
+
+# fresh_database NAME: an empty database (no catalog schema) on the catalog cluster.
+fresh_database() {
+  local name; name=$(_unique "$1")
+  psql -X -q -v ON_ERROR_STOP=1 "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$name\"" >/dev/null
+  export SHARDCTL_CATALOG="$CATALOG_CLUSTER dbname=$name"
+}
+
+shard_dsn() { jq -r ".shards[$(($1 - 1))].dsn" "$FLEET_JSON"; }
+psql_catalog() { psql -X -v ON_ERROR_STOP=1 "$SHARDCTL_CATALOG" "$@"; }
+psql_shard() { local n=$1; shift; psql -X -v ON_ERROR_STOP=1 "$(shard_dsn "$n")" "$@"; }
+
+# The catalog's contents, for "nothing changed" checks.
+catalog_dump() {
+  pg_dump --data-only --schema=shardctl --no-owner --inserts "$SHARDCTL_CATALOG" | grep -v -e '^--' -e '^SET ' -e '^SELECT pg_catalog' -e '^$' -e '^\\restrict' -e '^\\unrestrict'
+}
+
+# expect_exit CODE CMD...: runs CMD, keeps its stdout/stderr in $STDOUT/$STDERR, and fails the
+# test (showing both) unless it exits with CODE.
+expect_exit() {
+  local want=$1; shift
+  local got=0
+  "$@" >"$STDOUT" 2>"$STDERR" || got=$?
+  if [ "$got" != "$want" ]; then
+    echo "--- stdout:" >&2; head -c 4000 "$STDOUT" >&2
+    echo "--- stderr:" >&2; head -c 4000 "$STDERR" >&2
+    fail "expected exit $want, got $got: $*"
+  fi
+}
+
+expect_stdout_contains() { grep -qF -- "$1" "$STDOUT" || { cat "$STDOUT" >&2; fail "stdout lacks: $1"; }; }
+expect_stderr_contains() { grep -qF -- "$1" "$STDERR" || { cat "$STDERR" >&2; fail "stderr lacks: $1"; }; }
+assert_eq() { [ "$1" == "$2" ] || fail "expected [$2], got [$1]"; }
+assert_contains() { [[ "$1" == *"$2"* ]] || fail "expected to find [$2] in [$1]"; }
+
+pass() { echo "ok - $TEST_NAME"; }
