@@ -95,6 +95,14 @@ class Reader {
     throw data_error(where(n) + ": " + msg, std::move(hint));
   }
 
+  // An unknown key is reported where the key is written, not where its value is.
+  [[noreturn]] void fail_at_key(const toml::key& k, const std::string& msg, std::string hint) const {
+    const auto& src = k.source();
+    throw data_error(origin_ + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) + ": " +
+                         msg,
+                     std::move(hint));
+  }
+
   const KeyDef* find(const std::string& schema_path) const {
     for (const auto& k : known_keys)
       if (k.path == schema_path) return &k;
@@ -108,7 +116,7 @@ class Reader {
       std::string schema_path = prefix.empty() ? name : prefix + "." + name;
       std::string shown = shown_prefix.empty() ? name : shown_prefix + "." + name;
       const KeyDef* def = find(schema_path);
-      if (!def) fail(node, "unknown key \"" + shown + "\"", suggestion(schema_path, prefix));
+      if (!def) fail_at_key(key, "unknown key \"" + shown + "\"", suggestion(schema_path, prefix));
       if (!matches(def->type, node))
         fail(node, "\"" + shown + "\" must be " + std::string(type_name(def->type)) + ", not " +
                        std::string(node_type_name(node)));

@@ -102,11 +102,24 @@ std::string first_line(const std::string& text) {
   return out.empty() ? "(no output)" : out;
 }
 
-bool cluster_running(const fs::path& data) {
+// Alive and not a zombie: a stopped postmaster is reparented to init, which may reap it a
+// moment later.
+bool process_alive(long pid) {
+  if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+long postmaster_pid(const fs::path& data) {
   std::ifstream pidfile(data / "postmaster.pid");
   long pid = 0;
-  return pidfile >> pid && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0;
+  return (pidfile >> pid) ? pid : 0;
 }
+
+bool cluster_running(const fs::path& data) { return process_alive(postmaster_pid(data)); }
 
 Fleet fleet_from(const json& j) {
   Fleet f;
@@ -149,9 +162,8 @@ std::vector<Cluster> Sandbox::status() const {
   if (!exists()) return out;
   for (std::size_t i = 0; i < cluster_names.size(); ++i) {
     Cluster c{cluster_names[i], base_port + static_cast<int>(i), dir_ / cluster_names[i], false, 0};
-    std::ifstream pidfile(c.data_dir / "postmaster.pid");
-    long pid = 0;
-    if (pidfile >> pid && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) {
+    long pid = postmaster_pid(c.data_dir);
+    if (process_alive(pid)) {
       c.running = true;
       c.pid = pid;
     }
@@ -257,19 +269,20 @@ std::vector<std::string> Sandbox::stop_and_remove() {
   auto user = server_user();
   for (const auto& name : cluster_names) {
     fs::path data = dir_ / name;
-    if (!cluster_running(data)) continue;
+    long pid = postmaster_pid(data);
+    if (!process_alive(pid)) continue;
     stopped.push_back(name);
     if (bin) {
       auto r = run_process({(*bin / "pg_ctl").string(), "-D", data.string(), "-m", "fast", "-w", "-t", "30", "stop"}, user);
       if (r.exit_code == 0) continue;
       run_process({(*bin / "pg_ctl").string(), "-D", data.string(), "-m", "immediate", "-w", "-t", "30", "stop"}, user);
     }
-    // Last resort, so that `down` never leaves a server behind.
-    std::ifstream pidfile(data / "postmaster.pid");
-    long pid = 0;
-    if (pidfile >> pid && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) {
+    // pg_ctl returns once the pid file is gone; wait for the process itself, and as a last
+    // resort kill it, so that `down` never leaves a server behind.
+    for (int i = 0; i < 200 && process_alive(pid); ++i) ::usleep(50000);
+    if (process_alive(pid)) {
       ::kill(static_cast<pid_t>(pid), SIGKILL);
-      for (int i = 0; i < 100 && ::kill(static_cast<pid_t>(pid), 0) == 0; ++i) ::usleep(50000);
+      for (int i = 0; i < 100 && process_alive(pid); ++i) ::usleep(50000);
     }
   }
   std::error_code ec;

@@ -1,0 +1,135 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.hpp"
+#include "core/error.hpp"
+
+using namespace shardctl;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    config::parse_config(text, "cfg.toml");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::data);
+    return e.what();
+  }
+  return {};
+}
+
+// A fresh temp dir as cwd with config-related env vars cleared; all restored on exit.
+class Scratch {
+ public:
+  Scratch() : old_cwd_(fs::current_path()) {
+    char tmpl[] = "/tmp/shardctl-cfg-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    fs::current_path(dir_);
+    for (const char* v : {"SHARDCTL_CONFIG", "XDG_CONFIG_HOME", "HOME"}) {
+      if (const char* val = std::getenv(v)) saved_.emplace_back(v, val);
+      unsetenv(v);
+    }
+  }
+  ~Scratch() {
+    fs::current_path(old_cwd_);
+    fs::remove_all(dir_);
+    for (const char* v : {"SHARDCTL_CONFIG", "XDG_CONFIG_HOME", "HOME"}) unsetenv(v);
+    for (const auto& [k, v] : saved_) setenv(k.c_str(), v.c_str(), 1);
+  }
+  const fs::path& dir() const { return dir_; }
+  fs::path write(const fs::path& rel, const std::string& text) const {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text;
+    return dir_ / rel;
+  }
+
+ private:
+  fs::path old_cwd_, dir_;
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+}  // namespace
+
+TEST_CASE("the SPEC example parses") {
+  auto cfg = config::parse_config(R"(catalog = "host=db0 dbname=shardctl_catalog"
+
+[defaults]
+batch_size = 1000
+parallel = 4
+
+[[archive.job]]
+name = "old-orders"
+table = "public.orders"
+where = "created_at < now() - interval '400 days'"
+cascade = true
+to = "dir:/var/lib/shardctl/archive"   # or "postgres:host=arch dbname=archive"
+)",
+                                  "x.toml");
+  CHECK(cfg.catalog == "host=db0 dbname=shardctl_catalog");
+  CHECK(cfg.batch_size == 1000);
+  CHECK(cfg.parallel == 4);
+  REQUIRE(cfg.archive_jobs.size() == 1);
+  CHECK(cfg.archive_jobs[0].name == "old-orders");
+  CHECK(cfg.archive_jobs[0].cascade);
+  CHECK(cfg.archive_jobs[0].to == "dir:/var/lib/shardctl/archive");
+}
+
+TEST_CASE("empty config gives defaults") {
+  auto cfg = config::parse_config("", "x.toml");
+  CHECK_FALSE(cfg.catalog.has_value());
+  CHECK(cfg.batch_size == 1000);
+  CHECK(cfg.parallel == 4);
+}
+
+TEST_CASE("errors cite file:line:col") {
+  CHECK(error_of("catalog = \"x\"\n[defaults]\nbatchsize = 10\n") == "cfg.toml:3:1: unknown key \"defaults.batchsize\"");
+  CHECK(error_of("catalgo = \"x\"\n") == "cfg.toml:1:1: unknown key \"catalgo\"");
+  CHECK(error_of("[defaults]\nbatch_size = \"ten\"\n") ==
+        "cfg.toml:2:14: \"defaults.batch_size\" must be an integer, not a string");
+  CHECK(error_of("[defaults]\nparallel = 0\n") == "cfg.toml:2:12: \"defaults.parallel\" must be at least 1");
+  CHECK(error_of("catalog = \n").rfind("cfg.toml:1:", 0) == 0);
+  CHECK(error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\n").find("missing the required key \"to\"") !=
+        std::string::npos);
+  CHECK(error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\nto = \"s3:x\"\n").rfind("cfg.toml:5:", 0) == 0);
+  CHECK(error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"1\"\nto = \"dir:/a\"\nbogus = 1\n") ==
+        "cfg.toml:6:1: unknown key \"archive.job[0].bogus\"");
+}
+
+TEST_CASE("unknown keys get a suggestion") {
+  try {
+    config::parse_config("[defaults]\nbatchsize = 1\n", "c.toml");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.hint() == "did you mean \"batch_size\"?");
+  }
+}
+
+TEST_CASE("config location precedence") {
+  Scratch s;
+  CHECK_FALSE(config::locate_config(std::nullopt).has_value());
+  auto xdg = s.write("xdg/shardctl/config.toml", "catalog = \"xdg\"\n");
+  setenv("XDG_CONFIG_HOME", (s.dir() / "xdg").c_str(), 1);
+  CHECK(config::load_config(std::nullopt).catalog == "xdg");
+  s.write("shardctl.toml", "catalog = \"cwd\"\n");
+  CHECK(config::load_config(std::nullopt).catalog == "cwd");
+  auto env = s.write("env.toml", "catalog = \"env\"\n");
+  setenv("SHARDCTL_CONFIG", env.c_str(), 1);
+  CHECK(config::load_config(std::nullopt).catalog == "env");
+  auto flag = s.write("flag.toml", "catalog = \"flag\"\n");
+  CHECK(config::load_config(flag.string()).catalog == "flag");
+  CHECK_THROWS_AS(config::load_config((s.dir() / "missing.toml").string()), Error);
+  setenv("SHARDCTL_CONFIG", (s.dir() / "missing.toml").c_str(), 1);
+  CHECK_THROWS_AS(config::load_config(std::nullopt), Error);
+}
+
+TEST_CASE("~/.config is the default XDG config home") {
+  Scratch s;
+  setenv("HOME", s.dir().c_str(), 1);
+  s.write(".config/shardctl/config.toml", "catalog = \"home\"\n");
+  CHECK(config::load_config(std::nullopt).catalog == "home");
+}
