@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config git
   libcli11-dev libpqxx-dev libpq-dev libtomlplusplus-dev libfmt-dev doctest-dev nlohmann-json3-dev
-  postgresql-15 procps
+  postgresql-15 procps jq
 )
 
 missing=()

@@ -14,8 +14,10 @@ nlohmann::json options_of(const CLI::App& app) {
     if (o["names"].empty()) {  // positional
       o["positional"] = opt->get_name();
     }
-    o["takes_value"] = opt->get_type_size() != 0;
-    o["value_name"] = opt->get_type_name();
+    // Flags expect no items; CLI11 appends validator text to the type name ("a|b:{a,b}").
+    o["takes_value"] = opt->get_items_expected_max() != 0;
+    std::string type_name = opt->get_type_name();
+    o["value_name"] = type_name.substr(0, type_name.find(':'));
     o["description"] = opt->get_description();
     out.push_back(o);
   }
