@@ -24,19 +24,19 @@ psql -X -q "$catalog" <<'SQL'
 INSERT INTO shardctl.mappings (map_id, shard_id, int_range)
 SELECT (SELECT map_id FROM shardctl.maps WHERE name = 'ranges'),
        (SELECT shard_id FROM shardctl.shards WHERE name = 'shard_' || (1 + i % 4)),
-       int8range(CASE WHEN i = 0 THEN NULL ELSE i * 1000000 END,
-                 CASE WHEN i = 9999 THEN NULL ELSE (i + 1) * 1000000 END)
+       int8range(CASE WHEN i = 0 THEN NULL ELSE i::bigint * 1000000 END,
+                 CASE WHEN i = 9999 THEN NULL ELSE (i + 1)::bigint * 1000000 END)
 FROM generate_series(0, 9999) i;
 INSERT INTO shardctl.mappings (map_id, shard_id, is_point, int_range)
 SELECT (SELECT map_id FROM shardctl.maps WHERE name = 'points'),
        (SELECT shard_id FROM shardctl.shards WHERE name = 'shard_' || (1 + i % 4)),
-       true, int8range(i * 1000, i * 1000, '[]')
+       true, int8range(i::bigint * 1000, i::bigint * 1000, '[]')
 FROM generate_series(0, 9999) i;
 SQL
 
 # Keys: ranges file spread over the whole mapped space; points file drawn from the points.
-awk -v n="$keys" 'BEGIN { srand(42); for (i = 0; i < n; i++) printf "%d\n", int(rand() * 1e10) }' > "$work/range-keys"
-awk -v n="$keys" 'BEGIN { srand(43); for (i = 0; i < n; i++) printf "%d\n", int(rand() * 10000) * 1000 }' > "$work/point-keys"
+awk -v n="$keys" 'BEGIN { srand(42); for (i = 0; i < n; i++) printf "%.0f\n", int(rand() * 1e10) }' > "$work/range-keys"
+awk -v n="$keys" 'BEGIN { srand(43); for (i = 0; i < n; i++) printf "%.0f\n", int(rand() * 10000) * 1000 }' > "$work/point-keys"
 
 now() { date +%s.%N; }
 measure() {  # prints seconds taken by "$@"
