@@ -8,7 +8,9 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" >/dev/null
 export PATH="$PWD/build/release/bin:$PATH"
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
+refused() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@" || echo "(exit $?: refused, nothing changed)"; }
 
 step shardctl sandbox up
 step shardctl init
@@ -18,6 +20,8 @@ step shardctl lookup --map customers 1 250 999 5000
 shardctl map show tenants >/dev/null 2>&1 ||
   step shardctl map create tenants --kind hash --key-type text --shards shard_1,shard_2,shard_3,shard_4
 step shardctl lookup --map tenants acme globex initech
+refused shardctl mapping add --map customers --range 100..300 --shard shard_2
+refused shardctl lookup --map customers abc
 step shardctl table list
 step shardctl xref list
 echo

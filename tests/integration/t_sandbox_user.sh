@@ -1,0 +1,31 @@
+# The sandbox works for a normal user as well as for root: when the suite runs as root, run
+# a whole up/status/down cycle as an unprivileged user (the servers then run as that user,
+# with no user switch at all).
+source "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+  # Already a normal user: the other sandbox tests cover this path.
+  expect_exit 0 shardctl sandbox status --dir "$TEST_TMP/none"
+  pass
+  exit 0
+fi
+user=${SHARDCTL_SANDBOX_USER:-postgres}
+id "$user" >/dev/null 2>&1 || fail "no user $user to run as"
+dir="$TEST_TMP/user-sb"
+mkdir -p "$dir"
+chown "$user" "$dir" "$TEST_TMP"
+as_user() { runuser -u "$user" -- env HOME="$TEST_TMP" PATH="$PATH" "$SHARDCTL_BIN/shardctl" "$@"; }
+trap 'as_user sandbox down --dir "$dir/sb" >/dev/null 2>&1 || true' EXIT
+
+cd "$TEST_TMP"
+expect_exit 0 as_user sandbox up --dir "$dir/sb" --shards 2 --scale 0
+expect_stdout_contains "fleet demo"
+owner=$(stat -c %U "$dir/sb/catalog")
+assert_eq "$owner" "$user"
+expect_exit 0 as_user --format json sandbox status --dir "$dir/sb"
+assert_eq "$(jq -r .running "$STDOUT")" "true"
+expect_exit 0 as_user --catalog "$(jq -r '.fleets[0].catalog' "$STDOUT")" map show customers
+expect_stdout_contains "shard_2"
+expect_exit 0 as_user sandbox down --dir "$dir/sb"
+[ ! -e "$dir/sb" ] || fail "sandbox dir left behind"
+pass
