@@ -109,10 +109,44 @@ CREATE TABLE shardctl.operations (
 );
 )SQL";
 
+// Version 2: the migration journal. An operation moves one or more key ranges between shards
+// in batches; every batch's progress is journaled so `op resume` can finish it, and every
+// write guard installed on a shard is recorded so a check can find one left behind.
+constexpr std::string_view v2 = R"SQL(
+ALTER TABLE shardctl.operations
+  ADD COLUMN source_shard_id bigint REFERENCES shardctl.shards,
+  ADD COLUMN target_shard_id bigint REFERENCES shardctl.shards,
+  ADD COLUMN batch_size integer,
+  ADD COLUMN heartbeat_at timestamptz;
+
+CREATE TABLE shardctl.op_batches (
+  op_id       uuid NOT NULL REFERENCES shardctl.operations ON DELETE CASCADE,
+  batch_no    integer NOT NULL,
+  int_range   int8range,
+  text_range  shardctl.textrange,
+  uuid_range  shardctl.uuidrange,
+  step        text NOT NULL DEFAULT 'planned'
+              CHECK (step IN ('planned', 'offline', 'copied', 'flipped', 'done')),
+  rows_moved  bigint NOT NULL DEFAULT 0,
+  checksum    text,
+  updated_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (op_id, batch_no),
+  CHECK (num_nonnulls(int_range, text_range, uuid_range) = 1)
+);
+
+CREATE TABLE shardctl.guards (
+  op_id      uuid NOT NULL REFERENCES shardctl.operations ON DELETE CASCADE,
+  shard_id   bigint NOT NULL REFERENCES shardctl.shards,
+  table_name text NOT NULL,
+  installed_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (op_id, shard_id, table_name)
+);
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
-  static const std::vector<SchemaStep> steps = {{1, v1}};
+  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}};
   return steps;
 }
 

@@ -1,0 +1,39 @@
+#include "migrate/key_filter.hpp"
+
+#include "routing/pg_hash.hpp"
+
+namespace shardctl::migrate {
+using routing::KeyType;
+using routing::MapKind;
+
+std::string route_expression(const RouteSpace& space, const std::string& quoted_column) {
+  if (space.kind == MapKind::hash) return routing::hash_sql_expression(space.key_type, quoted_column);
+  // Text keys order bytewise everywhere in shardctl, whatever the column's collation.
+  if (space.key_type == KeyType::text) return quoted_column + " COLLATE \"C\"";
+  return quoted_column;
+}
+
+namespace {
+std::string bound(RawConn& conn, const RouteSpace& space, const routing::Key& key) {
+  std::string lit = conn.literal(routing::format_key(key));
+  if (space.kind == MapKind::hash) return lit + "::bigint";
+  switch (space.key_type) {
+    case KeyType::int4:
+    case KeyType::int8: return lit + "::bigint";
+    case KeyType::text: return lit + " COLLATE \"C\"";
+    case KeyType::uuid: return lit + "::uuid";
+  }
+  return lit;
+}
+}  // namespace
+
+std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
+                       const routing::KeyRange& range) {
+  std::string expr = route_expression(space, quoted_column);
+  std::string out;
+  if (range.low) out = expr + " >= " + bound(conn, space, *range.low);
+  if (range.high) out += (out.empty() ? "" : " AND ") + expr + " < " + bound(conn, space, *range.high);
+  return out.empty() ? "true" : out;
+}
+
+}  // namespace shardctl::migrate

@@ -1,0 +1,25 @@
+// The SQL predicate that selects a batch's rows on a shard: a key range of a range map, a
+// hash-value range of a hash map, or one point of a list map.
+#pragma once
+
+#include <string>
+
+#include "migrate/raw_conn.hpp"
+#include "routing/key.hpp"
+
+namespace shardctl::migrate {
+
+struct RouteSpace {
+  routing::MapKind kind;
+  routing::KeyType key_type;
+};
+
+// COPY cannot take parameters, so bounds are written as literals quoted by libpq
+// (PQescapeLiteral) and cast to the key type; keys were already parsed and re-formatted.
+std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
+                       const routing::KeyRange& range);
+
+// The expression the guard and the filter compare: the key itself, or its hash.
+std::string route_expression(const RouteSpace& space, const std::string& quoted_column);
+
+}  // namespace shardctl::migrate

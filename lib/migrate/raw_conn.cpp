@@ -1,0 +1,117 @@
+#include "migrate/raw_conn.hpp"
+
+#include <memory>
+
+#include "core/error.hpp"
+#include "pg/dsn.hpp"
+
+namespace shardctl::migrate {
+namespace {
+
+struct ResultClear {
+  void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultClear>;
+
+std::string first_line(const char* text) {
+  std::string s = text ? text : "";
+  auto nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  for (const char* p : {"ERROR:  ", "FATAL:  "})
+    if (s.rfind(p, 0) == 0) s = s.substr(8);
+  return s;
+}
+
+}  // namespace
+
+RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(role)), where_(pg::describe_dsn(dsn)) {
+  conn_ = PQconnectdb(pg::normalize_dsn(dsn).c_str());
+  if (PQstatus(conn_) != CONNECTION_OK)
+    throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + first_line(PQerrorMessage(conn_)),
+                            "is the server running? `shardctl op resume ID` finishes the operation later");
+}
+
+RawConn::~RawConn() { PQfinish(conn_); }
+
+void RawConn::fail(const std::string& what) const {
+  std::string msg = first_line(PQerrorMessage(conn_));
+  if (PQstatus(conn_) != CONNECTION_OK)
+    throw unavailable_error("lost connection to " + role_ + " (" + where_ + ") during " + what + ": " + msg,
+                            "`shardctl op resume ID` finishes the operation once it is back");
+  throw internal_error(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
+}
+
+std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, const std::vector<std::string>& params) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p.c_str());
+  Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
+  auto status = PQresultStatus(r.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+    std::string msg = first_line(PQresultErrorMessage(r.get()));
+    if (PQstatus(conn_) != CONNECTION_OK || (state && std::string(state).rfind("08", 0) == 0) ||
+        (state && std::string(state).rfind("57P", 0) == 0))
+      throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg,
+                              "`shardctl op resume ID` finishes the operation once it is back");
+    throw internal_error("query on " + role_ + " (" + where_ + ") failed: " + msg);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (int i = 0; i < PQntuples(r.get()); ++i) {
+    std::vector<std::string> row;
+    for (int j = 0; j < PQnfields(r.get()); ++j) row.emplace_back(PQgetvalue(r.get(), i, j));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string RawConn::literal(const std::string& value) const {
+  char* q = PQescapeLiteral(conn_, value.c_str(), value.size());
+  if (!q) fail("quoting a value");
+  std::string out = q;
+  PQfreemem(q);
+  return out;
+}
+
+std::string RawConn::identifier(const std::string& value) const {
+  char* q = PQescapeIdentifier(conn_, value.c_str(), value.size());
+  if (!q) fail("quoting a name");
+  std::string out = q;
+  PQfreemem(q);
+  return out;
+}
+
+std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql) {
+  Result out(PQexec(from.get(), copy_out_sql.c_str()));
+  if (PQresultStatus(out.get()) != PGRES_COPY_OUT) from.fail("COPY out");
+  Result in(PQexec(to.get(), copy_in_sql.c_str()));
+  if (PQresultStatus(in.get()) != PGRES_COPY_IN) to.fail("COPY in");
+  std::uint64_t bytes = 0;
+  for (;;) {
+    char* buf = nullptr;
+    int n = PQgetCopyData(from.get(), &buf, 0);
+    if (n == -1) break;  // done
+    if (n == -2) {
+      PQputCopyEnd(to.get(), "source failed");
+      from.fail("COPY out");
+    }
+    int ok = PQputCopyData(to.get(), buf, n);
+    PQfreemem(buf);
+    if (ok != 1) to.fail("COPY in");
+    bytes += static_cast<std::uint64_t>(n);
+  }
+  Result out_done(PQgetResult(from.get()));
+  if (PQresultStatus(out_done.get()) != PGRES_COMMAND_OK) {
+    PQputCopyEnd(to.get(), "source failed");
+    from.fail("COPY out");
+  }
+  while (Result extra{PQgetResult(from.get())}) {
+  }
+  if (PQputCopyEnd(to.get(), nullptr) != 1) to.fail("COPY in");
+  Result in_done(PQgetResult(to.get()));
+  if (PQresultStatus(in_done.get()) != PGRES_COMMAND_OK) to.fail("COPY in");
+  while (Result extra{PQgetResult(to.get())}) {
+  }
+  return bytes;
+}
+
+}  // namespace shardctl::migrate

@@ -1,0 +1,42 @@
+// A raw libpq connection for what libpqxx 6.4 makes slow or impossible: streaming COPY bytes
+// between servers without parsing rows. Errors name the database's role, never a password.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardctl::migrate {
+
+class RawConn {
+ public:
+  RawConn(const std::string& dsn, std::string role);
+  ~RawConn();
+  RawConn(const RawConn&) = delete;
+  RawConn& operator=(const RawConn&) = delete;
+
+  PGconn* get() const noexcept { return conn_; }
+  const std::string& role() const noexcept { return role_; }
+
+  // Runs a statement with text parameters; returns the rows as text (NULL as empty optional
+  // is not needed here: callers select non-null values).
+  std::vector<std::vector<std::string>> query(const std::string& sql, const std::vector<std::string>& params = {});
+  void exec(const std::string& sql) { query(sql); }
+  std::string literal(const std::string& value) const;     // PQescapeLiteral
+  std::string identifier(const std::string& value) const;  // PQescapeIdentifier
+
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  std::string role_;
+  std::string where_;
+  PGconn* conn_ = nullptr;
+};
+
+// Streams `COPY (...) TO STDOUT` on `from` into `COPY ... FROM STDIN` on `to`, chunk by chunk:
+// rows are never parsed, memory stays flat whatever the size. Returns the bytes moved.
+std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql);
+
+}  // namespace shardctl::migrate

@@ -1,0 +1,75 @@
+#include "migrate/shard_schema.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "core/error.hpp"
+
+namespace shardctl::migrate {
+
+std::vector<Column> table_columns(RawConn& conn, const std::string& quoted_table) {
+  auto exists = conn.query("SELECT to_regclass($1) IS NOT NULL", {quoted_table});
+  if (exists[0][0] != "t") return {};
+  std::vector<Column> out;
+  for (auto& row : conn.query("SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                              "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped "
+                              "AND attgenerated = '' ORDER BY attnum",
+                              {quoted_table}))
+    out.push_back({row[0], row[1]});
+  return out;
+}
+
+KeyIndex key_index(RawConn& conn, const std::string& quoted_table, const std::string& key_column) {
+  auto r = conn.query(
+      "SELECT coalesce(bool_or(a.attnum = i.indkey[0]), false), count(*) > 0 "
+      "FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attname = $2 "
+      "WHERE i.indrelid = $1::regclass AND (i.indisprimary OR i.indisunique) AND a.attnum = ANY(i.indkey)",
+      {quoted_table, key_column});
+  if (r[0][0] == "t") return KeyIndex::leading;
+  return r[0][1] == "t" ? KeyIndex::non_leading : KeyIndex::none;
+}
+
+std::vector<std::string> primary_key(RawConn& conn, const std::string& quoted_table) {
+  std::vector<std::string> out;
+  for (auto& row : conn.query("SELECT a.attname FROM pg_index i JOIN pg_attribute a "
+                              "ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) "
+                              "WHERE i.indrelid = $1::regclass AND i.indisprimary "
+                              "ORDER BY array_position(i.indkey::int2[], a.attnum)",
+                              {quoted_table}))
+    out.push_back(row[0]);
+  return out;
+}
+
+std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>& quoted_tables) {
+  std::map<std::string, std::string> oid_of;  // oid -> table
+  for (const auto& t : quoted_tables) oid_of[conn.query("SELECT $1::regclass::oid", {t})[0][0]] = t;
+  std::map<std::string, std::vector<std::string>> parents;  // table -> tables it references
+  for (auto& row : conn.query("SELECT conrelid::oid, confrelid::oid FROM pg_constraint WHERE contype = 'f'")) {
+    if (!oid_of.count(row[0]) || !oid_of.count(row[1]) || row[0] == row[1]) continue;
+    parents[oid_of[row[0]]].push_back(oid_of[row[1]]);
+  }
+  std::vector<std::string> order;
+  std::map<std::string, int> state;  // 1 visiting, 2 done
+  std::function<void(const std::string&)> visit = [&](const std::string& t) {
+    if (state[t] == 2) return;
+    if (state[t] == 1) throw usage_error("foreign keys among the sharded tables form a cycle at " + t);
+    state[t] = 1;
+    for (const auto& p : parents[t]) visit(p);
+    state[t] = 2;
+    order.push_back(t);
+  };
+  for (const auto& t : quoted_tables) visit(t);
+  return order;
+}
+
+std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table) {
+  std::vector<std::string> out;
+  for (auto& row : conn.query("SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal "
+                              "AND (tgtype & 8) <> 0 AND tgname <> 'shardctl_guard'",
+                              {quoted_table}))
+    out.push_back(row[0]);
+  return out;
+}
+
+}  // namespace shardctl::migrate

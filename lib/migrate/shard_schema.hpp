@@ -1,0 +1,33 @@
+// What the migration needs to know about a sharded table on one shard, read from pg_catalog:
+// its columns, its key index, its foreign keys, its triggers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "migrate/raw_conn.hpp"
+
+namespace shardctl::migrate {
+
+struct Column {
+  std::string name;
+  std::string type;  // format_type(), to check source and target agree
+};
+
+// Columns in attribute order (no dropped or generated ones); empty when the table is missing.
+std::vector<Column> table_columns(RawConn& conn, const std::string& quoted_table);
+
+enum class KeyIndex { none, non_leading, leading };
+// Whether a primary key or unique index contains the key column, and leads with it.
+KeyIndex key_index(RawConn& conn, const std::string& quoted_table, const std::string& key_column);
+
+// Primary key columns in index order (empty when none).
+std::vector<std::string> primary_key(RawConn& conn, const std::string& quoted_table);
+
+// Orders `quoted_tables` so every table comes after the tables it references (parents first).
+std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>& quoted_tables);
+
+// User (non-internal) DELETE triggers other than shardctl's own guard.
+std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table);
+
+}  // namespace shardctl::migrate
