@@ -29,6 +29,8 @@ RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(rol
   if (PQstatus(conn_) != CONNECTION_OK)
     throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + first_line(PQerrorMessage(conn_)),
                             "is the server running? `shardctl op resume ID` finishes the operation later");
+  // Server NOTICEs ("schema already exists, skipping") are noise on an operator's terminal.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
 }
 
 RawConn::~RawConn() { PQfinish(conn_); }
@@ -44,7 +46,10 @@ void RawConn::fail(const std::string& what) const {
 std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, const std::vector<std::string>& params) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
-  Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
+  // Without parameters, PQexec: it also runs several statements (the guard's DDL script).
+  Result r(values.empty() ? PQexec(conn_, sql.c_str())
+                          : PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                                         nullptr, nullptr, 0));
   auto status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);

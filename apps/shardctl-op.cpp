@@ -1,0 +1,96 @@
+// shardctl op: list, inspect, resume, cancel and wait for migration operations.
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli/family.hpp"
+#include "core/error.hpp"
+#include "migrate/operation.hpp"
+#include "migrate/render.hpp"
+#include "output/table.hpp"
+
+using namespace shardctl;
+
+int main(int argc, char** argv) {
+  cli::Family fam("op", "List, inspect, resume, cancel and wait for operations");
+  std::string id;
+  int timeout = 3600;
+
+  fam.command("list", "List operations, newest first", [&](cli::Context& ctx) {
+    migrate::Engine engine(ctx.catalog());
+    auto ops = engine.list();
+    if (ctx.json()) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& o : ops) arr.push_back(migrate::to_json(o));
+      return ctx.print_json({{"operations", arr}});
+    }
+    output::TextTable t({"ID", "KIND", "MAP", "RANGE", "FROM", "TO", "STATUS", "BATCHES"});
+    for (const auto& o : ops)
+      t.add_row({o.id, o.kind, o.map, o.range, o.source, o.target, o.status,
+                 std::to_string(o.batches_done) + "/" + std::to_string(o.batches)});
+    t.print(ctx.out());
+  });
+
+  auto show_cmd = [&](cli::Context& ctx) {
+    migrate::Engine engine(ctx.catalog());
+    auto o = engine.status(id);
+    if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+    migrate::print_status(ctx.out(), o);
+  };
+  fam.command("show", "Show one operation", show_cmd)->add_option("ID", id, "Operation id")->required();
+
+  fam.command("resume", "Finish an interrupted operation", [&](cli::Context& ctx) {
+    migrate::Engine engine(ctx.catalog());
+    if (ctx.dry_run()) {
+      migrate::print_status(ctx.out(), engine.status(id));
+      return;
+    }
+    auto o = engine.run(id);
+    if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+    ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches << " batch(es), "
+              << o.rows_moved << " rows\n";
+  })->add_option("ID", id, "Operation id")->required();
+
+  fam.command("cancel", "Stop an operation after its current batch", [&](cli::Context& ctx) {
+    migrate::Engine engine(ctx.catalog());
+    if (ctx.dry_run()) {
+      ctx.out() << "would request cancellation of operation " << id << '\n';
+      return;
+    }
+    engine.request_cancel(id);
+    // With no live runner, finish the cancellation here: complete the batch in flight, if any,
+    // and leave the rest on the source.
+    try {
+      auto o = engine.run(id);
+      if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+      ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches
+                << " batch(es) moved, the rest stays on " << o.source << '\n';
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::locked) throw;
+      ctx.out() << "cancellation requested: the running process stops after its current batch\n";
+    }
+  })->add_option("ID", id, "Operation id")->required();
+
+  auto* wait = fam.command("wait", "Wait until an operation is done, cancelled or failed", [&](cli::Context& ctx) {
+    migrate::Engine engine(ctx.catalog());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+    for (;;) {
+      auto o = engine.status(id);
+      if (o.status == "done" || o.status == "cancelled") {
+        if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+        ctx.out() << "operation " << o.id << " " << o.status << '\n';
+        return;
+      }
+      if (o.status == "failed")
+        throw internal_error("operation " + o.id + " failed: " + o.error, "`shardctl op resume " + o.id + "` continues it");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw locked_error("operation " + o.id + " is still " + o.status + " after " + std::to_string(timeout) + " s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  wait->add_option("ID", id, "Operation id")->required();
+  wait->add_option("--timeout", timeout, "Give up after this many seconds (exit 75)")->type_name("SECONDS");
+
+  return fam.main(argc, argv);
+}

@@ -1,0 +1,97 @@
+// Migration operations: planning a split, journaling it in the catalog, and running or
+// resuming it batch by batch (SPEC §4 "Migration").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/catalog.hpp"
+#include "migrate/key_filter.hpp"
+
+namespace shardctl::migrate {
+
+struct SplitRequest {
+  std::string map;
+  std::string at;
+  std::string to;
+  bool move_upper = true;
+  int batch_size = 1000;
+};
+
+struct PlannedTable {
+  std::string name;    // as in the catalog (schema.table)
+  std::string quoted;  // "schema"."table"
+  std::string key_column;
+  std::vector<std::string> columns;  // raw names, copied by name
+  std::vector<std::string> order_by;  // primary key, for index-ordered reads
+};
+
+struct Plan {
+  catalog::Map map;
+  RouteSpace space;
+  catalog::Shard source;
+  catalog::Shard target;
+  catalog::Mapping mapping;        // the mapping the moving range is cut from
+  routing::KeyRange range;         // the keys that move
+  std::vector<routing::KeyRange> batches;
+  std::vector<PlannedTable> tables;      // sharded tables, parents first
+  std::vector<std::string> references;   // reference tables (quoted) copied when empty on the target
+  std::vector<std::string> warnings;
+};
+
+struct OpStatus {
+  std::string id;
+  std::string kind;
+  std::string map;
+  std::string status;  // running, failed, cancelled, done
+  std::string phase;
+  std::string range;
+  std::string source;
+  std::string target;
+  int batches = 0;
+  int batches_done = 0;
+  std::int64_t rows_moved = 0;
+  bool cancel_requested = false;
+  std::string error;
+  std::string lease_holder;
+  std::string created_at;
+  std::string updated_at;
+};
+
+nlohmann::json to_json(const OpStatus& op);
+
+struct Progress {
+  int batch = 0;
+  int batches = 0;
+  std::int64_t rows = 0;
+  std::uint64_t bytes = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(pg::Connection& catalog);
+
+  // Checks every precondition (all problems reported together, usage Error) and plans the
+  // batches from the real key distribution on the source. Changes nothing.
+  Plan plan_split(const SplitRequest& request);
+  // Journals the plan as a new operation and cuts the mapping; exit 75 when an unfinished
+  // operation overlaps. Returns the operation id.
+  std::string start(const Plan& plan, const SplitRequest& request);
+  // Runs (or resumes) the operation to its end, its cancellation, or an error (journaled as
+  // failed, then rethrown). Exit 75 when another live process runs it.
+  OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
+
+  void request_cancel(const std::string& op_id);
+  OpStatus status(const std::string& op_id);
+  std::vector<OpStatus> list();
+
+ private:
+  pg::Connection& catalog_;
+};
+
+}  // namespace shardctl::migrate

@@ -1,0 +1,15 @@
+// Text rendering of operations and plans, shared by the split and op commands.
+#pragma once
+
+#include <ostream>
+
+#include "migrate/operation.hpp"
+
+namespace shardctl::migrate {
+
+void print_plan(std::ostream& out, const Plan& plan);
+void print_status(std::ostream& out, const OpStatus& op);
+// A one-line progress report for a terminal ("\r" refreshed).
+std::string progress_line(const Progress& p, double seconds);
+
+}  // namespace shardctl::migrate
