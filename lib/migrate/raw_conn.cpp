@@ -37,7 +37,8 @@ RawConn::~RawConn() { PQfinish(conn_); }
 
 void RawConn::fail(const std::string& what) const {
   std::string msg = first_line(PQerrorMessage(conn_));
-  if (PQstatus(conn_) != CONNECTION_OK)
+  if (PQstatus(conn_) != CONNECTION_OK || msg.find("server closed the connection") != std::string::npos ||
+      msg.find("no connection to the server") != std::string::npos)
     throw unavailable_error("lost connection to " + role_ + " (" + where_ + ") during " + what + ": " + msg,
                             "`shardctl op resume ID` finishes the operation once it is back");
   throw internal_error(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
@@ -54,8 +55,9 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
     std::string msg = first_line(PQresultErrorMessage(r.get()));
-    if (PQstatus(conn_) != CONNECTION_OK || (state && std::string(state).rfind("08", 0) == 0) ||
-        (state && std::string(state).rfind("57P", 0) == 0))
+    // No SQLSTATE means libpq itself failed: the server went away mid-query.
+    if (PQstatus(conn_) != CONNECTION_OK || !state || std::string(state).rfind("08", 0) == 0 ||
+        std::string(state).rfind("57P", 0) == 0)
       throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg,
                               "`shardctl op resume ID` finishes the operation once it is back");
     throw internal_error("query on " + role_ + " (" + where_ + ") failed: " + msg);

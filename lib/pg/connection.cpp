@@ -34,6 +34,9 @@ Connection::Connection(const std::string& dsn, std::string role)
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     conn_->inhibit_reactivation(true);
 #pragma GCC diagnostic pop
+    // Catalog changes (a flipped mapping, a journaled step) must survive a server crash once
+    // committed, whatever the server's default.
+    pqxx::nontransaction(*conn_).exec("SET synchronous_commit = on");
   } catch (const pqxx::broken_connection& e) {
     throw unavailable_error(
         "cannot connect to " + role_ + " (" + where_ + "): " + first_line(e.what()),

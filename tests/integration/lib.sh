@@ -29,13 +29,15 @@ SANDBOX_RUN="$SHARDCTL_TEST_SANDBOX/run"
 CATALOG_CLUSTER="host=$SANDBOX_RUN port=6400 user=postgres"
 
 # A unique name per test (and per call), so tests never share databases.
+# (Sets UNIQUE_NAME rather than printing it: a $(...) subshell would lose the counter.)
 _fleet_seq=0
-_unique() { _fleet_seq=$((_fleet_seq + 1)); echo "${1}_$$_${_fleet_seq}"; }
+_unique() { _fleet_seq=$((_fleet_seq + 1)); UNIQUE_NAME="${1}_$$_${_fleet_seq}"; }
 
 # fresh_fleet NAME [--empty] [--shards N] [--scale S]: new catalog + shard databases on the
 # fixture clusters; exports SHARDCTL_CATALOG and FLEET_JSON (the fleet's DSNs).
 fresh_fleet() {
-  local name; name=$(_unique "$1"); shift
+  _unique "$1"; shift
+  local name=$UNIQUE_NAME
   FLEET_JSON="$TEST_TMP/fleet_$name.json"
   "$SHARDCTL_BIN/shardctl" sandbox fleet "$name" --dir "$SHARDCTL_TEST_SANDBOX" --format json "$@" > "$FLEET_JSON" ||
     fail "could not create fleet $name"
@@ -45,7 +47,8 @@ fresh_fleet() {
 
 # fresh_database NAME: an empty database (no catalog schema) on the catalog cluster.
 fresh_database() {
-  local name; name=$(_unique "$1")
+  _unique "$1"
+  local name=$UNIQUE_NAME
   psql -X -q -v ON_ERROR_STOP=1 "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$name\"" >/dev/null
   export SHARDCTL_CATALOG="$CATALOG_CLUSTER dbname=$name"
 }
@@ -85,38 +88,39 @@ pass() { echo "ok - $TEST_NAME"; }
 # table: row count and the sum of a 64-bit hash of each row's text. Equal before and after a
 # migration means no row was lost, duplicated or changed.
 fleet_fingerprint() {
-  local n i t
+  local n i values=""
   n=$(jq '.shards | length' "$FLEET_JSON")
-  local values
-  for t in customers orders order_lines; do
-    values=""
-    for ((i = 1; i <= n; i++)); do
-      values+="${values:+,}($(psql_shard "$i" -XAtc "select count(*) || ',' || coalesce(sum(('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint::numeric), 0) from public.$t x"))"
-    done
-    # Exact sums (numeric), not a shell's floating point.
-    echo "$t $(psql_catalog -XAtc "select sum(c) || ' ' || sum(s) from (values $values) v(c, s)")"
+  for ((i = 1; i <= n; i++)); do
+    while IFS='|' read -r t c h; do values+="${values:+,}('$t', $c, $h)"; done < <(psql_shard "$i" -XAt <<'SQL'
+select t, count(*), coalesce(sum(('x' || substr(md5(r), 1, 16))::bit(64)::bigint::numeric), 0)
+from (select 'customers' t, x::text r from public.customers x
+      union all select 'orders', x::text from public.orders x
+      union all select 'order_lines', x::text from public.order_lines x) a
+group by t
+SQL
+)
   done
+  # Exact sums (numeric), not a shell's floating point.
+  psql_catalog -XAtc "select t || ' ' || sum(c) || ' ' || sum(h) from (values $values) v(t, c, h) group by t order by t"
 }
 
 # Fails unless every row of every sample table sits on the shard the map routes its key to,
 # no mapping is offline, and no write guard is left on any shard.
 assert_fleet_consistent() {
-  local n i name
+  local n i name wrong
   n=$(jq '.shards | length' "$FLEET_JSON")
   for ((i = 1; i <= n; i++)); do
     name=$(jq -r ".shards[$((i - 1))].name" "$FLEET_JSON")
-    for t in customers orders order_lines; do
-      psql_shard "$i" -XAtc "select distinct customer_id from public.$t" > "$TEST_TMP/keys.$i"
-      local wrong
-      wrong=$("$SHARDCTL_BIN/shardctl" lookup --map customers - < "$TEST_TMP/keys.$i" 2>/dev/null | awk -F'\t' -v s="$name" '$2 != s' | head -3)
-      [ -z "$wrong" ] || fail "rows of $t on $name that the map routes elsewhere: $wrong"
-    done
+    psql_shard "$i" -XAtc "select customer_id from public.customers union select customer_id from public.orders
+                           union select customer_id from public.order_lines" > "$TEST_TMP/keys.$i"
+    wrong=$("$SHARDCTL_BIN/shardctl" lookup --map customers - < "$TEST_TMP/keys.$i" 2>/dev/null | awk -F'\t' -v s="$name" '$2 != s' | head -3)
+    [ -z "$wrong" ] || fail "rows on $name that the map routes elsewhere: $wrong"
     [ "$(psql_shard "$i" -XAtc "select count(*) from pg_trigger where tgname = 'shardctl_guard'")" = 0 ] ||
       fail "a write guard is left on $name"
   done
-  [ "$(psql_catalog -XAtc "select count(*) from shardctl.mappings where status <> 'online'")" = 0 ] ||
-    fail "offline mappings left: $(psql_catalog -XAtc "select * from shardctl.mappings where status <> 'online'")"
-  [ "$(psql_catalog -XAtc "select count(*) from shardctl.guards")" = 0 ] || fail "guards still recorded in the catalog"
+  [ "$(psql_catalog -XAtc "select (select count(*) from shardctl.mappings where status <> 'online')
+                                + (select count(*) from shardctl.guards)")" = 0 ] ||
+    fail "offline mappings or recorded guards left: $(psql_catalog -XAtc "select * from shardctl.mappings where status <> 'online'")"
 }
 
 last_op() { "$SHARDCTL_BIN/shardctl" op list --format json | jq -r '.operations[0].id'; }
