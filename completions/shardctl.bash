@@ -11,13 +11,14 @@ _shardctl() {
     --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
     --key-type) COMPREPLY=($(compgen -W "int bigint text uuid" -- "$cur")); return ;;
     --kind) COMPREPLY=($(compgen -W "list range hash" -- "$cur")); return ;;
+    --move) COMPREPLY=($(compgen -W "upper lower" -- "$cur")); return ;;
     --status) COMPREPLY=($(compgen -W "online readonly offline" -- "$cur")); return ;;
     --dir|-c|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   if [ -z "$family" ]; then
     local plugins p
     plugins=$(compgen -c shardctl- | sed "s/^shardctl-//" | sort -u)
-    COMPREPLY=($(compgen -W "init lookup map mapping sandbox shard table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "init lookup map mapping op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
     return
   fi
   local words=""
@@ -36,6 +37,15 @@ _shardctl() {
         list) words="-h --help --map" ;;
         remove) words="-h --help --map --point --range" ;;
         *) words="add list remove" ;;
+      esac ;;
+    op)
+      case $sub in
+        list) words="-h --help" ;;
+        show) words="-h --help" ;;
+        resume) words="-h --help" ;;
+        cancel) words="-h --help" ;;
+        wait) words="-h --help --timeout" ;;
+        *) words="list show resume cancel wait" ;;
       esac ;;
     sandbox)
       case $sub in
@@ -72,6 +82,7 @@ _shardctl() {
       esac ;;
     init) words="" ;;
     lookup) words="--map" ;;
+    split) words="--map --at --to --move --batch-size" ;;
   esac
   [[ $cur == -* ]] && words="$words -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version"
   COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -19,6 +19,8 @@ const std::vector<std::pair<std::string, std::string>>& builtin_families() {
       {"lookup", "Route keys to shards (arguments, or a stream on stdin)"},
       {"table", "Declare sharded and reference tables"},
       {"xref", "Declare cross-shard references (child -> parent)"},
+      {"split", "Split a mapping and move one side to another shard, batch by batch"},
+      {"op", "List, inspect, resume, cancel and wait for operations"},
   };
   return families;
 }
