@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "cli/family.hpp"
@@ -44,12 +45,19 @@ int main(int argc, char** argv) {
              plan.source.name + " to " + plan.target.name + " in " + std::to_string(plan.batches.size()) + " batch(es)");
     bool tty = isatty(STDERR_FILENO) && !ctx.options().quiet;
     auto t0 = std::chrono::steady_clock::now();
+    migrate::Progress last;
     auto status = engine.run(id, [&](const migrate::Progress& p) {
+      last = p;
       if (!tty) return;
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::cerr << migrate::progress_line(p, s) << std::flush;
     });
     if (tty) std::cerr << '\n';
+    char times[200];
+    std::snprintf(times, sizeof times, "time: copy %.2f s (%.1f MB), verify %.2f s, purge %.2f s, catalog %.2f s",
+                  last.copy_seconds, static_cast<double>(last.bytes) / 1e6, last.verify_seconds, last.purge_seconds,
+                  last.catalog_seconds);
+    ctx.verbose(times);
     if (ctx.json()) return ctx.print_json(migrate::to_json(status));
     ctx.out() << "operation " << status.id << " " << status.status << ": " << status.rows_moved << " rows in "
               << status.batches_done << " batch(es) moved to " << status.target << '\n';

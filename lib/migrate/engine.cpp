@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "catalog/key_sql.hpp"
@@ -62,6 +63,19 @@ struct Context {
   std::vector<PlannedTable> tables;
   std::vector<std::string> references;
   std::string column, ctor;  // the mappings range column of this map and its constructor
+};
+
+// Adds the wall time of its scope to a counter.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 struct Batch {
@@ -339,25 +353,37 @@ OpStatus Runner::run() {
         finish("cancelled");
         return OpStatus{};
       }
-      take_offline(b);
-      journal(b, "offline");
+      {
+        Stopwatch w(stats_.catalog_seconds);
+        take_offline(b);
+        journal(b, "offline");
+      }
       faults_.point("journal.offline");
     }
     std::int64_t rows = 0;
     if (b.step != "flipped") {
       // Also when journaled as copied: copy() finds the batch on the target and does nothing,
       // unless the target lost it (a crash of a server that does not sync commits).
-      rows = copy(b);
+      {
+        Stopwatch w(stats_.copy_seconds);
+        rows = copy(b);
+      }
       if (b.step != "copied") journal(b, "copied", rows);
       faults_.point("journal.copied");
     }
     if (b.step != "flipped") {
-      verify(b);
+      {
+        Stopwatch w(stats_.verify_seconds);
+        verify(b);
+      }
       flip(b);
       journal(b, "flipped");
       faults_.point("journal.flipped");
     }
-    purge(b);
+    {
+      Stopwatch w(stats_.purge_seconds);
+      purge(b);
+    }
     journal(b, "done");
     faults_.point("journal.done");
     stats_.rows += rows;
@@ -365,6 +391,7 @@ OpStatus Runner::run() {
   }
   finish("done");
   faults_.point("finished");
+  if (progress_) progress_(stats_);
   return OpStatus{};
 }
 

@@ -70,6 +70,8 @@ struct Progress {
   int batches = 0;
   std::int64_t rows = 0;
   std::uint64_t bytes = 0;
+  // Seconds spent per phase, for `-v` and the benchmark.
+  double copy_seconds = 0, verify_seconds = 0, purge_seconds = 0, catalog_seconds = 0;
 };
 
 class Engine {
