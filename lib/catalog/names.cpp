@@ -47,6 +47,8 @@ std::string unquote(const std::string& p) {
   return p;
 }
 
+}  // namespace
+
 std::string quote_ident(const std::string& raw) {
   std::string out = "\"";
   for (char c : raw) {
@@ -55,8 +57,6 @@ std::string quote_ident(const std::string& raw) {
   }
   return out + "\"";
 }
-
-}  // namespace
 
 void require_name(const std::string& what, const std::string& name) {
   bool ok = !name.empty() && name.size() <= 63 &&

@@ -13,6 +13,9 @@ void require_name(const std::string& what, const std::string& name);
 // a double-quoted one. Throws a usage Error otherwise.
 std::string qualify_table(const std::string& table);
 
+// Quotes one identifier for SQL, doubling embedded quotes: order"s -> "order""s".
+std::string quote_ident(const std::string& raw);
+
 // Quotes "schema.table" for SQL: "schema"."table".
 std::string quote_qualified(const std::string& qualified);
 

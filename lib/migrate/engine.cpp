@@ -22,15 +22,9 @@ using routing::KeyRange;
 
 namespace {
 
-std::string quote_ident(const std::string& raw) {
-  std::string out = "\"";
-  for (char c : raw) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string column_list(const std::vector<std::string>& cols) {
   std::string out;
-  for (const auto& c : cols) out += (out.empty() ? "" : ", ") + quote_ident(c);
+  for (const auto& c : cols) out += (out.empty() ? "" : ", ") + catalog::quote_ident(c);
   return out;
 }
 
@@ -124,7 +118,7 @@ class Runner {
     return out;
   }
   std::string filter(RawConn& conn, const PlannedTable& t, const KeyRange& r) {
-    return key_filter(conn, ctx_.space, quote_ident(t.key_column), r);
+    return key_filter(conn, ctx_.space, catalog::quote_ident(t.key_column), r);
   }
   std::string checksum(RawConn& conn, const PlannedTable& t, const KeyRange& r) {
     auto row = conn.query("SELECT count(*) || ':' || coalesce(sum(('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint::numeric), 0) "
@@ -550,20 +544,11 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
 
   try {
     RawConn source(ctx.source.dsn, "shard " + ctx.source.name);
-    std::vector<std::string> quoted;
     for (const auto& t : store.list_tables()) {
       if (t.kind == "reference") ctx.references.push_back(catalog::quote_qualified(t.name));
-      if (t.kind != "sharded" || t.map != ctx.map.name) continue;
-      std::string q = catalog::quote_qualified(t.name);
-      PlannedTable pt{t.name, q, *t.key_column, {}, primary_key(source, q)};
-      for (const auto& c : table_columns(source, q)) pt.columns.push_back(c.name);
-      ctx.tables.push_back(pt);
-      quoted.push_back(q);
+      if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(source, t));
     }
-    auto order = fk_order(source, quoted);
-    std::sort(ctx.tables.begin(), ctx.tables.end(), [&](const PlannedTable& x, const PlannedTable& y) {
-      return std::find(order.begin(), order.end(), x.quoted) < std::find(order.begin(), order.end(), y.quoted);
-    });
+    sort_by_foreign_keys(source, ctx.tables);
     Runner(catalog_, ctx, progress).run();
   } catch (const Error& e) {
     // Journal the failure for `op show`; the operation stays resumable.

@@ -49,22 +49,15 @@ BEGIN
   IF coalesce(current_setting('shardctl.guard_bypass', true), '') = 'on' THEN
     RETURN coalesce(NEW, OLD);
   END IF;
-  IF TG_OP <> 'DELETE' THEN
-    v := to_jsonb(NEW) ->> col;
+  -- The row's key before (UPDATE, DELETE) and after (INSERT, UPDATE) the change.
+  FOREACH v IN ARRAY ARRAY[CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) ->> col END,
+                           CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) ->> col END] LOOP
     IF shardctl.guard_blocks(v, how) THEN
       RAISE EXCEPTION 'key % of %.% is being moved by shardctl; writes to it are refused until the move finishes',
         v, TG_TABLE_SCHEMA, TG_TABLE_NAME
         USING ERRCODE = '55000', HINT = 'retry when the batch is done; `shardctl op list` shows the operation';
     END IF;
-  END IF;
-  IF TG_OP <> 'INSERT' THEN
-    v := to_jsonb(OLD) ->> col;
-    IF shardctl.guard_blocks(v, how) THEN
-      RAISE EXCEPTION 'key % of %.% is being moved by shardctl; writes to it are refused until the move finishes',
-        v, TG_TABLE_SCHEMA, TG_TABLE_NAME
-        USING ERRCODE = '55000', HINT = 'retry when the batch is done; `shardctl op list` shows the operation';
-    END IF;
-  END IF;
+  END LOOP;
   RETURN coalesce(NEW, OLD);
 END
 $fn$;

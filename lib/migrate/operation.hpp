@@ -12,6 +12,7 @@
 
 #include "catalog/catalog.hpp"
 #include "migrate/key_filter.hpp"
+#include "migrate/raw_conn.hpp"
 
 namespace shardctl::migrate {
 
@@ -30,6 +31,11 @@ struct PlannedTable {
   std::vector<std::string> columns;  // raw names, copied by name
   std::vector<std::string> order_by;  // primary key, for index-ordered reads
 };
+
+// How a sharded table is copied: its columns and primary key as the source has them.
+PlannedTable describe_table(RawConn& source, const catalog::TableDef& table);
+// Sorts tables parents first, by the foreign keys the source has among them.
+void sort_by_foreign_keys(RawConn& source, std::vector<PlannedTable>& tables);
 
 struct Plan {
   catalog::Map map;

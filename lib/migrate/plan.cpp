@@ -22,18 +22,12 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-std::string quote_ident(const std::string& raw) {
-  std::string out = "\"";
-  for (char c : raw) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // Batch boundaries: every batch_size-th distinct routing value in the moving range, over the
 // union of all sharded tables, so sparse keys still give batches of about that many keys.
 std::vector<KeyRange> plan_batches(RawConn& source, const Plan& plan, int batch_size) {
   std::vector<std::string> parts;
   for (const auto& t : plan.tables) {
-    std::string col = quote_ident(t.key_column);
+    std::string col = catalog::quote_ident(t.key_column);
     parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " +
                     key_filter(source, plan.space, col, plan.range));
   }
@@ -99,8 +93,6 @@ Plan Engine::plan_split(const SplitRequest& req) {
 
   RawConn source(plan.source.dsn, "shard " + plan.source.name);
   RawConn target(plan.target.dsn, "shard " + plan.target.name);
-  std::vector<std::string> quoted;
-  std::map<std::string, const catalog::TableDef*> by_quoted;
   for (const auto& t : sharded) {
     std::string q = catalog::quote_qualified(t.name);
     auto src_cols = table_columns(source, q);
@@ -131,23 +123,16 @@ Plan Engine::plan_split(const SplitRequest& req) {
     if (!triggers.empty())
       problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " +
                          plan.source.name + " that the purge of moved rows would fire");
-    std::string col = quote_ident(*t.key_column);
+    std::string col = catalog::quote_ident(*t.key_column);
     if (target.query("SELECT EXISTS (SELECT 1 FROM " + q + " WHERE " + key_filter(target, plan.space, col, plan.range) +
                      ")")[0][0] == "t")
       problems.push_back("the target range " + routing::format_range(plan.range) + " of " + t.name + " is not empty on " +
                          plan.target.name);
-    PlannedTable pt{t.name, q, *t.key_column, {}, primary_key(source, q)};
-    for (const auto& c : src_cols) pt.columns.push_back(c.name);
-    plan.tables.push_back(pt);
-    quoted.push_back(q);
-    by_quoted[q] = &t;
+    plan.tables.push_back(describe_table(source, t));
   }
   if (!problems.empty()) throw usage_error("cannot split: " + join(problems, "; "));
   // Parents before children for the copy; the purge runs in reverse.
-  auto order = fk_order(source, quoted);
-  std::sort(plan.tables.begin(), plan.tables.end(), [&](const PlannedTable& x, const PlannedTable& y) {
-    return std::find(order.begin(), order.end(), x.quoted) < std::find(order.begin(), order.end(), y.quoted);
-  });
+  sort_by_foreign_keys(source, plan.tables);
   plan.batches = plan_batches(source, plan, req.batch_size);
   return plan;
 }
