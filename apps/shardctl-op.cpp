@@ -84,6 +84,9 @@ int main(int argc, char** argv) {
       }
       if (o.status == "failed")
         throw internal_error("operation " + o.id + " failed: " + o.error, "`shardctl op resume " + o.id + "` continues it");
+      if (o.status == "interrupted")
+        throw unavailable_error("operation " + o.id + " was interrupted: no process is running it",
+                                "`shardctl op resume " + o.id + "` finishes it");
       if (std::chrono::steady_clock::now() > deadline)
         throw locked_error("operation " + o.id + " is still " + o.status + " after " + std::to_string(timeout) + " s");
       std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -577,6 +577,19 @@ void Engine::request_cancel(const std::string& op_id) {
   });
 }
 
+// A "running" operation whose runner's session lock is free has no live process: it was
+// killed or lost its catalog connection, and waits for `op resume`.
+static void mark_interrupted(pg::Connection& catalog, OpStatus& op) {
+  if (op.status != "running") return;
+  catalog.read([&](pqxx::work& tx) {
+    bool free = tx.exec_params1("SELECT pg_try_advisory_lock($1, hashtext($2))", catalog::lock_class, op.id)[0].as<bool>();
+    if (free) {
+      tx.exec_params("SELECT pg_advisory_unlock($1, hashtext($2))", catalog::lock_class, op.id);
+      op.status = "interrupted";
+    }
+  });
+}
+
 OpStatus Engine::status(const std::string& op_id) {
   if (!valid_uuid(op_id)) throw usage_error("'" + op_id + "' is not an operation id", "`shardctl op list` shows them");
   std::optional<OpStatus> out;
@@ -584,6 +597,7 @@ OpStatus Engine::status(const std::string& op_id) {
     auto r = tx.exec_params(std::string(op_select) + "WHERE o.op_id = $1", op_id);
     if (!r.empty()) out = op_from(r[0]);
   });
+  if (out) mark_interrupted(catalog_, *out);
   if (!out) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
   return *out;
 }
@@ -593,6 +607,7 @@ std::vector<OpStatus> Engine::list() {
   catalog_.read([&](pqxx::work& tx) {
     for (const auto& r : tx.exec(std::string(op_select) + "ORDER BY o.created_at DESC")) out.push_back(op_from(r));
   });
+  for (auto& op : out) mark_interrupted(catalog_, op);
   return out;
 }
 

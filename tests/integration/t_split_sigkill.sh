@@ -15,6 +15,14 @@ for run in $(seq 1 10); do
   wait "$pid" 2>/dev/null || true
   op=$(last_op)
   if [ -n "$op" ] && [ "$op" != null ]; then
+    expect_exit 0 shardctl op show "$op" --format json
+    status=$(jq -r .status "$STDOUT")
+    if [ "$status" != done ]; then
+      # Killed mid-way: journaled as running, but nobody runs it; wait says so at once.
+      assert_eq "$status" "interrupted"
+      expect_exit 69 shardctl op wait "$op"
+      expect_stderr_contains "op resume $op"
+    fi
     expect_exit 0 shardctl op resume "$op"
     expect_exit 0 shardctl op show "$op" --format json
     assert_eq "$(jq -r .status "$STDOUT")" "done"
