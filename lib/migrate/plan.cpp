@@ -130,6 +130,14 @@ Plan Engine::plan_split(const SplitRequest& req) {
                          plan.target.name);
     plan.tables.push_back(describe_table(source, t));
   }
+  // Reference tables are copied to the target only when empty there; a filled one is left
+  // alone (it may be newer), with a warning.
+  for (const auto& ref : plan.references) {
+    if (table_columns(target, ref).empty())
+      problems.push_back("reference table " + ref + " is missing on target shard " + plan.target.name);
+    else if (target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
+      plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
+  }
   if (!problems.empty()) throw usage_error("cannot split: " + join(problems, "; "));
   // Parents before children for the copy; the purge runs in reverse.
   sort_by_foreign_keys(source, plan.tables);

@@ -70,8 +70,20 @@ assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
 expect_exit 0 shardctl op wait "$op"
 
+# A reference table already filled on the target is left alone, with a warning.
+expect_exit 0 shardctl split --map customers --at 700 --to shard_1 --batch-size 1000 --dry-run
+expect_stderr_contains "reference table \"public\".\"region\" is not empty on shard_1; left as it is"
+
+# --move lower: the lower side of the mapping moves.
+expect_exit 0 shardctl split --map customers --at 600 --to shard_1 --move lower --batch-size 40
+expect_exit 0 shardctl mapping list --map customers --format json
+assert_eq "$(jq -r '.mappings | map(.range + ">" + .shard) | join(" ")' "$STDOUT")" \
+  "..200>shard_1 200..334>shard_3 334..400>shard_2 400..500>shard_1 500..600>shard_1 600..667>shard_2 667..>shard_3"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+
 # JSON result of a whole split.
-expect_exit 0 shardctl split --map customers --at 800 --to shard_2 --batch-size 1000 --format json
+expect_exit 0 shardctl split --map customers --at 800 --to shard_1 --batch-size 1000 --format json
 assert_eq "$(jq -r .status "$STDOUT")" "done"
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
