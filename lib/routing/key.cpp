@@ -1,5 +1,6 @@
 #include "routing/key.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -45,17 +46,29 @@ std::string_view map_kind_name(MapKind kind) noexcept {
 bool try_parse_int64(std::string_view text, std::int64_t& out) noexcept {
   if (text.empty()) return false;
   const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  return ec == std::errc() && ptr == end;
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) return false;  // `out` stays untouched on failure
+  out = value;
+  return true;
 }
 
 namespace {
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+// A table rather than three range tests: uuid parsing sits on lookup's hot path.
+constexpr std::array<std::int8_t, 256> hex_table = [] {
+  std::array<std::int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int c = '0'; c <= '9'; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - 'a' + 10);
+  for (int c = 'A'; c <= 'F'; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(c - 'A' + 10);
+  return t;
+}();
+
+int hex_value(char c) noexcept { return hex_table[static_cast<unsigned char>(c)]; }
+
+bool fits_int4(std::int64_t v) noexcept {
+  return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
 }
 
 std::string shown(std::string_view text) {
@@ -70,7 +83,8 @@ std::string shown(std::string_view text) {
 
 // The grammar of PostgreSQL's uuid_in: optional braces, 32 hex digits in pairs, and a hyphen
 // allowed after every second pair (except the last).
-bool try_parse_uuid(std::string_view text, Uuid& out) noexcept {
+bool try_parse_uuid(std::string_view text, Uuid& result) noexcept {
+  Uuid out;  // `result` stays untouched on failure
   std::size_t i = 0;
   bool braces = !text.empty() && text[0] == '{';
   if (braces) ++i;
@@ -86,7 +100,9 @@ bool try_parse_uuid(std::string_view text, Uuid& out) noexcept {
     if (i >= text.size() || text[i] != '}') return false;
     ++i;
   }
-  return i == text.size();
+  if (i != text.size()) return false;
+  result = out;
+  return true;
 }
 
 Key parse_key(KeyType type, std::string_view text) {
@@ -95,8 +111,7 @@ Key parse_key(KeyType type, std::string_view text) {
     case KeyType::int8: {
       std::int64_t v = 0;
       bool ok = try_parse_int64(text, v);
-      if (ok && type == KeyType::int4)
-        ok = v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+      if (ok && type == KeyType::int4) ok = fits_int4(v);
       if (!ok)
         throw usage_error("'" + shown(text) + "' is not a valid " + std::string(key_type_name(type)) + " key",
                           type == KeyType::int4 ? "int keys are whole numbers from -2147483648 to 2147483647"
@@ -105,8 +120,9 @@ Key parse_key(KeyType type, std::string_view text) {
       return v;
     }
     case KeyType::text:
+      // PostgreSQL text cannot hold a NUL byte, so such a key can never exist on a shard.
       if (text.find('\0') != std::string_view::npos)
-        throw usage_error("a text key cannot contain a NUL byte");
+        throw usage_error("a text key cannot contain a NUL byte", "PostgreSQL text values never hold NUL bytes");
       return std::string(text);
     case KeyType::uuid: {
       Uuid u{};
@@ -117,6 +133,19 @@ Key parse_key(KeyType type, std::string_view text) {
     }
   }
   throw internal_error("unknown key type");
+}
+
+bool key_matches_type(KeyType type, const Key& key) noexcept {
+  switch (type) {
+    case KeyType::int4: {
+      const auto* v = std::get_if<std::int64_t>(&key);
+      return v && fits_int4(*v);
+    }
+    case KeyType::int8: return std::holds_alternative<std::int64_t>(key);
+    case KeyType::text: return std::holds_alternative<std::string>(key);
+    case KeyType::uuid: return std::holds_alternative<Uuid>(key);
+  }
+  return false;
 }
 
 std::string format_key(const Key& key) {
@@ -148,8 +177,10 @@ std::strong_ordering compare_keys(const Key& a, const Key& b) noexcept {
   return c < 0 ? std::strong_ordering::less : c > 0 ? std::strong_ordering::greater : std::strong_ordering::equal;
 }
 
-// A range is split at the first "..": for text keys this means a LOW that itself contains
-// ".." cannot be written on the command line (HIGH can).
+// A range is split at its first "..". Int and uuid bounds never contain "..". For text keys
+// the rule means a HIGH may contain ".." ("a..m..z" is "a" up to "m..z") but a LOW cannot be
+// written with one, and "a...b" reads as "a" up to ".b" (an empty range, refused). A LOW that
+// needs ".." has to be given some other way than this syntax.
 KeyRange parse_range(KeyType type, std::string_view text) {
   auto sep = text.find("..");
   if (sep == std::string_view::npos)

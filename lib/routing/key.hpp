@@ -34,6 +34,9 @@ Key parse_key(KeyType type, std::string_view text);
 bool try_parse_int64(std::string_view text, std::int64_t& out) noexcept;
 bool try_parse_uuid(std::string_view text, Uuid& out) noexcept;
 
+// True when `key` holds the representation of `type` (for int: an int64 within 32 bits).
+bool key_matches_type(KeyType type, const Key& key) noexcept;
+
 // Canonical text: decimal ints, raw text, lowercase hyphenated uuid (as PostgreSQL prints it).
 std::string format_key(const Key& key);
 

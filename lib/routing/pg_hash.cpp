@@ -1,7 +1,9 @@
 // Bob Jenkins' lookup3 as PostgreSQL uses it (src/common/hashfn.c). PostgreSQL reads the key
 // a word at a time when aligned and byte by byte otherwise; on little-endian machines both
 // paths give the same value, so this port reads bytes in little-endian order, which makes it
-// correct whatever this process's own alignment or byte order.
+// correct whatever this process's own alignment or byte order. A big-endian *server* hashes
+// text and uuid differently (its word loads differ); shards are assumed little-endian
+// (x86-64, arm64), as every mainstream PostgreSQL platform today is.
 #include "routing/pg_hash.hpp"
 
 #include <string>

@@ -1,15 +1,107 @@
+// One Router class per map kind, templated on the key's C++ value type so that route_text
+// parses straight into an int64 / Uuid / string_view and never allocates on the lookup path.
 #include "routing/router.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <type_traits>
 #include <unordered_map>
 
 #include "core/error.hpp"
 #include "routing/pg_hash.hpp"
+#include "routing/range_table.hpp"
 
 namespace shardctl::routing {
 namespace {
+
+using detail::RangeTable;
+using detail::ValueTraits;
+
+// The C++ value type a key type is stored as.
+template <KeyType K>
+using ValueOf = std::conditional_t<K == KeyType::text, std::string,
+                                   std::conditional_t<K == KeyType::uuid, Uuid, std::int64_t>>;
+
+// --- parsing key text without allocating ---------------------------------------------------
+
+[[noreturn]] void throw_bad_text(KeyType type, std::string_view text) {
+  parse_key(type, text);  // throws the usage Error every other command gives for this text
+  throw internal_error("key text was refused by the router but accepted by parse_key");
+}
+
+// The value of key text of type K, as the view a RangeTable or hash table looks up by.
+template <KeyType K>
+typename ValueTraits<ValueOf<K>>::View parse_view(std::string_view text, Uuid& uuid_storage) {
+  if constexpr (K == KeyType::text) {
+    if (text.find('\0') != std::string_view::npos) throw_bad_text(K, text);
+    return text;
+  } else if constexpr (K == KeyType::uuid) {
+    if (!try_parse_uuid(text, uuid_storage)) throw_bad_text(K, text);
+    return uuid_storage;
+  } else {
+    std::int64_t v = 0;
+    bool ok = try_parse_int64(text, v);
+    if constexpr (K == KeyType::int4)
+      ok = ok && v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+    if (!ok) throw_bad_text(K, text);
+    return v;
+  }
+}
+
+// A parsed Key of the map's type; anything else is refused as the same usage Error.
+template <KeyType K>
+const ValueOf<K>& checked_value(const Key& key) {
+  if (!key_matches_type(K, key))
+    throw usage_error("'" + format_key(key) + "' is not a valid " + std::string(key_type_name(K)) + " key");
+  return std::get<ValueOf<K>>(key);
+}
+
+template <KeyType K>
+std::int64_t hash_of(typename ValueTraits<ValueOf<K>>::View v) noexcept {
+  if constexpr (K == KeyType::int4) return pg_hashint4extended(static_cast<std::int32_t>(v));
+  if constexpr (K == KeyType::int8) return pg_hashint8extended(v);
+  if constexpr (K == KeyType::text) return pg_hashtextextended(v);
+  if constexpr (K == KeyType::uuid) return pg_uuid_hash_extended(v);
+}
+
+// --- the routers ------------------------------------------------------------------------------
+
+template <KeyType K>
+class RangeRouter final : public Router {
+ public:
+  explicit RangeRouter(RangeTable<ValueOf<K>> table) : table_(std::move(table)) {}
+
+  std::optional<Route> route(const Key& key) const override { return table_.find(checked_value<K>(key)); }
+
+  std::optional<Route> route_text(std::string_view text) const override {
+    Uuid storage;  // written by parse_view for uuid keys only
+    return table_.find(parse_view<K>(text, storage));
+  }
+
+ private:
+  RangeTable<ValueOf<K>> table_;
+};
+
+// Hash maps: ranges of the key's PostgreSQL extended hash (virtual buckets).
+template <KeyType K>
+class HashRouter final : public Router {
+ public:
+  explicit HashRouter(RangeTable<std::int64_t> table) : table_(std::move(table)) {}
+
+  std::optional<Route> route(const Key& key) const override {
+    return table_.find(hash_of<K>(checked_value<K>(key)));
+  }
+
+  std::optional<Route> route_text(std::string_view text) const override {
+    Uuid storage;  // written by parse_view for uuid keys only
+    return table_.find(hash_of<K>(parse_view<K>(text, storage)));
+  }
+
+ private:
+  RangeTable<std::int64_t> table_;
+};
 
 struct UuidHash {
   std::size_t operator()(const Uuid& u) const noexcept {
@@ -20,202 +112,132 @@ struct UuidHash {
   }
 };
 
-// Extracts the C++ value of a Key for the typed routers below.
-template <class T>
-const T& value_of(const Key& key) {
-  return std::get<T>(key);
-}
-
-// Parses key text into T without allocating for numbers and uuids; throws the same usage
-// Error parse_key gives.
-template <class T>
-T parse_as(KeyType type, std::string_view text);
-
-template <>
-std::int64_t parse_as<std::int64_t>(KeyType type, std::string_view text) {
-  std::int64_t v;
-  if (try_parse_int64(text, v) &&
-      (type != KeyType::int4 ||
-       (v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max())))
-    return v;
-  return std::get<std::int64_t>(parse_key(type, text));  // throws with the right message
-}
-
-template <>
-Uuid parse_as<Uuid>(KeyType type, std::string_view text) {
-  Uuid u;
-  if (try_parse_uuid(text, u)) return u;
-  return std::get<Uuid>(parse_key(type, text));
-}
-
-// Range and hash maps: sorted, non-overlapping half-open ranges found by binary search.
-template <class T>
-class RangeRouter final : public Router {
- public:
-  RangeRouter(MapKind kind, KeyType key_type, std::vector<MappingEntry> entries)
-      : kind_(kind), key_type_(key_type) {
-    std::sort(entries.begin(), entries.end(), [](const MappingEntry& a, const MappingEntry& b) {
-      if (!a.range.low) return static_cast<bool>(b.range.low);
-      if (!b.range.low) return false;
-      return compare_keys(*a.range.low, *b.range.low) < 0;
-    });
-    for (std::size_t i = 1; i < entries.size(); ++i)
-      if (ranges_overlap(entries[i - 1].range, entries[i].range))
-        throw data_error("mappings " + format_range(entries[i - 1].range) + " and " +
-                         format_range(entries[i].range) + " overlap");
-    for (auto& e : entries) {
-      Slot s;
-      s.low_unbounded = !e.range.low;
-      if (e.range.low) s.low = value_of<T>(*e.range.low);
-      s.high_unbounded = !e.range.high;
-      if (e.range.high) s.high = value_of<T>(*e.range.high);
-      s.route = Route{e.shard_index, e.online};
-      slots_.push_back(std::move(s));
-    }
-  }
-
-  std::optional<Route> route(const Key& key) const override {
-    if (kind_ == MapKind::hash) return find(hash_key(key_type_, key));
-    return find_typed(value_of<T>(key));
-  }
-
-  std::optional<Route> route_text(std::string_view text) const override {
-    if (kind_ == MapKind::hash) {
-      if (key_type_ == KeyType::text) return find(pg_hashtextextended(text_checked(text)));
-      if (key_type_ == KeyType::uuid) return find(pg_uuid_hash_extended(parse_as<Uuid>(key_type_, text)));
-      std::int64_t v = parse_as<std::int64_t>(key_type_, text);
-      return find(key_type_ == KeyType::int4 ? pg_hashint4extended(static_cast<std::int32_t>(v))
-                                             : pg_hashint8extended(v));
-    }
-    if constexpr (std::is_same_v<T, std::string>) {
-      return find_view(text_checked(text));
-    } else {
-      return find_typed(parse_as<T>(key_type_, text));
-    }
-  }
-
- private:
-  struct Slot {
-    T low{};
-    T high{};
-    bool low_unbounded = false;
-    bool high_unbounded = false;
-    Route route{};
-  };
-
-  static std::string_view text_checked(std::string_view text) {
-    if (text.find('\0') != std::string_view::npos) throw usage_error("a text key cannot contain a NUL byte");
-    return text;
-  }
-
-  static int cmp(const T& a, const T& b) noexcept {
-    if constexpr (std::is_same_v<T, std::int64_t>) {
-      return a < b ? -1 : a > b ? 1 : 0;
-    } else if constexpr (std::is_same_v<T, Uuid>) {
-      return std::memcmp(a.data(), b.data(), 16);
-    } else {
-      return cmp_view(a, b);
-    }
-  }
-
-  static int cmp_view(std::string_view a, std::string_view b) noexcept {
-    int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
-    if (c != 0) return c;
-    return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
-  }
-
-  template <class V, class Cmp>
-  std::optional<Route> search(const V& key, Cmp compare) const {
-    // The last slot whose low is <= key.
-    auto it = std::upper_bound(slots_.begin(), slots_.end(), key, [&](const V& k, const Slot& s) {
-      return !s.low_unbounded && compare(k, s.low) < 0;
-    });
-    if (it == slots_.begin()) return std::nullopt;
-    const Slot& s = *(it - 1);
-    if (!s.high_unbounded && compare(key, s.high) >= 0) return std::nullopt;
-    return s.route;
-  }
-
-  std::optional<Route> find_typed(const T& key) const { return search(key, cmp); }
-
-  std::optional<Route> find_view(std::string_view key) const {
-    if constexpr (std::is_same_v<T, std::string>) {
-      return search(key, [](std::string_view a, const std::string& b) { return cmp_view(a, b); });
-    } else {
-      return std::nullopt;
-    }
-  }
-
-  // Hash maps keep int64 hash ranges whatever the key type.
-  std::optional<Route> find(std::int64_t hash) const {
-    if constexpr (std::is_same_v<T, std::int64_t>) {
-      return search(hash, cmp);
-    } else {
-      return std::nullopt;
-    }
-  }
-
-  MapKind kind_;
-  KeyType key_type_;
-  std::vector<Slot> slots_;
+// Transparent, so that a text lookup by string_view needs no std::string.
+struct TextHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
-// List maps: one hash table lookup per key.
-template <class T, class Hash = std::hash<T>>
+template <KeyType K>
+struct PointTable {
+  using type = std::unordered_map<std::int64_t, Route>;
+};
+template <>
+struct PointTable<KeyType::text> {
+  using type = std::unordered_map<std::string, Route, TextHash, std::equal_to<>>;
+};
+template <>
+struct PointTable<KeyType::uuid> {
+  using type = std::unordered_map<Uuid, Route, UuidHash>;
+};
+
+// List maps: one hash table probe per key.
+template <KeyType K>
 class ListRouter final : public Router {
  public:
-  ListRouter(KeyType key_type, std::vector<MappingEntry> entries) : key_type_(key_type) {
+  explicit ListRouter(const std::vector<MappingEntry>& entries) {
     points_.reserve(entries.size());
-    for (auto& e : entries) {
-      if (!e.is_point || !e.range.low) throw data_error("a list map holds only points");
-      auto [it, inserted] = points_.emplace(value_of<T>(*e.range.low), Route{e.shard_index, e.online});
-      if (!inserted) throw data_error("point " + format_key(*e.range.low) + " is mapped twice");
-    }
+    for (const auto& e : entries)
+      if (!points_.emplace(std::get<ValueOf<K>>(*e.range.low), Route{e.shard_index, e.online}).second)
+        throw data_error("point " + format_key(*e.range.low) + " is mapped twice",
+                         "`shardctl mapping list` shows the mappings of the map");
   }
 
-  std::optional<Route> route(const Key& key) const override { return find(value_of<T>(key)); }
+  std::optional<Route> route(const Key& key) const override { return find(checked_value<K>(key)); }
 
   std::optional<Route> route_text(std::string_view text) const override {
-    if constexpr (std::is_same_v<T, std::string>) {
-      if (text.find('\0') != std::string_view::npos) throw usage_error("a text key cannot contain a NUL byte");
-      // Heterogeneous lookup needs C++20 transparent hashing; a short-lived string is cheap
-      // next to the hash itself for the key sizes seen in practice.
-      return find(std::string(text));
-    } else {
-      return find(parse_as<T>(key_type_, text));
-    }
+    Uuid storage;  // written by parse_view for uuid keys only
+    return find(parse_view<K>(text, storage));
   }
 
  private:
-  std::optional<Route> find(const T& key) const {
-    auto it = points_.find(key);
+  std::optional<Route> find(typename ValueTraits<ValueOf<K>>::View v) const {
+    auto it = points_.find(v);
     if (it == points_.end()) return std::nullopt;
     return it->second;
   }
 
-  KeyType key_type_;
-  std::unordered_map<T, Route, Hash> points_;
+  typename PointTable<K>::type points_;
 };
+
+// --- building ---------------------------------------------------------------------------------
+
+std::string shown(const MappingEntry& e) {
+  return e.is_point && e.range.low ? format_key(*e.range.low) : format_range(e.range);
+}
+
+// Every entry of a list map is a point of the map's key type.
+void check_points(KeyType key_type, const std::vector<MappingEntry>& entries) {
+  for (const auto& e : entries) {
+    if (!e.is_point || !e.range.low) throw data_error("a list map holds only points, not the range " + shown(e));
+    if (!key_matches_type(key_type, *e.range.low))
+      throw data_error("point '" + format_key(*e.range.low) + "' is not a valid " +
+                       std::string(key_type_name(key_type)) + " key");
+  }
+}
+
+// Sorts the ranges of a range or hash map by low bound and builds the search table. Ranges
+// must be non-empty, with bounds of `bound_type` (bigint hash values for hash maps), and must
+// not overlap: sorted by low, it is enough to compare each range with the one before it.
+template <class T>
+RangeTable<T> build_table(MapKind kind, KeyType bound_type, const std::vector<MappingEntry>& entries) {
+  struct Item {
+    T low;  // ValueTraits<T>::lowest() when unbounded
+    std::optional<T> high;
+    const MappingEntry* entry;
+  };
+  std::vector<Item> items;
+  items.reserve(entries.size());
+  for (const auto& e : entries) {
+    if (e.is_point)
+      throw data_error("a " + std::string(map_kind_name(kind)) + " map holds only ranges, not the point " + shown(e));
+    for (const auto* bound : {&e.range.low, &e.range.high})
+      if (*bound && !key_matches_type(bound_type, **bound))
+        throw data_error("bound '" + format_key(**bound) + "' of mapping " + shown(e) + " is not a valid " +
+                         std::string(key_type_name(bound_type)) + (kind == MapKind::hash ? " hash value" : " key"));
+    if (e.range.low && e.range.high && compare_keys(*e.range.low, *e.range.high) >= 0)
+      throw data_error("mapping " + shown(e) + " is empty: its low bound must be below its high bound");
+    Item item{e.range.low ? std::get<T>(*e.range.low) : ValueTraits<T>::lowest(), std::nullopt, &e};
+    if (e.range.high) item.high = std::get<T>(*e.range.high);
+    items.push_back(std::move(item));
+  }
+  std::sort(items.begin(), items.end(),
+            [](const Item& a, const Item& b) { return ValueTraits<T>::less(a.low, b.low); });
+  for (std::size_t i = 1; i < items.size(); ++i)
+    if (!items[i - 1].high || ValueTraits<T>::less(items[i].low, *items[i - 1].high))
+      throw data_error("mappings " + shown(*items[i - 1].entry) + " and " + shown(*items[i].entry) + " overlap",
+                       "ranges of one map must not overlap; `shardctl mapping list` shows them");
+  RangeTable<T> table;
+  table.reserve(items.size());
+  for (auto& item : items)  // only now: moving out earlier would empty the bounds compared above
+    table.add(std::move(item.low), std::move(item.high), Route{item.entry->shard_index, item.entry->online});
+  return table;
+}
+
+template <KeyType K>
+std::unique_ptr<Router> make_typed(MapKind kind, const std::vector<MappingEntry>& entries) {
+  switch (kind) {
+    case MapKind::list:
+      check_points(K, entries);
+      return std::make_unique<ListRouter<K>>(entries);
+    case MapKind::range:
+      return std::make_unique<RangeRouter<K>>(build_table<ValueOf<K>>(kind, K, entries));
+    case MapKind::hash:
+      return std::make_unique<HashRouter<K>>(build_table<std::int64_t>(kind, KeyType::int8, entries));
+  }
+  throw internal_error("unknown map kind");
+}
 
 }  // namespace
 
 std::unique_ptr<Router> make_router(MapKind kind, KeyType key_type, std::vector<MappingEntry> entries) {
-  if (kind == MapKind::hash) return std::make_unique<RangeRouter<std::int64_t>>(kind, key_type, std::move(entries));
-  if (kind == MapKind::range) {
-    switch (key_type) {
-      case KeyType::int4:
-      case KeyType::int8: return std::make_unique<RangeRouter<std::int64_t>>(kind, key_type, std::move(entries));
-      case KeyType::text: return std::make_unique<RangeRouter<std::string>>(kind, key_type, std::move(entries));
-      case KeyType::uuid: return std::make_unique<RangeRouter<Uuid>>(kind, key_type, std::move(entries));
-    }
-  }
   switch (key_type) {
-    case KeyType::int4:
-    case KeyType::int8: return std::make_unique<ListRouter<std::int64_t>>(key_type, std::move(entries));
-    case KeyType::text: return std::make_unique<ListRouter<std::string>>(key_type, std::move(entries));
-    case KeyType::uuid: return std::make_unique<ListRouter<Uuid, UuidHash>>(key_type, std::move(entries));
+    case KeyType::int4: return make_typed<KeyType::int4>(kind, entries);
+    case KeyType::int8: return make_typed<KeyType::int8>(kind, entries);
+    case KeyType::text: return make_typed<KeyType::text>(kind, entries);
+    case KeyType::uuid: return make_typed<KeyType::uuid>(kind, entries);
   }
-  throw internal_error("unknown map kind");
+  throw internal_error("unknown key type");
 }
 
 }  // namespace shardctl::routing
