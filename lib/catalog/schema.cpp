@@ -143,10 +143,16 @@ CREATE TABLE shardctl.guards (
 );
 )SQL";
 
+// Version 3: a merge moves ranges from several shards onto one, so each batch names its own
+// source shard (NULL in batches journaled by version 2: the operation's source).
+constexpr std::string_view v3 = R"SQL(
+ALTER TABLE shardctl.op_batches ADD COLUMN source_shard_id bigint REFERENCES shardctl.shards;
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
-  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}};
+  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}};
   return steps;
 }
 

@@ -24,6 +24,23 @@ struct SplitRequest {
   int batch_size = 1000;
 };
 
+// Moves every mapping (or part of one) inside a range onto one shard.
+struct MergeRequest {
+  std::string map;
+  std::string range;  // LOW..HIGH, half-open, in the map's bound type
+  std::string into;
+  int batch_size = 1000;
+};
+
+// Moves the mapping that routes one key: a list map's point, or the whole range of a range or
+// hash map that holds the key.
+struct MoveRequest {
+  std::string map;
+  std::string key;  // a key of the map's key type (for hash maps: the key, not its hash)
+  std::string to;
+  int batch_size = 1000;
+};
+
 struct PlannedTable {
   std::string name;    // as in the catalog (schema.table)
   std::string quoted;  // "schema"."table"
@@ -37,17 +54,34 @@ PlannedTable describe_table(RawConn& source, const catalog::TableDef& table);
 // Sorts tables parents first, by the foreign keys the source has among them.
 void sort_by_foreign_keys(RawConn& source, std::vector<PlannedTable>& tables);
 
+// One source's share of an operation: the part of one mapping that moves to the target.
+struct Segment {
+  catalog::Shard source;
+  catalog::Mapping mapping;  // the mapping the range is cut from (all of it for move/merge)
+  routing::KeyRange range;   // the keys that move (a list point as [k, successor))
+};
+
+struct PlannedBatch {
+  std::size_t segment;  // index into Plan::segments
+  routing::KeyRange range;
+};
+
 struct Plan {
+  std::string kind;  // split | merge | move
   catalog::Map map;
   RouteSpace space;
-  catalog::Shard source;
   catalog::Shard target;
-  catalog::Mapping mapping;        // the mapping the moving range is cut from
-  routing::KeyRange range;         // the keys that move
-  std::vector<routing::KeyRange> batches;
+  routing::KeyRange range;             // the span the operation covers (its claim on the map)
+  std::optional<routing::Key> point;   // a list map's point (move only)
+  std::vector<Segment> segments;       // ordered by key
+  std::vector<PlannedBatch> batches;   // ordered by key
   std::vector<PlannedTable> tables;      // sharded tables, parents first
   std::vector<std::string> references;   // reference tables (quoted) copied when empty on the target
   std::vector<std::string> warnings;
+  std::uint64_t estimated_bytes = 0;     // heap+index bytes the moving rows take on the sources
+  std::optional<std::uint64_t> target_free_bytes;  // free space where the target keeps its data, if readable
+  int batch_size = 1000;
+  nlohmann::json args;                   // the request, journaled with the operation
 };
 
 struct OpStatus {
@@ -84,12 +118,14 @@ class Engine {
  public:
   explicit Engine(pg::Connection& catalog);
 
-  // Checks every precondition (all problems reported together, usage Error) and plans the
-  // batches from the real key distribution on the source. Changes nothing.
+  // Each checks every precondition (all problems reported together, usage Error) and plans the
+  // batches from the real key distribution on the sources. They change nothing.
   Plan plan_split(const SplitRequest& request);
-  // Journals the plan as a new operation and cuts the mapping; exit 75 when an unfinished
-  // operation overlaps. Returns the operation id.
-  std::string start(const Plan& plan, const SplitRequest& request);
+  Plan plan_merge(const MergeRequest& request);
+  Plan plan_move(const MoveRequest& request);
+  // Journals the plan as a new operation; exit 75 when an unfinished operation overlaps or a
+  // mapping changed since planning. Returns the operation id.
+  std::string start(const Plan& plan);
   // Runs (or resumes) the operation to its end, its cancellation, or an error (journaled as
   // failed, then rethrown). Exit 75 when another live process runs it.
   OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
@@ -99,6 +135,9 @@ class Engine {
   std::vector<OpStatus> list();
 
  private:
+  // The checks and batch planning every kind shares, once its segments are known.
+  void finish_plan(Plan& plan);
+
   pg::Connection& catalog_;
 };
 

@@ -1,5 +1,10 @@
-// Engine::plan_split: preconditions and batch planning. Reads only.
+// Engine::plan_split / plan_merge / plan_move: preconditions and batch planning. Reads only.
+// Each kind finds its segments (which part of which mapping moves from which shard); the
+// checks and the batch planning are shared (finish_plan).
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -9,6 +14,7 @@
 #include "migrate/operation.hpp"
 #include "migrate/raw_conn.hpp"
 #include "migrate/shard_schema.hpp"
+#include "routing/pg_hash.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -24,26 +30,79 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 
 // Batch boundaries: every batch_size-th distinct routing value in the moving range, over the
 // union of all sharded tables, so sparse keys still give batches of about that many keys.
-std::vector<KeyRange> plan_batches(RawConn& source, const Plan& plan, int batch_size) {
+std::vector<KeyRange> plan_batches(RawConn& source, const Plan& plan, const KeyRange& range, int batch_size) {
+  if (plan.point) return {range};  // one shardlet
   std::vector<std::string> parts;
   for (const auto& t : plan.tables) {
     std::string col = catalog::quote_ident(t.key_column);
-    parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " +
-                    key_filter(source, plan.space, col, plan.range));
+    parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " + key_filter(source, plan.space, col, range));
   }
   std::string sql = "SELECT k::text FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn FROM (SELECT DISTINCT " +
                     route_expression(plan.space, "key") + " AS k FROM (" + join(parts, " UNION ALL ") +
                     ") u) d) x WHERE rn % " + std::to_string(batch_size) + " = 1 AND rn > 1 ORDER BY rn";
   routing::KeyType bound_type = catalog::bound_type(plan.space.kind, plan.space.key_type);
   std::vector<KeyRange> batches;
-  std::optional<routing::Key> low = plan.range.low;
+  std::optional<routing::Key> low = range.low;
   for (auto& row : source.query(sql)) {
     routing::Key b = routing::parse_key(bound_type, row[0]);
     batches.push_back(KeyRange{low, b});
     low = b;
   }
-  batches.push_back(KeyRange{low, plan.range.high});
+  batches.push_back(KeyRange{low, range.high});
   return batches;
+}
+
+// The bytes the moving rows take on the source, heap and indexes: rows in the range times
+// the table's average bytes per row.
+std::uint64_t estimate_bytes(RawConn& source, const Plan& plan, const KeyRange& range) {
+  double total = 0;
+  for (const auto& t : plan.tables) {
+    std::string col = catalog::quote_ident(t.key_column);
+    auto r = source.query("SELECT (SELECT count(*) FROM " + t.quoted + " WHERE " + key_filter(source, plan.space, col, range) +
+                          ")::float8 * pg_total_relation_size(" + source.literal(t.quoted) +
+                          "::regclass) / greatest((SELECT count(*) FROM " + t.quoted + "), 1)");
+    total += std::stod(r[0][0]);
+  }
+  return static_cast<std::uint64_t>(total);
+}
+
+// Free bytes on the file system holding the target's data directory, when shardctl can see
+// it: a unix-socket connection (same machine) whose role may read data_directory.
+// SHARDCTL_ASSUME_FREE_BYTES overrides it (a testing aid, documented in shardctl-split(1)).
+std::optional<std::uint64_t> free_bytes(RawConn& target) {
+  if (const char* assumed = std::getenv("SHARDCTL_ASSUME_FREE_BYTES")) return std::strtoull(assumed, nullptr, 10);
+  try {
+    auto r = target.query("SELECT inet_server_addr() IS NULL, current_setting('data_directory')");
+    if (r[0][0] != "t") return std::nullopt;
+    struct statvfs vfs {};
+    if (statvfs(r[0][1].c_str(), &vfs) != 0) return std::nullopt;
+    return static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  } catch (const Error&) {
+    return std::nullopt;  // not allowed to read data_directory: not readable
+  }
+}
+
+std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + 999'999) / 1'000'000) + " MB"; }
+
+std::optional<routing::Key> max_low(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
+  if (!a) return b;
+  if (!b) return a;
+  return routing::compare_keys(*a, *b) < 0 ? b : a;
+}
+std::optional<routing::Key> min_high(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
+  if (!a) return b;
+  if (!b) return a;
+  return routing::compare_keys(*a, *b) < 0 ? a : b;
+}
+
+// The lower of two lower bounds and the higher of two upper bounds (absent = unbounded).
+std::optional<routing::Key> lower_low(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
+  if (!a || !b) return std::nullopt;
+  return routing::compare_keys(*a, *b) < 0 ? a : b;
+}
+std::optional<routing::Key> higher_high(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
+  if (!a || !b) return std::nullopt;
+  return routing::compare_keys(*a, *b) < 0 ? b : a;
 }
 
 }  // namespace
@@ -52,6 +111,10 @@ Plan Engine::plan_split(const SplitRequest& req) {
   if (req.batch_size < 1) throw usage_error("--batch-size must be at least 1");
   catalog::Store store(catalog_);
   Plan plan;
+  plan.kind = "split";
+  plan.batch_size = req.batch_size;
+  plan.args = {{"map", req.map}, {"at", req.at}, {"to", req.to}, {"move", req.move_upper ? "upper" : "lower"},
+               {"batch_size", req.batch_size}};
   plan.map = store.get_map(req.map);
   if (plan.map.kind == MapKind::list)
     throw usage_error("map " + req.map + " is a list map: split cuts ranges", "move a point with `shardctl move`");
@@ -66,70 +129,169 @@ Plan Engine::plan_split(const SplitRequest& req) {
   if (holder == mappings.end())
     throw usage_error("--at " + routing::format_key(at) + " is outside every mapping of map " + req.map,
                       "`shardctl map show " + req.map + "` shows the mapped ranges");
-  plan.mapping = *holder;
-  if (plan.mapping.range.low && routing::compare_keys(*plan.mapping.range.low, at) == 0)
-    throw usage_error("--at " + routing::format_key(at) + " is where mapping " + routing::format_range(plan.mapping.range) +
+  if (holder->range.low && routing::compare_keys(*holder->range.low, at) == 0)
+    throw usage_error("--at " + routing::format_key(at) + " is where mapping " + routing::format_range(holder->range) +
                           " already starts: there is nothing to split",
                       "to move the whole mapping use `shardctl move`");
-  plan.source = store.get_shard(plan.mapping.shard);
-  plan.range = req.move_upper ? KeyRange{at, plan.mapping.range.high} : KeyRange{plan.mapping.range.low, at};
+  Segment seg{store.get_shard(holder->shard), *holder,
+              req.move_upper ? KeyRange{at, holder->range.high} : KeyRange{holder->range.low, at}};
+  plan.range = seg.range;
+  plan.segments.push_back(seg);
+  finish_plan(plan);
+  return plan;
+}
 
+Plan Engine::plan_merge(const MergeRequest& req) {
+  if (req.batch_size < 1) throw usage_error("--batch-size must be at least 1");
+  catalog::Store store(catalog_);
+  Plan plan;
+  plan.kind = "merge";
+  plan.batch_size = req.batch_size;
+  plan.args = {{"map", req.map}, {"range", req.range}, {"into", req.into}, {"batch_size", req.batch_size}};
+  plan.map = store.get_map(req.map);
+  if (plan.map.kind == MapKind::list)
+    throw usage_error("map " + req.map + " is a list map: it has points, not ranges to merge",
+                      "move one point with `shardctl move --map " + req.map + " --key K --to SHARD`");
+  plan.space = RouteSpace{plan.map.kind, plan.map.key_type};
+  KeyRange wanted = routing::parse_range(catalog::bound_type(plan.map.kind, plan.map.key_type), req.range);
+  plan.target = store.get_shard(req.into);
+  std::map<std::string, catalog::Shard> shards;
+  for (const auto& s : store.list_shards()) shards[s.name] = s;
+  bool any = false;
+  // The operation claims the moving parts and the target's own mappings in the range, so that
+  // at the end they coalesce into one mapping.
+  std::optional<KeyRange> claim;
+  for (const auto& m : store.list_mappings(req.map)) {
+    if (!routing::ranges_overlap(m.range, wanted)) continue;
+    any = true;
+    KeyRange part{max_low(m.range.low, wanted.low), min_high(m.range.high, wanted.high)};
+    KeyRange claimed = m.shard == plan.target.name ? m.range : part;
+    claim = claim ? KeyRange{lower_low(claim->low, claimed.low), higher_high(claim->high, claimed.high)} : claimed;
+    if (m.shard != plan.target.name) plan.segments.push_back(Segment{shards.at(m.shard), m, part});
+  }
+  if (!any)
+    throw usage_error("no mapping of map " + req.map + " overlaps " + routing::format_range(wanted),
+                      "`shardctl map show " + req.map + "` shows the mapped ranges");
+  if (plan.segments.empty())
+    throw usage_error("every mapping of map " + req.map + " in " + routing::format_range(wanted) + " is already on " +
+                      plan.target.name + ": there is nothing to merge");
+  plan.range = *claim;
+  finish_plan(plan);
+  return plan;
+}
+
+Plan Engine::plan_move(const MoveRequest& req) {
+  if (req.batch_size < 1) throw usage_error("--batch-size must be at least 1");
+  catalog::Store store(catalog_);
+  Plan plan;
+  plan.kind = "move";
+  plan.batch_size = req.batch_size;
+  plan.args = {{"map", req.map}, {"key", req.key}, {"to", req.to}, {"batch_size", req.batch_size}};
+  plan.map = store.get_map(req.map);
+  plan.space = RouteSpace{plan.map.kind, plan.map.key_type};
+  routing::Key key = routing::parse_key(plan.map.key_type, req.key);
+  plan.target = store.get_shard(req.to);
+  // Where the key routes: the key itself, or its hash for hash maps.
+  routing::Key routed = plan.map.kind == MapKind::hash ? routing::Key{routing::hash_key(plan.map.key_type, key)} : key;
+  std::optional<catalog::Mapping> holder;
+  for (const auto& m : store.list_mappings(req.map)) {
+    bool holds = m.is_point ? routing::compare_keys(*m.range.low, routed) == 0 : routing::range_contains(m.range, routed);
+    if (holds) holder = m;
+  }
+  if (!holder)
+    throw usage_error("key " + req.key + " is not mapped in map " + req.map,
+                      plan.map.kind == MapKind::list ? "add it with `shardctl mapping add --map " + req.map +
+                                                           " --point " + req.key + " --shard SHARD`"
+                                                     : "`shardctl map show " + req.map + "` shows the mapped ranges");
+  Segment seg{store.get_shard(holder->shard), *holder, holder->range};
+  if (plan.map.kind == MapKind::list) {
+    plan.point = key;
+    seg.range = routing::point_range(plan.map.key_type, key);
+  }
+  plan.range = seg.range;
+  plan.segments.push_back(seg);
+  finish_plan(plan);
+  return plan;
+}
+
+void Engine::finish_plan(Plan& plan) {
+  catalog::Store store(catalog_);
   std::vector<std::string> problems;
-  if (plan.source.name == plan.target.name)
-    problems.push_back("shard " + plan.target.name + " already holds " + routing::format_range(plan.range));
-  if (plan.mapping.status != "online")
-    problems.push_back("mapping " + routing::format_range(plan.mapping.range) + " is offline (an operation is moving it)");
-  if (plan.source.status != "online") problems.push_back("source shard " + plan.source.name + " is " + plan.source.status);
+  auto what = [&](const Segment& s) {
+    return plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(s.range);
+  };
+  for (const auto& s : plan.segments) {
+    if (s.source.name == plan.target.name)
+      problems.push_back("shard " + plan.target.name + " already holds " + what(s));
+    if (s.mapping.status != "online")
+      problems.push_back("mapping " + (s.mapping.is_point ? routing::format_key(*s.mapping.range.low)
+                                                          : routing::format_range(s.mapping.range)) +
+                         " is offline (an operation is moving it)");
+    if (s.source.status != "online") problems.push_back("source shard " + s.source.name + " is " + s.source.status);
+  }
   if (plan.target.status != "online") problems.push_back("target shard " + plan.target.name + " is " + plan.target.status);
 
   std::vector<catalog::TableDef> sharded;
   for (auto& t : store.list_tables()) {
-    if (t.kind == "sharded" && t.map == req.map) sharded.push_back(t);
+    if (t.kind == "sharded" && t.map == plan.map.name) sharded.push_back(t);
     if (t.kind == "reference") plan.references.push_back(catalog::quote_qualified(t.name));
   }
   if (sharded.empty())
-    problems.push_back("map " + req.map + " has no sharded tables declared (`shardctl table add-sharded`)");
-  if (!problems.empty()) throw usage_error("cannot split: " + join(problems, "; "));
+    problems.push_back("map " + plan.map.name + " has no sharded tables declared (`shardctl table add-sharded`)");
+  std::sort(problems.begin(), problems.end());
+  problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
+  if (!problems.empty()) throw usage_error("cannot " + plan.kind + ": " + join(problems, "; "));
 
-  RawConn source(plan.source.dsn, "shard " + plan.source.name);
   RawConn target(plan.target.dsn, "shard " + plan.target.name);
-  for (const auto& t : sharded) {
-    std::string q = catalog::quote_qualified(t.name);
-    auto src_cols = table_columns(source, q);
-    auto dst_cols = table_columns(target, q);
-    if (src_cols.empty()) {
-      problems.push_back("table " + t.name + " is missing on source shard " + plan.source.name);
-      continue;
+  std::map<std::string, std::unique_ptr<RawConn>> sources;
+  for (const auto& s : plan.segments)
+    if (!sources.count(s.source.name))
+      sources[s.source.name] = std::make_unique<RawConn>(s.source.dsn, "shard " + s.source.name);
+
+  // Table checks once per source shard; the target-range check once per segment.
+  for (auto& [source_name, source] : sources) {
+    for (const auto& t : sharded) {
+      std::string q = catalog::quote_qualified(t.name);
+      auto src_cols = table_columns(*source, q);
+      auto dst_cols = table_columns(target, q);
+      if (src_cols.empty()) {
+        problems.push_back("table " + t.name + " is missing on source shard " + source_name);
+        continue;
+      }
+      if (dst_cols.empty()) {
+        problems.push_back("table " + t.name + " is missing on target shard " + plan.target.name);
+        continue;
+      }
+      auto key = [](const Column& c) { return c.name + " " + c.type; };
+      std::set<std::string> a, b;
+      for (const auto& c : src_cols) a.insert(key(c));
+      for (const auto& c : dst_cols) b.insert(key(c));
+      if (a != b) problems.push_back("table " + t.name + " has different columns on " + source_name + " and " + plan.target.name);
+      switch (key_index(*source, q, *t.key_column)) {
+        case KeyIndex::none:
+          problems.push_back("table " + t.name + " has no primary key or unique index containing " + *t.key_column);
+          break;
+        case KeyIndex::non_leading:
+          plan.warnings.push_back("the key index of " + t.name + " does not lead with " + *t.key_column + " (slower batches)");
+          break;
+        case KeyIndex::leading: break;
+      }
+      auto triggers = delete_triggers(*source, q);
+      if (!triggers.empty())
+        problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " + source_name +
+                           " that the purge of moved rows would fire");
+      if (plan.tables.size() < sharded.size()) plan.tables.push_back(describe_table(*source, t));
     }
-    if (dst_cols.empty()) {
-      problems.push_back("table " + t.name + " is missing on target shard " + plan.target.name);
-      continue;
-    }
-    auto key = [](const Column& c) { return c.name + " " + c.type; };
-    std::set<std::string> a, b;
-    for (const auto& c : src_cols) a.insert(key(c));
-    for (const auto& c : dst_cols) b.insert(key(c));
-    if (a != b) problems.push_back("table " + t.name + " has different columns on " + plan.source.name + " and " + plan.target.name);
-    switch (key_index(source, q, *t.key_column)) {
-      case KeyIndex::none:
-        problems.push_back("table " + t.name + " has no primary key or unique index containing " + *t.key_column);
-        break;
-      case KeyIndex::non_leading:
-        plan.warnings.push_back("the key index of " + t.name + " does not lead with " + *t.key_column + " (slower batches)");
-        break;
-      case KeyIndex::leading: break;
-    }
-    auto triggers = delete_triggers(source, q);
-    if (!triggers.empty())
-      problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " +
-                         plan.source.name + " that the purge of moved rows would fire");
-    std::string col = catalog::quote_ident(*t.key_column);
-    if (target.query("SELECT EXISTS (SELECT 1 FROM " + q + " WHERE " + key_filter(target, plan.space, col, plan.range) +
-                     ")")[0][0] == "t")
-      problems.push_back("the target range " + routing::format_range(plan.range) + " of " + t.name + " is not empty on " +
-                         plan.target.name);
-    plan.tables.push_back(describe_table(source, t));
   }
+  for (const auto& s : plan.segments)
+    for (const auto& t : sharded) {
+      std::string q = catalog::quote_qualified(t.name);
+      if (table_columns(target, q).empty()) continue;  // reported above
+      std::string col = catalog::quote_ident(*t.key_column);
+      if (target.query("SELECT EXISTS (SELECT 1 FROM " + q + " WHERE " + key_filter(target, plan.space, col, s.range) +
+                       ")")[0][0] == "t")
+        problems.push_back("the target range " + what(s) + " of " + t.name + " is not empty on " + plan.target.name);
+    }
   // Reference tables are copied to the target only when empty there; a filled one is left
   // alone (it may be newer), with a warning.
   for (const auto& ref : plan.references) {
@@ -138,11 +300,24 @@ Plan Engine::plan_split(const SplitRequest& req) {
     else if (target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
       plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
   }
-  if (!problems.empty()) throw usage_error("cannot split: " + join(problems, "; "));
+  if (!problems.empty()) throw usage_error("cannot " + plan.kind + ": " + join(problems, "; "));
+
   // Parents before children for the copy; the purge runs in reverse.
-  sort_by_foreign_keys(source, plan.tables);
-  plan.batches = plan_batches(source, plan, req.batch_size);
-  return plan;
+  sort_by_foreign_keys(*sources.begin()->second, plan.tables);
+  for (std::size_t i = 0; i < plan.segments.size(); ++i) {
+    RawConn& source = *sources.at(plan.segments[i].source.name);
+    for (const auto& r : plan_batches(source, plan, plan.segments[i].range, plan.batch_size))
+      plan.batches.push_back(PlannedBatch{i, r});
+    plan.estimated_bytes += estimate_bytes(source, plan, plan.segments[i].range);
+  }
+  // Room on the target: what moves, plus a tenth for the WAL and index growth of the load.
+  plan.target_free_bytes = free_bytes(target);
+  std::uint64_t needed = plan.estimated_bytes + plan.estimated_bytes / 10;
+  if (plan.target_free_bytes && *plan.target_free_bytes < needed)
+    throw usage_error("cannot " + plan.kind + ": target shard " + plan.target.name + " has " +
+                          megabytes(*plan.target_free_bytes) + " free where it keeps its data; the rows that move take about " +
+                          megabytes(plan.estimated_bytes) + " (" + megabytes(needed) + " with margin)",
+                      "free space on " + plan.target.name + " or choose another target shard");
 }
 
 }  // namespace shardctl::migrate

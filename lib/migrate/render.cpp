@@ -5,16 +5,45 @@
 namespace shardctl::migrate {
 
 void print_plan(std::ostream& out, const Plan& p) {
-  out << "split plan for map " << p.map.name << ":\n"
-      << "  move keys " << routing::format_range(p.range) << " from " << p.source.name << " to " << p.target.name << '\n'
-      << "  cut from mapping " << routing::format_range(p.mapping.range) << '\n'
-      << "  tables (copy order): ";
+  auto megabytes = [](std::uint64_t b) { return std::to_string((b + 999'999) / 1'000'000) + " MB"; };
+  out << p.kind << " plan for map " << p.map.name << ":\n";
+  for (const auto& s : p.segments) {
+    out << "  move " << (p.point ? "key " + routing::format_key(*p.point) : "keys " + routing::format_range(s.range))
+        << " from " << s.source.name << " to " << p.target.name;
+    if (!p.point && !s.mapping.is_point) out << " (mapping " << routing::format_range(s.mapping.range) << ")";
+    out << '\n';
+  }
+  out << "  tables (copy order): ";
   for (std::size_t i = 0; i < p.tables.size(); ++i) out << (i ? ", " : "") << p.tables[i].name;
-  out << "\n  batches: " << p.batches.size() << '\n';
+  out << "\n  estimated size: " << megabytes(p.estimated_bytes) << ", free on " << p.target.name << ": "
+      << (p.target_free_bytes ? megabytes(*p.target_free_bytes) : std::string("not readable")) << '\n';
+  out << "  batches: " << p.batches.size() << '\n';
   for (std::size_t i = 0; i < p.batches.size() && i < 10; ++i)
-    out << "    " << (i + 1) << ": " << routing::format_range(p.batches[i]) << '\n';
+    out << "    " << (i + 1) << ": "
+        << (p.point ? routing::format_key(*p.point) : routing::format_range(p.batches[i].range)) << " from "
+        << p.segments.at(p.batches[i].segment).source.name << '\n';
   if (p.batches.size() > 10) out << "    ... " << (p.batches.size() - 10) << " more\n";
   for (const auto& w : p.warnings) out << "  warning: " << w << '\n';
+}
+
+nlohmann::json plan_json(const Plan& p) {
+  nlohmann::json batches = nlohmann::json::array(), segments = nlohmann::json::array();
+  for (const auto& b : p.batches)
+    batches.push_back({{"range", p.point ? routing::format_key(*p.point) : routing::format_range(b.range)},
+                       {"source", p.segments.at(b.segment).source.name}});
+  for (const auto& s : p.segments)
+    segments.push_back({{"range", p.point ? routing::format_key(*p.point) : routing::format_range(s.range)},
+                        {"source", s.source.name}});
+  return {{"kind", p.kind},
+          {"map", p.map.name},
+          {"range", p.point ? routing::format_key(*p.point) : routing::format_range(p.range)},
+          {"source", p.segments.size() == 1 ? nlohmann::json(p.segments.front().source.name) : nlohmann::json(nullptr)},
+          {"target", p.target.name},
+          {"segments", segments},
+          {"batches", batches},
+          {"estimated_bytes", p.estimated_bytes},
+          {"target_free_bytes", p.target_free_bytes ? nlohmann::json(*p.target_free_bytes) : nlohmann::json(nullptr)},
+          {"warnings", p.warnings}};
 }
 
 void print_status(std::ostream& out, const OpStatus& o) {

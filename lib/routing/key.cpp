@@ -205,6 +205,32 @@ bool range_contains(const KeyRange& range, const Key& key) noexcept {
   return true;
 }
 
+std::optional<Key> key_successor(KeyType type, const Key& key) {
+  switch (type) {
+    case KeyType::int4:
+    case KeyType::int8: {
+      auto v = std::get<std::int64_t>(key);
+      if (v == std::numeric_limits<std::int64_t>::max()) return std::nullopt;
+      return Key{v + 1};
+    }
+    case KeyType::text: return Key{std::get<std::string>(key) + '\x01'};
+    case KeyType::uuid: {
+      Uuid u = std::get<Uuid>(key);
+      for (auto i = u.size(); i-- > 0;) {
+        if (u[i] != 0xff) {
+          ++u[i];
+          return Key{u};
+        }
+        u[i] = 0;
+      }
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+KeyRange point_range(KeyType type, const Key& key) { return KeyRange{key, key_successor(type, key)}; }
+
 bool ranges_overlap(const KeyRange& a, const KeyRange& b) noexcept {
   // [a.low, a.high) and [b.low, b.high) overlap when each starts before the other ends.
   bool a_starts_before_b_ends = !a.low || !b.high || compare_keys(*a.low, *b.high) < 0;

@@ -55,6 +55,13 @@ KeyRange parse_range(KeyType type, std::string_view text);
 std::string format_range(const KeyRange& range);  // "LOW..HIGH" with empty unbounded sides
 
 bool range_contains(const KeyRange& range, const Key& key) noexcept;
+
+// The smallest key of `type` greater than `key`, or nullopt when there is none (the largest
+// bigint, the all-ones uuid). Text keys never contain NUL, so the successor of "k" is "k\x01".
+std::optional<Key> key_successor(KeyType type, const Key& key);
+// The half-open range holding exactly one key: [key, successor), unbounded above when there
+// is no successor. Lets the migration engine treat a list-map point like a range.
+KeyRange point_range(KeyType type, const Key& key);
 bool ranges_overlap(const KeyRange& a, const KeyRange& b) noexcept;
 
 }  // namespace shardctl::routing

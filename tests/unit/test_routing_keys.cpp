@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -307,4 +308,27 @@ TEST_CASE("overlap of half-open ranges") {
   auto S = [](const char* s) { return parse_range(KeyType::text, s); };
   CHECK_FALSE(ranges_overlap(S("a..b"), S("b..c")));
   CHECK(ranges_overlap(S("a..ba"), S("b..c")));
+}
+
+TEST_CASE("key successor: the next key in the map's order, none past the largest") {
+  CHECK(std::get<std::int64_t>(*key_successor(KeyType::int8, Key{std::int64_t{41}})) == 42);
+  CHECK(!key_successor(KeyType::int8, Key{std::numeric_limits<std::int64_t>::max()}));
+  CHECK(std::get<std::string>(*key_successor(KeyType::text, Key{std::string("acme")})) == std::string("acme\x01"));
+  Key u = parse_key(KeyType::uuid, "00000000-0000-0000-0000-0000000000ff");
+  CHECK(format_key(*key_successor(KeyType::uuid, u)) == "00000000-0000-0000-0000-000000000100");
+  CHECK(!key_successor(KeyType::uuid, parse_key(KeyType::uuid, "ffffffff-ffff-ffff-ffff-ffffffffffff")));
+}
+
+TEST_CASE("point range: holds its key and nothing else") {
+  for (KeyType t : {KeyType::int8, KeyType::text, KeyType::uuid}) {
+    Key k = t == KeyType::int8 ? Key{std::int64_t{7}}
+            : t == KeyType::text ? Key{std::string("globex")}
+                                 : parse_key(KeyType::uuid, "3f2504e0-4f89-11d3-9a0c-0305e82c3301");
+    KeyRange r = point_range(t, k);
+    CHECK(range_contains(r, k));
+    CHECK(!range_contains(r, *key_successor(t, k)));
+  }
+  CHECK(range_contains(point_range(KeyType::text, Key{std::string("a")}), Key{std::string("a")}));
+  CHECK(!range_contains(point_range(KeyType::text, Key{std::string("a")}), Key{std::string("ab")}));
+  CHECK(!range_contains(point_range(KeyType::text, Key{std::string("ab")}), Key{std::string("a")}));
 }

@@ -1,0 +1,52 @@
+// What split, merge and move share once their plan is made: print it for --dry-run, or
+// journal it, run it with a progress line on a TTY, and report the result.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/context.hpp"
+#include "migrate/operation.hpp"
+#include "migrate/render.hpp"
+
+namespace shardctl::apps {
+
+inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan) {
+  for (const auto& w : plan.warnings) ctx.warn(w);
+  if (ctx.dry_run()) {
+    if (ctx.json()) return ctx.print_json(migrate::plan_json(plan));
+    migrate::print_plan(ctx.out(), plan);
+    return;
+  }
+  auto id = engine.start(plan);
+  std::string sources;
+  for (const auto& s : plan.segments)
+    if (sources.find(s.source.name) == std::string::npos) sources += (sources.empty() ? "" : ", ") + s.source.name;
+  ctx.note("operation " + id + ": " + plan.kind + " moving " +
+           (plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(plan.range)) + " of map " +
+           plan.map.name + " from " + sources + " to " + plan.target.name + " in " + std::to_string(plan.batches.size()) +
+           " batch(es)");
+  bool tty = isatty(STDERR_FILENO) && !ctx.options().quiet;
+  auto t0 = std::chrono::steady_clock::now();
+  migrate::Progress last;
+  auto status = engine.run(id, [&](const migrate::Progress& p) {
+    last = p;
+    if (!tty) return;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << migrate::progress_line(p, s) << std::flush;
+  });
+  if (tty) std::cerr << '\n';
+  char times[200];
+  std::snprintf(times, sizeof times, "time: copy %.2f s (%.1f MB), verify %.2f s, purge %.2f s, catalog %.2f s",
+                last.copy_seconds, static_cast<double>(last.bytes) / 1e6, last.verify_seconds, last.purge_seconds,
+                last.catalog_seconds);
+  ctx.verbose(times);
+  if (ctx.json()) return ctx.print_json(migrate::to_json(status));
+  ctx.out() << "operation " << status.id << " " << status.status << ": " << status.rows_moved << " rows in "
+            << status.batches_done << " batch(es) moved to " << status.target << '\n';
+}
+
+}  // namespace shardctl::apps

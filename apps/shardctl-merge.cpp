@@ -1,0 +1,25 @@
+// shardctl merge: move every mapping (or part of one) inside a range onto one shard.
+#include "cli/family.hpp"
+#include "run_operation.hpp"
+
+using namespace shardctl;
+
+int main(int argc, char** argv) {
+  cli::Family fam("merge", "Move every mapping inside a range onto one shard");
+  migrate::MergeRequest req;
+  std::optional<int> batch_size;
+  fam.app().add_option("--map", req.map, "Map whose ranges merge")->required()->type_name("MAP");
+  fam.app().add_option("--range", req.range, "Half-open key range LOW..HIGH (LOW.. and ..HIGH are unbounded)")
+      ->required()
+      ->type_name("LOW..HIGH");
+  fam.app().add_option("--into", req.into, "Shard that receives every mapping in the range")->required()->type_name("SHARD");
+  fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: config defaults.batch_size)")
+      ->type_name("N");
+
+  fam.root_handler([&](cli::Context& ctx) {
+    req.batch_size = batch_size ? *batch_size : static_cast<int>(ctx.config().batch_size);
+    migrate::Engine engine(ctx.catalog());
+    apps::run_operation(ctx, engine, engine.plan_merge(req));
+  });
+  return fam.main(argc, argv);
+}

@@ -1,0 +1,24 @@
+// shardctl move: move the mapping that routes one key (a list map's point, or the whole
+// range of a range or hash map that holds the key) to another shard.
+#include "cli/family.hpp"
+#include "run_operation.hpp"
+
+using namespace shardctl;
+
+int main(int argc, char** argv) {
+  cli::Family fam("move", "Move the mapping that routes a key to another shard");
+  migrate::MoveRequest req;
+  std::optional<int> batch_size;
+  fam.app().add_option("--map", req.map, "Map of the key")->required()->type_name("MAP");
+  fam.app().add_option("--key", req.key, "A key of the map's key type; its whole mapping moves")->required()->type_name("KEY");
+  fam.app().add_option("--to", req.to, "Shard that receives the mapping")->required()->type_name("SHARD");
+  fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: config defaults.batch_size)")
+      ->type_name("N");
+
+  fam.root_handler([&](cli::Context& ctx) {
+    req.batch_size = batch_size ? *batch_size : static_cast<int>(ctx.config().batch_size);
+    migrate::Engine engine(ctx.catalog());
+    apps::run_operation(ctx, engine, engine.plan_move(req));
+  });
+  return fam.main(argc, argv);
+}

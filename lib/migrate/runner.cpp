@@ -1,0 +1,386 @@
+// Runner: the per-batch protocol. Every step is idempotent and is journaled after it happens,
+// so a process killed anywhere leaves the operation resumable: `op resume` redoes at most the
+// step in flight, and each step checks what is already done.
+#include "migrate/runner.hpp"
+
+#include <chrono>
+#include <set>
+
+#include "catalog/key_sql.hpp"
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+#include "migrate/shard_schema.hpp"
+
+namespace shardctl::migrate {
+using routing::KeyRange;
+
+namespace {
+
+std::string column_list(const std::vector<std::string>& cols) {
+  std::string out;
+  for (const auto& c : cols) out += (out.empty() ? "" : ", ") + catalog::quote_ident(c);
+  return out;
+}
+
+std::optional<std::string> text_of(const std::optional<routing::Key>& k) {
+  if (!k) return std::nullopt;
+  return routing::format_key(*k);
+}
+
+// Session settings for shard connections: row text identical on every server, so checksums
+// compare; and commits durable whatever the server's default (a copy or purge that a crash
+// could undo after it was journaled would lose or duplicate rows).
+constexpr const char* session_settings =
+    "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET bytea_output = 'hex'; "
+    "SET IntervalStyle = postgres; SET synchronous_commit = on";
+
+// Adds the wall time of its scope to a counter.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+Runner::Runner(pg::Connection& catalog, RunContext ctx, std::function<void(const Progress&)> progress)
+    : catalog_(catalog), ctx_(std::move(ctx)), progress_(std::move(progress)) {}
+
+Runner::~Runner() = default;
+
+Runner::CatalogRange Runner::catalog_range(const KeyRange& r) const {
+  if (points()) {
+    auto p = catalog::point_params(catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), *r.low);
+    return {p.low, p.high, p.bounds};
+  }
+  return {text_of(r.low), text_of(r.high), "[)"};
+}
+
+const catalog::Shard& Runner::shard(std::int64_t id) const {
+  auto it = ctx_.shards.find(id);
+  if (it == ctx_.shards.end()) throw internal_error("shard id " + std::to_string(id) + " of operation " + ctx_.op_id + " is gone");
+  return it->second;
+}
+
+RawConn& Runner::source(const Batch& b) {
+  auto& conn = sources_[b.source_id];
+  if (!conn) {
+    const auto& s = shard(b.source_id);
+    conn = std::make_unique<RawConn>(s.dsn, "shard " + s.name);
+    conn->exec(session_settings);
+  }
+  return *conn;
+}
+
+void Runner::fence(pqxx::work& tx) {
+  auto r = tx.exec_params("SELECT fencing_token FROM shardctl.operations WHERE op_id = $1 FOR UPDATE", ctx_.op_id);
+  if (r.empty() || r[0][0].as<std::int64_t>() != ctx_.token)
+    throw locked_error("operation " + ctx_.op_id + " was taken over by another process",
+                       "this process stops without touching the map or any row");
+}
+
+void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows) {
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    tx.exec_params("UPDATE shardctl.op_batches SET step = $3, rows_moved = CASE WHEN $4 >= 0 THEN $4 ELSE rows_moved END, "
+                   "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
+                   ctx_.op_id, b.no, step, rows);
+    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
+                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
+                   ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
+  });
+}
+
+std::vector<Runner::Batch> Runner::batches() {
+  std::vector<Batch> out;
+  routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
+  catalog_.read([&](pqxx::work& tx) {
+    for (const auto& r : tx.exec_params(
+             "SELECT b.batch_no, coalesce(lower(b.int_range)::text, lower(b.text_range)::text, lower(b.uuid_range)::text), "
+             "coalesce(upper(b.int_range)::text, upper(b.text_range)::text, upper(b.uuid_range)::text), b.step, "
+             "coalesce(b.source_shard_id, o.source_shard_id) "
+             "FROM shardctl.op_batches b JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 ORDER BY b.batch_no",
+             ctx_.op_id)) {
+      Batch b{r[0].as<int>(), {}, r[3].as<std::string>(), r[4].as<std::int64_t>()};
+      if (!r[1].is_null()) b.range.low = routing::parse_key(bt, r[1].as<std::string>());
+      if (!r[2].is_null()) b.range.high = routing::parse_key(bt, r[2].as<std::string>());
+      if (points()) b.range = routing::point_range(bt, *b.range.low);  // journaled as [k,k]
+      out.push_back(b);
+    }
+  });
+  return out;
+}
+
+bool Runner::cancel_requested() {
+  bool cancel = false;
+  catalog_.read([&](pqxx::work& tx) {
+    cancel = tx.exec_params1("SELECT cancel_requested FROM shardctl.operations WHERE op_id = $1", ctx_.op_id)[0].as<bool>();
+  });
+  return cancel;
+}
+
+// Marks the batch's mapping offline (cutting it out of the mapping that holds it, for ranges)
+// and installs the write guard for it on the source.
+void Runner::take_offline(const Batch& b) {
+  CatalogRange c = catalog_range(b.range);
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    std::string batch_expr = ctx_.ctor + "($3, $4, $5)";
+    auto exact = tx.exec_params("UPDATE shardctl.mappings SET status = 'offline' WHERE map_id = $1 AND shard_id = $2 AND " +
+                                    ctx_.column + " = " + batch_expr + " RETURNING mapping_id",
+                                ctx_.map.id, b.source_id, c.low, c.high, c.bounds);
+    if (!exact.empty()) return;
+    if (points())
+      throw internal_error("map " + ctx_.map.name + " no longer maps key " + routing::format_key(*b.range.low) + " to " +
+                           shard(b.source_id).name);
+    cut_mapping(tx, b, c);
+  });
+  faults_.point("offline.mapping");
+  RawConn& src = source(b);
+  install_guard(src, ctx_.space, guarded());
+  add_offline_range(src, ctx_.op_id, b.no, b.range);
+  catalog_.transact([&](pqxx::work& tx) {
+    for (const auto& t : ctx_.tables)
+      tx.exec_params("INSERT INTO shardctl.guards (op_id, shard_id, table_name) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                     ctx_.op_id, b.source_id, t.name);
+  });
+  faults_.point("offline.guard");
+}
+
+// Replaces the source mapping holding the batch by up to three: the part before the batch,
+// the batch (offline), the part after it.
+void Runner::cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c) {
+  std::string batch_expr = ctx_.ctor + "($3, $4, $5)";
+  auto holder = tx.exec_params("SELECT mapping_id, lower(" + ctx_.column + ")::text, upper(" + ctx_.column +
+                                   ")::text FROM shardctl.mappings WHERE map_id = $1 AND shard_id = $2 AND " + ctx_.column +
+                                   " @> " + batch_expr + " FOR UPDATE",
+                               ctx_.map.id, b.source_id, c.low, c.high, c.bounds);
+  if (holder.empty())
+    throw internal_error("no mapping of map " + ctx_.map.name + " on " + shard(b.source_id).name + " holds batch " +
+                         routing::format_range(b.range));
+  auto id = holder[0][0].as<std::int64_t>();
+  std::optional<std::string> h_lo, h_hi;
+  if (!holder[0][1].is_null()) h_lo = holder[0][1].as<std::string>();
+  if (!holder[0][2].is_null()) h_hi = holder[0][2].as<std::string>();
+  tx.exec_params("DELETE FROM shardctl.mappings WHERE mapping_id = $1", id);
+  auto insert = [&](const std::optional<std::string>& l, const std::optional<std::string>& u, const std::string& status) {
+    tx.exec_params("INSERT INTO shardctl.mappings (map_id, shard_id, status, " + ctx_.column + ") VALUES ($1, $2, $5, " +
+                       ctx_.ctor + "($3, $4, '[)'))",
+                   ctx_.map.id, b.source_id, l, u, status);
+  };
+  if (c.low && h_lo != c.low) insert(h_lo, c.low, "online");  // the part before the batch
+  insert(c.low, c.high, "offline");
+  if (c.high && h_hi != c.high) insert(c.high, h_hi, "online");  // the part after it
+}
+
+// Copies the batch's rows of every table, parents first, in one target transaction: the
+// target holds all of the batch or none of it. A batch found on the target was committed by
+// an earlier run of this operation (the target range was checked empty before the first one).
+std::int64_t Runner::copy(const Batch& b) {
+  RawConn& src = source(b);
+  bool present = false;
+  for (const auto& t : ctx_.tables)
+    present = present || target_->query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " +
+                                        filter(*target_, t, b.range) + ")")[0][0] == "t";
+  std::int64_t rows = 0;
+  if (!present) {
+    target_->exec("BEGIN");
+    for (const auto& t : ctx_.tables) {
+      std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
+      stats_.bytes += pump_copy(src,
+                                "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " +
+                                    filter(src, t, b.range) + order + ") TO STDOUT (FORMAT binary)",
+                                *target_, "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN (FORMAT binary)");
+      faults_.point("copy.table");
+    }
+    target_->exec("COMMIT");
+  }
+  faults_.point("copy.commit");
+  for (const auto& t : ctx_.tables)
+    rows += std::stoll(target_->query("SELECT count(*) FROM " + t.quoted + " WHERE " + filter(*target_, t, b.range))[0][0]);
+  return rows;
+}
+
+void Runner::verify(const Batch& b) {
+  RawConn& src = source(b);
+  const auto& from = shard(b.source_id);
+  for (const auto& t : ctx_.tables) {
+    auto s = checksum(src, t, b.range), d = checksum(*target_, t, b.range);
+    if (s != d)
+      throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
+                               from.name + " has count:checksum " + s + ", " + ctx_.target.name + " has " + d,
+                           "nothing was deleted; the batch stays offline on " + from.name + " until resolved");
+  }
+  faults_.point("verify");
+}
+
+void Runner::flip(const Batch& b) {
+  CatalogRange c = catalog_range(b.range);
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    tx.exec_params("UPDATE shardctl.mappings SET shard_id = $6, status = 'online' WHERE map_id = $1 AND shard_id IN ($2, $6) AND " +
+                       ctx_.column + " = " + ctx_.ctor + "($3, $4, $5)",
+                   ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
+  });
+  faults_.point("flip");
+}
+
+// Deletes the moved rows from the source, children first, and lifts the batch's guard range,
+// in one source transaction; the lease is checked just before commit.
+void Runner::purge(const Batch& b) {
+  RawConn& src = source(b);
+  src.exec("BEGIN");
+  src.exec("SET LOCAL shardctl.guard_bypass = 'on'");
+  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
+    src.exec("DELETE FROM " + it->quoted + " WHERE " + filter(src, *it, b.range));
+  src.query("DELETE FROM shardctl.offline_ranges WHERE op_id = $1 AND batch_no = $2", {ctx_.op_id, std::to_string(b.no)});
+  catalog_.read([&](pqxx::work& tx) { fence(tx); });
+  src.exec("COMMIT");
+  faults_.point("purge");
+}
+
+void Runner::copy_references(RawConn& from) {
+  for (const auto& ref : ctx_.references) {
+    if (table_columns(*target_, ref).empty()) continue;
+    if (target_->query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t") continue;
+    std::vector<std::string> cols;
+    for (const auto& c : table_columns(from, ref)) cols.push_back(c.name);
+    target_->exec("BEGIN");
+    pump_copy(from, "COPY (SELECT " + column_list(cols) + " FROM " + ref + ") TO STDOUT (FORMAT binary)", *target_,
+              "COPY " + ref + " (" + column_list(cols) + ") FROM STDIN (FORMAT binary)");
+    target_->exec("COMMIT");
+  }
+  faults_.point("references");
+}
+
+// Joins adjacent online mappings of the same shard inside the operation's range, so a split
+// or merge leaves one mapping per shard and side however many batches it took. List maps have
+// points, which never join.
+void Runner::coalesce() {
+  if (points()) return;
+  routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
+  auto lo = text_of(ctx_.range.low), hi = text_of(ctx_.range.high);
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    auto rows = tx.exec_params("SELECT mapping_id, shard_id, status, lower(" + ctx_.column + ")::text, upper(" + ctx_.column +
+                                   ")::text FROM shardctl.mappings WHERE map_id = $1 AND " + ctx_.column + " <@ " +
+                                   ctx_.ctor + "($2, $3, '[)') ORDER BY lower(" + ctx_.column + ") NULLS FIRST FOR UPDATE",
+                               ctx_.map.id, lo, hi);
+    std::size_t i = 0;
+    while (i < rows.size()) {
+      std::size_t j = i;
+      while (j + 1 < rows.size() && rows[j + 1][1].as<std::int64_t>() == rows[i][1].as<std::int64_t>() &&
+             rows[j + 1][2].as<std::string>() == "online" && rows[i][2].as<std::string>() == "online" &&
+             !rows[j][4].is_null() && !rows[j + 1][3].is_null() &&
+             routing::compare_keys(routing::parse_key(bt, rows[j][4].as<std::string>()),
+                                   routing::parse_key(bt, rows[j + 1][3].as<std::string>())) == 0)
+        ++j;
+      if (j > i) {
+        std::optional<std::string> l, u;
+        if (!rows[i][3].is_null()) l = rows[i][3].as<std::string>();
+        if (!rows[j][4].is_null()) u = rows[j][4].as<std::string>();
+        for (std::size_t k = i; k <= j; ++k)
+          tx.exec_params("DELETE FROM shardctl.mappings WHERE mapping_id = $1", rows[k][0].as<std::int64_t>());
+        tx.exec_params("INSERT INTO shardctl.mappings (map_id, shard_id, " + ctx_.column + ") VALUES ($1, $2, " + ctx_.ctor +
+                           "($3, $4, '[)'))",
+                       ctx_.map.id, rows[i][1].as<std::int64_t>(), l, u);
+      }
+      i = j + 1;
+    }
+  });
+  faults_.point("coalesce");
+}
+
+void Runner::finish(const std::string& status, const std::vector<Batch>& all) {
+  coalesce();
+  std::set<std::int64_t> done;
+  for (const auto& b : all)
+    if (done.insert(b.source_id).second) remove_guard(source(b), ctx_.op_id, guarded());
+  faults_.point("unguard");
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    tx.exec_params("DELETE FROM shardctl.guards WHERE op_id = $1", ctx_.op_id);
+    tx.exec_params("UPDATE shardctl.operations SET status = $2, phase = $2, finished_at = now(), updated_at = now(), "
+                   "lease_holder = NULL, lease_until = NULL WHERE op_id = $1",
+                   ctx_.op_id, status);
+  });
+}
+
+std::vector<GuardedTable> Runner::guarded() const {
+  std::vector<GuardedTable> out;
+  for (const auto& t : ctx_.tables) out.push_back({t.quoted, t.key_column});
+  return out;
+}
+
+std::string Runner::filter(RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
+  return key_filter(conn, ctx_.space, catalog::quote_ident(t.key_column), r);
+}
+
+std::string Runner::checksum(RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
+  auto row = conn.query("SELECT count(*) || ':' || coalesce(sum(('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint::numeric), 0) "
+                        "FROM (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(conn, t, r) +
+                        ") x");
+  return row[0][0];
+}
+
+void Runner::run() {
+  target_ = std::make_unique<RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
+  target_->exec(session_settings);
+  auto all = batches();
+  if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");
+  copy_references(source(all.front()));
+  stats_.batches = static_cast<int>(all.size());
+  for (const auto& b : all) {
+    stats_.batch = b.no;
+    if (b.step == "done") continue;
+    if (b.step == "planned") {
+      if (cancel_requested()) {
+        finish("cancelled", all);
+        return;
+      }
+      {
+        Stopwatch w(stats_.catalog_seconds);
+        take_offline(b);
+        journal(b, "offline");
+      }
+      faults_.point("journal.offline");
+    }
+    std::int64_t rows = 0;
+    if (b.step != "flipped") {
+      // Also when journaled as copied: copy() finds the batch on the target and does nothing,
+      // unless the target lost it (a crash of a server that does not sync commits).
+      {
+        Stopwatch w(stats_.copy_seconds);
+        rows = copy(b);
+      }
+      if (b.step != "copied") journal(b, "copied", rows);
+      faults_.point("journal.copied");
+      {
+        Stopwatch w(stats_.verify_seconds);
+        verify(b);
+      }
+      flip(b);
+      journal(b, "flipped");
+      faults_.point("journal.flipped");
+    }
+    {
+      Stopwatch w(stats_.purge_seconds);
+      purge(b);
+    }
+    journal(b, "done");
+    faults_.point("journal.done");
+    stats_.rows += rows;
+    if (progress_) progress_(stats_);
+  }
+  finish("done", all);
+  faults_.point("finished");
+  if (progress_) progress_(stats_);
+}
+
+}  // namespace shardctl::migrate

@@ -1,0 +1,88 @@
+// The per-batch protocol of a journaled operation (split, merge or move): offline -> guard ->
+// copy -> verify -> flip -> purge -> journal, batch after batch, and the end of the operation
+// (coalesce mappings, lift guards). Internal to lib/migrate; Engine::run builds the Context.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "migrate/fault.hpp"
+#include "migrate/guard.hpp"
+#include "migrate/operation.hpp"
+
+namespace shardctl::migrate {
+
+// The operation, rebuilt from the catalog on every run so resume needs nothing else.
+struct RunContext {
+  std::string op_id;
+  std::int64_t token = 0;  // fencing token this process holds
+  catalog::Map map;
+  RouteSpace space;
+  std::map<std::int64_t, catalog::Shard> shards;  // every shard, by id (batches name their source)
+  catalog::Shard target;
+  routing::KeyRange range;  // the operation's claim on the map
+  std::vector<PlannedTable> tables;
+  std::vector<std::string> references;
+  std::string column, ctor;  // the mappings range column of this map and its constructor
+};
+
+class Runner {
+ public:
+  Runner(pg::Connection& catalog, RunContext ctx, std::function<void(const Progress&)> progress);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Runs the remaining batches, then finishes the operation (done, or cancelled when asked).
+  void run();
+
+ private:
+  struct Batch {
+    int no;
+    routing::KeyRange range;  // half-open; a list point as [k, successor)
+    std::string step;
+    std::int64_t source_id;
+  };
+  // Bound parameters of a batch in the catalog's mappings column: a list map's point is
+  // stored [k,k]; everything else [low, high).
+  struct CatalogRange {
+    std::optional<std::string> low, high;
+    std::string bounds;
+  };
+
+  bool points() const noexcept { return ctx_.map.kind == routing::MapKind::list; }
+  CatalogRange catalog_range(const routing::KeyRange& r) const;
+  const catalog::Shard& shard(std::int64_t id) const;
+  RawConn& source(const Batch& b);
+  void fence(pqxx::work& tx);
+  void journal(const Batch& b, const std::string& step, std::int64_t rows = -1);
+  std::vector<Batch> batches();
+  bool cancel_requested();
+  void take_offline(const Batch& b);
+  void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c);
+  std::int64_t copy(const Batch& b);
+  void verify(const Batch& b);
+  void flip(const Batch& b);
+  void purge(const Batch& b);
+  void copy_references(RawConn& from);
+  void coalesce();
+  void finish(const std::string& status, const std::vector<Batch>& all);
+  std::vector<GuardedTable> guarded() const;
+  std::string filter(RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+  std::string checksum(RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+
+  pg::Connection& catalog_;
+  RunContext ctx_;
+  std::function<void(const Progress&)> progress_;
+  FaultInjector faults_;
+  std::map<std::int64_t, std::unique_ptr<RawConn>> sources_;
+  std::unique_ptr<RawConn> target_;
+  Progress stats_;
+};
+
+}  // namespace shardctl::migrate
