@@ -208,6 +208,9 @@ std::int64_t Runner::copy(const Batch& b) {
 }
 
 void Runner::verify(const Batch& b) {
+  // A process that lost its lease stops here: another runner may already have purged the batch,
+  // and a failed comparison would only confuse.
+  catalog_.read([&](pqxx::work& tx) { fence(tx); });
   RawConn& src = source(b);
   const auto& from = shard(b.source_id);
   for (const auto& t : ctx_.tables) {
