@@ -18,7 +18,7 @@ _shardctl() {
   if [ -z "$family" ]; then
     local plugins p
     plugins=$(compgen -c shardctl- | sed "s/^shardctl-//" | sort -u)
-    COMPREPLY=($(compgen -W "init lookup map mapping op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "init lookup map mapping merge move op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
     return
   fi
   local words=""
@@ -82,6 +82,8 @@ _shardctl() {
       esac ;;
     init) words="" ;;
     lookup) words="--map" ;;
+    merge) words="--map --range --into --batch-size" ;;
+    move) words="--map --key --to --batch-size" ;;
     split) words="--map --at --to --move --batch-size" ;;
   esac
   [[ $cur == -* ]] && words="$words -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version"
