@@ -22,13 +22,12 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
     return;
   }
   auto id = engine.start(plan);
-  std::string sources;
+  std::string what;
   for (const auto& s : plan.segments)
-    if (sources.find(s.source.name) == std::string::npos) sources += (sources.empty() ? "" : ", ") + s.source.name;
-  ctx.note("operation " + id + ": " + plan.kind + " moving " +
-           (plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(plan.range)) + " of map " +
-           plan.map.name + " from " + sources + " to " + plan.target.name + " in " + std::to_string(plan.batches.size()) +
-           " batch(es)");
+    what += (what.empty() ? "" : ", ") +
+            (plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(s.range)) + " from " + s.source.name;
+  ctx.note("operation " + id + ": " + plan.kind + " of map " + plan.map.name + " moving " + what + " to " +
+           plan.target.name + " in " + std::to_string(plan.batches.size()) + " batch(es)");
   bool tty = isatty(STDERR_FILENO) && !ctx.options().quiet;
   auto t0 = std::chrono::steady_clock::now();
   migrate::Progress last;

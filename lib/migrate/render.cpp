@@ -23,7 +23,6 @@ void print_plan(std::ostream& out, const Plan& p) {
         << (p.point ? routing::format_key(*p.point) : routing::format_range(p.batches[i].range)) << " from "
         << p.segments.at(p.batches[i].segment).source.name << '\n';
   if (p.batches.size() > 10) out << "    ... " << (p.batches.size() - 10) << " more\n";
-  for (const auto& w : p.warnings) out << "  warning: " << w << '\n';
 }
 
 nlohmann::json plan_json(const Plan& p) {
