@@ -144,9 +144,12 @@ CREATE TABLE shardctl.guards (
 )SQL";
 
 // Version 3: a merge moves ranges from several shards onto one, so each batch names its own
-// source shard (NULL in batches journaled by version 2: the operation's source).
+// source shard (NULL in batches journaled by version 2: the operation's source); and each
+// batch records how many distinct keys it holds, for progress (keys done / total).
 constexpr std::string_view v3 = R"SQL(
-ALTER TABLE shardctl.op_batches ADD COLUMN source_shard_id bigint REFERENCES shardctl.shards;
+ALTER TABLE shardctl.op_batches
+  ADD COLUMN source_shard_id bigint REFERENCES shardctl.shards,
+  ADD COLUMN keys bigint;
 )SQL";
 
 }  // namespace

@@ -41,6 +41,9 @@ constexpr const char* op_select =
     "(SELECT count(*) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) AS batches, "
     "(SELECT count(*) FROM shardctl.op_batches b WHERE b.op_id = o.op_id AND b.step = 'done') AS batches_done, "
     "(SELECT coalesce(sum(rows_moved), 0) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) AS rows_moved, "
+    "(SELECT coalesce(sum(keys) FILTER (WHERE b.step = 'done'), 0) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) AS keys_done, "
+    "coalesce((o.progress ->> 'keys_total')::bigint, 0) AS keys_total, "
+    "coalesce((o.progress ->> 'rows_total')::bigint, 0) AS rows_total, "
     "o.cancel_requested, coalesce(o.error, '') AS error, coalesce(o.lease_holder, '') AS lease_holder, "
     "o.created_at::text, o.updated_at::text "
     "FROM shardctl.operations o LEFT JOIN shardctl.maps mp USING (map_id) "
@@ -60,6 +63,9 @@ OpStatus op_from(const pqxx::row& r) {
   o.batches = r["batches"].as<int>();
   o.batches_done = r["batches_done"].as<int>();
   o.rows_moved = r["rows_moved"].as<std::int64_t>();
+  o.rows_total = r["rows_total"].as<std::int64_t>();
+  o.keys_done = r["keys_done"].as<std::int64_t>();
+  o.keys_total = r["keys_total"].as<std::int64_t>();
   o.cancel_requested = r["cancel_requested"].as<bool>();
   o.error = r["error"].as<std::string>();
   o.lease_holder = r["lease_holder"].as<std::string>();
@@ -81,7 +87,9 @@ nlohmann::json to_json(const OpStatus& o) {
           {"phase", o.phase},     {"range", o.range},
           {"source", o.source},   {"target", o.target},
           {"batches", o.batches}, {"batches_done", o.batches_done},
-          {"rows_moved", o.rows_moved}, {"cancel_requested", o.cancel_requested},
+          {"rows_moved", o.rows_moved}, {"rows_total", o.rows_total},
+          {"keys_done", o.keys_done},   {"keys_total", o.keys_total},
+          {"cancel_requested", o.cancel_requested},
           {"error", o.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.error)},
           {"lease_holder", o.lease_holder.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.lease_holder)},
           {"created_at", o.created_at}, {"updated_at", o.updated_at}};
@@ -117,19 +125,22 @@ std::string Engine::start(const Plan& plan) {
     }
     op_id = tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, map_id, " + column +
                                 ", args, status, phase, source_shard_id, target_shard_id, batch_size, lease_holder, "
-                                "lease_until, heartbeat_at) VALUES (gen_random_uuid(), $1, $2, " + ctor +
+                                "lease_until, heartbeat_at, progress) VALUES (gen_random_uuid(), $1, $2, " + ctor +
                                 "($3, $4, $5), $6::jsonb, 'running', 'planned', $7, $8, $9, $10, now() + interval '60 seconds', "
-                                "now()) RETURNING op_id::text",
+                                "now(), $11::jsonb) RETURNING op_id::text",
                             plan.kind, plan.map.id, claim.low, claim.high, claim.bounds, plan.args.dump(), single_source,
-                            plan.target.id, plan.batch_size, holder_name())[0]
+                            plan.target.id, plan.batch_size, holder_name(),
+                            nlohmann::json{{"rows_total", plan.rows_total}, {"keys_total", plan.keys_total},
+                                           {"estimated_bytes", plan.estimated_bytes}}
+                                .dump())[0]
                 .as<std::string>();
     for (std::size_t i = 0; i < plan.batches.size(); ++i) {
       const auto& b = plan.batches[i];
       catalog::RangeParams r =
           plan.point ? claim : catalog::RangeParams{text_of(b.range.low), text_of(b.range.high), "[)"};
-      tx.exec_params("INSERT INTO shardctl.op_batches (op_id, batch_no, source_shard_id, " + column + ") VALUES ($1, $2, $3, " +
-                         ctor + "($4, $5, $6))",
-                     op_id, static_cast<int>(i + 1), plan.segments.at(b.segment).source.id, r.low, r.high, r.bounds);
+      tx.exec_params("INSERT INTO shardctl.op_batches (op_id, batch_no, source_shard_id, keys, " + column +
+                         ") VALUES ($1, $2, $3, $7, " + ctor + "($4, $5, $6))",
+                     op_id, static_cast<int>(i + 1), plan.segments.at(b.segment).source.id, r.low, r.high, r.bounds, b.keys);
     }
   });
   return op_id;

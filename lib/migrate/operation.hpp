@@ -64,6 +64,7 @@ struct Segment {
 struct PlannedBatch {
   std::size_t segment;  // index into Plan::segments
   routing::KeyRange range;
+  std::int64_t keys = 0;  // distinct keys in the batch when planned
 };
 
 struct Plan {
@@ -79,6 +80,8 @@ struct Plan {
   std::vector<std::string> references;   // reference tables (quoted) copied when empty on the target
   std::vector<std::string> warnings;
   std::uint64_t estimated_bytes = 0;     // heap+index bytes the moving rows take on the sources
+  std::int64_t keys_total = 0;           // distinct keys that move
+  std::int64_t rows_total = 0;           // rows that move, all tables
   std::optional<std::uint64_t> target_free_bytes;  // free space where the target keeps its data, if readable
   int batch_size = 1000;
   nlohmann::json args;                   // the request, journaled with the operation
@@ -96,6 +99,9 @@ struct OpStatus {
   int batches = 0;
   int batches_done = 0;
   std::int64_t rows_moved = 0;
+  std::int64_t rows_total = 0;  // when planned (0 for operations journaled before version 3)
+  std::int64_t keys_done = 0;
+  std::int64_t keys_total = 0;
   bool cancel_requested = false;
   std::string error;
   std::string lease_holder;

@@ -30,40 +30,51 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 
 // Batch boundaries: every batch_size-th distinct routing value in the moving range, over the
 // union of all sharded tables, so sparse keys still give batches of about that many keys.
-std::vector<KeyRange> plan_batches(RawConn& source, const Plan& plan, const KeyRange& range, int batch_size) {
-  if (plan.point) return {range};  // one shardlet
+// Each batch carries its count of distinct keys (the last one the remainder).
+std::vector<PlannedBatch> plan_batches(RawConn& source, const Plan& plan, std::size_t segment, int batch_size) {
+  const KeyRange& range = plan.segments[segment].range;
+  if (plan.point) return {PlannedBatch{segment, range, 1}};  // one shardlet
   std::vector<std::string> parts;
   for (const auto& t : plan.tables) {
     std::string col = catalog::quote_ident(t.key_column);
     parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " + key_filter(source, plan.space, col, range));
   }
-  std::string sql = "SELECT k::text FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn FROM (SELECT DISTINCT " +
-                    route_expression(plan.space, "key") + " AS k FROM (" + join(parts, " UNION ALL ") +
-                    ") u) d) x WHERE rn % " + std::to_string(batch_size) + " = 1 AND rn > 1 ORDER BY rn";
+  // Rows of the result: every batch_size-th key after the first (a bound), and the last key
+  // (for the total).
+  std::string sql = "SELECT k::text, rn, total FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn, count(*) OVER () AS total "
+                    "FROM (SELECT DISTINCT " + route_expression(plan.space, "key") + " AS k FROM (" + join(parts, " UNION ALL ") +
+                    ") u) d) x WHERE ((rn - 1) % " + std::to_string(batch_size) + " = 0 AND rn > 1) OR rn = total ORDER BY rn";
   routing::KeyType bound_type = catalog::bound_type(plan.space.kind, plan.space.key_type);
-  std::vector<KeyRange> batches;
+  std::vector<PlannedBatch> batches;
   std::optional<routing::Key> low = range.low;
+  std::int64_t total = 0, done = 0;
   for (auto& row : source.query(sql)) {
+    std::int64_t rn = std::stoll(row[1]);
+    total = std::stoll(row[2]);
+    if (rn == 1 || (rn - 1) % batch_size != 0) continue;  // the last key, not a bound
     routing::Key b = routing::parse_key(bound_type, row[0]);
-    batches.push_back(KeyRange{low, b});
+    batches.push_back(PlannedBatch{segment, KeyRange{low, b}, rn - 1 - done});
+    done = rn - 1;
     low = b;
   }
-  batches.push_back(KeyRange{low, range.high});
+  batches.push_back(PlannedBatch{segment, KeyRange{low, range.high}, total - done});
   return batches;
 }
 
-// The bytes the moving rows take on the source, heap and indexes: rows in the range times
-// the table's average bytes per row.
-std::uint64_t estimate_bytes(RawConn& source, const Plan& plan, const KeyRange& range) {
-  double total = 0;
+// The rows that move (all tables) and the bytes they take on the source, heap and indexes:
+// rows in the range times the table's average bytes per row.
+std::pair<std::int64_t, std::uint64_t> estimate_size(RawConn& source, const Plan& plan, const KeyRange& range) {
+  double bytes = 0;
+  std::int64_t rows = 0;
   for (const auto& t : plan.tables) {
     std::string col = catalog::quote_ident(t.key_column);
-    auto r = source.query("SELECT (SELECT count(*) FROM " + t.quoted + " WHERE " + key_filter(source, plan.space, col, range) +
-                          ")::float8 * pg_total_relation_size(" + source.literal(t.quoted) +
-                          "::regclass) / greatest((SELECT count(*) FROM " + t.quoted + "), 1)");
-    total += std::stod(r[0][0]);
+    auto r = source.query("SELECT n, n::float8 * pg_total_relation_size(" + source.literal(t.quoted) +
+                          "::regclass) / greatest((SELECT count(*) FROM " + t.quoted + "), 1) FROM (SELECT count(*) AS n FROM " +
+                          t.quoted + " WHERE " + key_filter(source, plan.space, col, range) + ") c");
+    rows += std::stoll(r[0][0]);
+    bytes += std::stod(r[0][1]);
   }
-  return static_cast<std::uint64_t>(total);
+  return {rows, static_cast<std::uint64_t>(bytes)};
 }
 
 // Free bytes on the file system holding the target's data directory, when shardctl can see
@@ -306,9 +317,13 @@ void Engine::finish_plan(Plan& plan) {
   sort_by_foreign_keys(*sources.begin()->second, plan.tables);
   for (std::size_t i = 0; i < plan.segments.size(); ++i) {
     RawConn& source = *sources.at(plan.segments[i].source.name);
-    for (const auto& r : plan_batches(source, plan, plan.segments[i].range, plan.batch_size))
-      plan.batches.push_back(PlannedBatch{i, r});
-    plan.estimated_bytes += estimate_bytes(source, plan, plan.segments[i].range);
+    for (const auto& b : plan_batches(source, plan, i, plan.batch_size)) {
+      plan.keys_total += b.keys;
+      plan.batches.push_back(b);
+    }
+    auto [rows, bytes] = estimate_size(source, plan, plan.segments[i].range);
+    plan.rows_total += rows;
+    plan.estimated_bytes += bytes;
   }
   // Room on the target: what moves, plus a tenth for the WAL and index growth of the load.
   plan.target_free_bytes = free_bytes(target);

@@ -15,6 +15,7 @@ void print_plan(std::ostream& out, const Plan& p) {
   }
   out << "  tables (copy order): ";
   for (std::size_t i = 0; i < p.tables.size(); ++i) out << (i ? ", " : "") << p.tables[i].name;
+  out << "\n  keys: " << p.keys_total << ", rows: " << p.rows_total;
   out << "\n  estimated size: " << megabytes(p.estimated_bytes) << ", free on " << p.target.name << ": "
       << (p.target_free_bytes ? megabytes(*p.target_free_bytes) : std::string("not readable")) << '\n';
   out << "  batches: " << p.batches.size() << '\n';
@@ -29,7 +30,8 @@ nlohmann::json plan_json(const Plan& p) {
   nlohmann::json batches = nlohmann::json::array(), segments = nlohmann::json::array();
   for (const auto& b : p.batches)
     batches.push_back({{"range", p.point ? routing::format_key(*p.point) : routing::format_range(b.range)},
-                       {"source", p.segments.at(b.segment).source.name}});
+                       {"source", p.segments.at(b.segment).source.name},
+                       {"keys", b.keys}});
   for (const auto& s : p.segments)
     segments.push_back({{"range", p.point ? routing::format_key(*p.point) : routing::format_range(s.range)},
                         {"source", s.source.name}});
@@ -40,6 +42,8 @@ nlohmann::json plan_json(const Plan& p) {
           {"target", p.target.name},
           {"segments", segments},
           {"batches", batches},
+          {"keys_total", p.keys_total},
+          {"rows_total", p.rows_total},
           {"estimated_bytes", p.estimated_bytes},
           {"target_free_bytes", p.target_free_bytes ? nlohmann::json(*p.target_free_bytes) : nlohmann::json(nullptr)},
           {"warnings", p.warnings}};
@@ -49,7 +53,8 @@ void print_status(std::ostream& out, const OpStatus& o) {
   out << "operation: " << o.id << "\nkind:      " << o.kind << "\nmap:       " << o.map << "\nrange:     " << o.range
       << "\nfrom:      " << o.source << "\nto:        " << o.target << "\nstatus:    " << o.status
       << (o.cancel_requested && o.status != "cancelled" ? " (cancel requested)" : "") << "\nphase:     " << o.phase
-      << "\nbatches:   " << o.batches_done << "/" << o.batches << "\nrows:      " << o.rows_moved << '\n';
+      << "\nbatches:   " << o.batches_done << "/" << o.batches << "\nkeys:      " << o.keys_done << "/" << o.keys_total
+      << "\nrows:      " << o.rows_moved << "/" << o.rows_total << '\n';
   if (!o.lease_holder.empty()) out << "held by:   " << o.lease_holder << '\n';
   if (!o.error.empty()) out << "error:     " << o.error << '\n';
   out << "created:   " << o.created_at << "\nupdated:   " << o.updated_at << '\n';

@@ -20,6 +20,9 @@ expect_stdout_contains "estimated size:"
 expect_exit 0 shardctl merge --map customers --range 200..700 --into shard_1 --batch-size 100 --dry-run --format json
 assert_eq "$(jq -r '[.segments[].source] | join(",")' "$STDOUT")" "shard_2,shard_3"
 assert_eq "$(jq -r '.batches | length' "$STDOUT")" "5"
+# 333 keys from shard_2 in batches of 100, 100, 100, 33; 33 keys from shard_3 in one.
+assert_eq "$(jq -r '[.batches[].keys] | map(tostring) | join(",")' "$STDOUT")" "100,100,100,33,33"
+assert_eq "$(jq -r .keys_total "$STDOUT")" "366"
 assert_eq "$(catalog_dump)" "$dump"
 
 # Bad input: each refused before anything changes.
@@ -50,6 +53,8 @@ expect_exit 0 shardctl op show "$op" --format json
 assert_eq "$(jq -r .kind "$STDOUT")" "merge"
 assert_eq "$(jq -r .source "$STDOUT")" "shard_2,shard_3"
 assert_eq "$(jq -r .batches_done "$STDOUT")" "5"
+assert_eq "$(jq -r '"\(.keys_done)/\(.keys_total)"' "$STDOUT")" "366/366"
+assert_eq "$(jq -r '.rows_moved == .rows_total and .rows_total > 366' "$STDOUT")" "true"
 
 # --- move of a range mapping -----------------------------------------------------------------
 expect_exit 64 shardctl move --map customers --key 900 --to shard_3

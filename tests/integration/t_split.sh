@@ -10,6 +10,10 @@ dump=$(catalog_dump)
 expect_exit 0 shardctl split --map customers --at 200 --to shard_3 --batch-size 50 --dry-run
 expect_stdout_contains "move keys 200..334 from shard_1 to shard_3"
 expect_stdout_contains "batches: 3"
+# --batch-size 1: one batch per key (customers 990..1000 are on shard_3).
+expect_exit 0 shardctl split --map customers --at 990 --to shard_1 --batch-size 1 --dry-run --format json
+assert_eq "$(jq -r '.batches | length' "$STDOUT")" "11"
+assert_eq "$(jq -r '[.batches[].keys] | add' "$STDOUT")" "11"
 assert_eq "$(catalog_dump)" "$dump"
 
 # Bad input, each refused before anything changes.
