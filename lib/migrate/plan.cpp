@@ -116,20 +116,27 @@ std::optional<routing::Key> higher_high(const std::optional<routing::Key>& a, co
   return routing::compare_keys(*a, *b) < 0 ? b : a;
 }
 
+// What every kind starts with: the batch size checked, the map looked up, the request kept.
+Plan new_plan(catalog::Store& store, const std::string& kind, const std::string& map, int batch_size, nlohmann::json args) {
+  if (batch_size < 1) throw usage_error("--batch-size must be at least 1");
+  Plan plan;
+  plan.kind = kind;
+  plan.batch_size = batch_size;
+  plan.args = std::move(args);
+  plan.map = store.get_map(map);
+  plan.space = RouteSpace{plan.map.kind, plan.map.key_type};
+  return plan;
+}
+
 }  // namespace
 
 Plan Engine::plan_split(const SplitRequest& req) {
-  if (req.batch_size < 1) throw usage_error("--batch-size must be at least 1");
   catalog::Store store(catalog_);
-  Plan plan;
-  plan.kind = "split";
-  plan.batch_size = req.batch_size;
-  plan.args = {{"map", req.map}, {"at", req.at}, {"to", req.to}, {"move", req.move_upper ? "upper" : "lower"},
-               {"batch_size", req.batch_size}};
-  plan.map = store.get_map(req.map);
+  Plan plan = new_plan(store, "split", req.map, req.batch_size,
+                       {{"map", req.map}, {"at", req.at}, {"to", req.to}, {"move", req.move_upper ? "upper" : "lower"},
+                        {"batch_size", req.batch_size}});
   if (plan.map.kind == MapKind::list)
     throw usage_error("map " + req.map + " is a list map: split cuts ranges", "move a point with `shardctl move`");
-  plan.space = RouteSpace{plan.map.kind, plan.map.key_type};
   routing::KeyType bound_type = catalog::bound_type(plan.map.kind, plan.map.key_type);
   routing::Key at = routing::parse_key(bound_type, req.at);
   plan.target = store.get_shard(req.to);
@@ -153,17 +160,12 @@ Plan Engine::plan_split(const SplitRequest& req) {
 }
 
 Plan Engine::plan_merge(const MergeRequest& req) {
-  if (req.batch_size < 1) throw usage_error("--batch-size must be at least 1");
   catalog::Store store(catalog_);
-  Plan plan;
-  plan.kind = "merge";
-  plan.batch_size = req.batch_size;
-  plan.args = {{"map", req.map}, {"range", req.range}, {"into", req.into}, {"batch_size", req.batch_size}};
-  plan.map = store.get_map(req.map);
+  Plan plan = new_plan(store, "merge", req.map, req.batch_size,
+                       {{"map", req.map}, {"range", req.range}, {"into", req.into}, {"batch_size", req.batch_size}});
   if (plan.map.kind == MapKind::list)
     throw usage_error("map " + req.map + " is a list map: it has points, not ranges to merge",
                       "move one point with `shardctl move --map " + req.map + " --key K --to SHARD`");
-  plan.space = RouteSpace{plan.map.kind, plan.map.key_type};
   KeyRange wanted = routing::parse_range(catalog::bound_type(plan.map.kind, plan.map.key_type), req.range);
   plan.target = store.get_shard(req.into);
   std::map<std::string, catalog::Shard> shards;
@@ -192,14 +194,9 @@ Plan Engine::plan_merge(const MergeRequest& req) {
 }
 
 Plan Engine::plan_move(const MoveRequest& req) {
-  if (req.batch_size < 1) throw usage_error("--batch-size must be at least 1");
   catalog::Store store(catalog_);
-  Plan plan;
-  plan.kind = "move";
-  plan.batch_size = req.batch_size;
-  plan.args = {{"map", req.map}, {"key", req.key}, {"to", req.to}, {"batch_size", req.batch_size}};
-  plan.map = store.get_map(req.map);
-  plan.space = RouteSpace{plan.map.kind, plan.map.key_type};
+  Plan plan = new_plan(store, "move", req.map, req.batch_size,
+                       {{"map", req.map}, {"key", req.key}, {"to", req.to}, {"batch_size", req.batch_size}});
   routing::Key key = routing::parse_key(plan.map.key_type, req.key);
   plan.target = store.get_shard(req.to);
   // Where the key routes: the key itself, or its hash for hash maps.
