@@ -60,6 +60,10 @@ assert_eq "$(jq -r '.rows_moved == .rows_total and .rows_total > 366' "$STDOUT")
 expect_exit 64 shardctl move --map customers --key 900 --to shard_3
 expect_stderr_contains "already holds"
 expect_exit 64 shardctl move --map customers --key x9 --to shard_2
+shardctl shard set shard_2 --status offline >/dev/null
+expect_exit 64 shardctl move --map customers --key 900 --to shard_2
+expect_stderr_contains "target shard shard_2 is offline"
+shardctl shard set shard_2 --status online >/dev/null
 expect_exit 0 shardctl move --map customers --key 900 --to shard_2 --batch-size 150 --format json
 assert_eq "$(jq -r .status "$STDOUT")" "done"
 assert_eq "$(jq -r .kind "$STDOUT")" "move"
