@@ -1,0 +1,53 @@
+#include "check/predicates.hpp"
+
+#include "check/fleet.hpp"
+#include "migrate/key_filter.hpp"
+
+namespace shardctl::check {
+using routing::KeyType;
+
+namespace {
+std::string point_literal(migrate::RawConn& conn, KeyType type, const routing::Key& key) {
+  std::string lit = conn.literal(routing::format_key(key));
+  switch (type) {
+    case KeyType::int4:
+    case KeyType::int8: return lit + "::bigint";
+    case KeyType::text: return lit + " COLLATE \"C\"";
+    case KeyType::uuid: return lit + "::uuid";
+  }
+  return lit;
+}
+}  // namespace
+
+std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                             const std::function<bool(const catalog::Mapping&)>& which) {
+  auto space = space_of(map);
+  std::string points, ranges;
+  for (const auto& m : map.mappings) {
+    if (!which(m)) continue;
+    if (m.is_point) {
+      points += (points.empty() ? "" : ", ") + point_literal(conn, map.map.key_type, *m.range.low);
+    } else {
+      ranges += (ranges.empty() ? "(" : " OR (") + migrate::key_filter(conn, space, quoted_column, m.range) + ")";
+    }
+  }
+  std::string out = ranges;
+  if (!points.empty())
+    out += (out.empty() ? "" : " OR ") + migrate::route_expression(space, quoted_column) + " IN (" + points + ")";
+  return out.empty() ? "false" : "(" + out + ")";
+}
+
+std::string routed_to(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                      const std::string& shard) {
+  return mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) { return m.shard == shard; });
+}
+
+std::string stray_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                            const std::string& shard) {
+  std::string here = mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) {
+    return m.shard == shard || m.status != "online";
+  });
+  return "(" + quoted_column + " IS NOT NULL AND NOT " + here + ")";
+}
+
+}  // namespace shardctl::check
