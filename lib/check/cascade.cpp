@@ -38,8 +38,8 @@ std::vector<ChildFk> child_fks(migrate::RawConn& conn, const std::string& quoted
   std::vector<std::string> order;
   for (auto& r : conn.query(
            "SELECT c.oid::text, n.nspname, cl.relname, a.attname, fa.attname "
-           "FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace, "
-           "unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
+           "FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
+           "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
            "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
            "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
            "WHERE c.contype = 'f' AND c.confrelid = $1::regclass AND c.conrelid <> c.confrelid "
@@ -176,6 +176,17 @@ std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run) 
     originals.push_back(original);
   }
   in_transaction(conn, [&] {
+    // Quarantined orphans have no parent by definition: putting them back as they were means
+    // not re-checking foreign keys (superuser or GRANT SET ON PARAMETER). Without that right,
+    // the restore goes on and the foreign key refuses such rows with the server's message.
+    if (!dry_run) {
+      conn.exec("SAVEPOINT shardctl_role");
+      try {
+        conn.exec("SET LOCAL session_replication_role = replica");
+      } catch (const Error&) {
+        conn.exec("ROLLBACK TO SAVEPOINT shardctl_role");
+      }
+    }
     for (const auto& original : migrate::fk_order(conn, originals)) {  // parents first
       const auto& q = quarantined_of[original];
       std::int64_t rows =
