@@ -80,9 +80,18 @@ void rehome_pair(migrate::RawConn& src, migrate::RawConn& dst, const catalog::Lo
         if (migrate::table_columns(dst, t.quoted).empty())
           throw usage_error("cannot rehome strays of " + t.def->name + ": the table is missing on shard " + target);
         Sum before = sum_of(dst, t.quoted, t.columns, pred_for(dst, t));
-        migrate::pump_copy(src, "COPY (SELECT " + t.columns + " FROM " + t.quoted + " t0 WHERE " + pred_for(src, t) +
-                                    ") TO STDOUT (FORMAT binary)",
-                           dst, "COPY " + t.quoted + " (" + t.columns + ") FROM STDIN (FORMAT binary)");
+        try {
+          migrate::pump_copy(src, "COPY (SELECT " + t.columns + " FROM " + t.quoted + " t0 WHERE " + pred_for(src, t) +
+                                      ") TO STDOUT (FORMAT binary)",
+                             dst, "COPY " + t.quoted + " (" + t.columns + ") FROM STDIN (FORMAT binary)");
+        } catch (const Error& e) {
+          // The same key on both shards is a conflict for a person to settle, not a bug.
+          if (std::string(e.what()).find("duplicate key") == std::string::npos) throw;
+          throw usage_error("cannot rehome strays of " + t.def->name + " from " + source + " to " + target + ": " +
+                                e.what() + "; nothing was changed",
+                            "the row exists on both shards: compare the copies, then remove the stray with "
+                            "--fix quarantine or --fix delete");
+        }
         Sum after = sum_of(dst, t.quoted, t.columns, pred_for(dst, t));
         if (after.rows - before.rows != moving[i].rows || numeric_diff(dst, after.hash, before.hash) != moving[i].hash)
           throw internal_error("rehoming " + t.def->name + " from " + source + " to " + target +

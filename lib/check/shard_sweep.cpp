@@ -285,7 +285,12 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
       auto rows = c.query("FETCH " + std::to_string(options_.probe_batch) + " FROM shardctl_check_keys");
       if (rows.empty()) break;
       for (const auto& r : rows) {
-        auto routed = map.router->route_text(r[0]);
+        // A value that does not parse as the map's key type routes nowhere, like an unmapped one.
+        std::optional<routing::Route> routed;
+        try {
+          routed = map.router->route_text(r[0]);
+        } catch (const Error&) {
+        }
         if (!routed || routed->shard_index < 0) {
           unrouted.add(r, 1);
           continue;
