@@ -41,7 +41,27 @@ std::string array_literal(const std::vector<std::string>& values) {
   return out + "}";
 }
 
-std::int64_t count_of(migrate::RawConn& c, const std::string& sql) { return std::stoll(c.query(sql)[0][0]); }
+// The rows `pred` selects from `quoted` t0: their count, a second count of those also matching
+// `also` ("true" when not needed), and the first `sample` keys in `order` order, in ONE scan:
+// the window counts see every row before the top-N sort keeps a few (the server spills the
+// window to disk past work_mem, so memory stays bounded).
+struct Counted {
+  std::int64_t count = 0;
+  std::int64_t also = 0;
+};
+Counted count_and_sample(migrate::RawConn& c, const std::string& quoted, const std::string& pred,
+                         const std::vector<std::string>& order, const std::string& also, int sample,
+                         std::vector<std::string>& samples) {
+  auto rows = c.query("SELECT concat_ws(',', " + join(order, ", ") + "), count(*) OVER (), count(*) FILTER (WHERE " +
+                      also + ") OVER () FROM " + quoted + " t0 WHERE " + pred + " ORDER BY " + join(order, ", ") +
+                      " LIMIT " + std::to_string(std::max(sample, 1)));
+  Counted out;
+  if (rows.empty()) return out;
+  out.count = std::stoll(rows[0][1]);
+  out.also = std::stoll(rows[0][2]);
+  for (auto& r : rows) keep_sample(samples, r[0], sample);
+  return out;
+}
 
 // Child keys (column-wise) waiting for one probe round trip.
 struct KeyBatch {
@@ -151,23 +171,18 @@ void ShardSweep::sweep_strays(const catalog::TableDef& table) {
   std::string quoted = quote_qualified(table.name);
   std::string key = "t0." + quote_ident(*table.key_column);
   std::string pred = stray_predicate(c, map, key, shard_.name);
-  std::int64_t n = count_of(c, "SELECT count(*) FROM " + quoted + " t0 WHERE " + pred);
-  if (n == 0) return;
+  auto pk = migrate::primary_key(c, quoted);
+  if (pk.empty()) pk = {*table.key_column};
+  std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
   Finding f;
+  auto counted = count_and_sample(c, quoted, pred, prefixed("t0", pk), "NOT " + anywhere, options_.sample, f.samples);
+  std::int64_t n = counted.count, nowhere = counted.also;
+  if (n == 0) return;
   f.kind = Kind::strays;
   f.shard = shard_.name;
   f.table = table.name;
   f.object = *table.map;
   f.count = n;
-  auto pk = migrate::primary_key(c, quoted);
-  if (pk.empty()) pk = {*table.key_column};
-  auto cols = prefixed("t0", pk);
-  if (options_.sample > 0)
-    for (auto& r : c.query("SELECT concat_ws(',', " + join(cols, ", ") + ") FROM " + quoted + " t0 WHERE " + pred +
-                           " ORDER BY " + join(cols, ", ") + " LIMIT " + std::to_string(options_.sample)))
-      keep_sample(f.samples, r[0], options_.sample);
-  std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
-  std::int64_t nowhere = count_of(c, "SELECT count(*) FROM " + quoted + " t0 WHERE " + pred + " AND NOT " + anywhere);
   f.detail = std::to_string(n - nowhere) + " routed to another shard, " + std::to_string(nowhere) +
              " routed to no shard (samples: " + join(pk, ",") + ")";
   out_.findings.push_back(std::move(f));
@@ -191,7 +206,6 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
            (alias == "t0" ? quote_ident(x.child_columns[i]) : "c" + std::to_string(i));
     return m;
   };
-  std::string keys_text = "concat_ws(',', " + join(child_cols, ", ") + ")";
 
   Finding f;
   f.kind = Kind::orphans;
@@ -203,12 +217,8 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
   // Within the shard: one anti-join over the rows this shard owns.
   if (!missing_.count(x.parent_table) && present(c, x.parent_table)) {
     std::string pred = not_null + here + " AND NOT EXISTS (SELECT 1 FROM " + parent + " p WHERE " + parent_match("t0") + ")";
-    within = count_of(c, "SELECT count(*) FROM " + child + " t0 WHERE " + pred);
+    within = count_and_sample(c, child, pred, child_cols, "true", options_.sample, f.samples).count;
     if (within > 0) {
-      if (options_.sample > 0)
-        for (auto& r : c.query("SELECT " + keys_text + " FROM " + child + " t0 WHERE " + pred + " ORDER BY " +
-                               join(child_cols, ", ") + " LIMIT " + std::to_string(options_.sample)))
-          keep_sample(f.samples, r[0], options_.sample);
       fix_rows(x.child_table, child, pred, {}, "orphans of xref " + x.name + " (within the shard)");
     }
   }
