@@ -52,7 +52,7 @@ for i in 1 2 3 4; do
     psql -XAtc "COPY $t TO STDOUT (FORMAT binary)" "$(shard $i)" | psql -XAtqc "COPY $t FROM STDIN (FORMAT binary)" "$single"
   done
 done
-for i in 1 2 3 4; do psql -XAtq "$(shard $i)" -c "VACUUM ANALYZE orders; VACUUM ANALYZE order_lines"; done
+for i in 1 2 3 4; do psql -XAtq "$(shard $i)" -c "VACUUM ANALYZE orders" -c "VACUUM ANALYZE order_lines"; done
 psql -XAtq "$single" -c "VACUUM ANALYZE orders" -c "VACUUM ANALYZE order_lines"
 lines=$(psql -XAtc "select count(*) from order_lines" "$single")
 orders=$(psql -XAtc "select count(*) from orders" "$single")
