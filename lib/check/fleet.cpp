@@ -1,5 +1,6 @@
 #include "check/fleet.hpp"
 
+#include "catalog/key_sql.hpp"
 #include "core/error.hpp"
 
 namespace shardctl::check {
@@ -39,6 +40,18 @@ Fleet load_fleet(pg::Connection& conn) {
       fleet.live_ops.insert(r[0].as<std::string>());
       for (int i : {1, 2})
         if (!r[i].as<std::string>().empty()) fleet.shards_with_live_ops.insert(r[i].as<std::string>());
+    }
+    for (const auto& r : tx.exec(
+             "SELECT mp.name, coalesce(lower(o.int_range)::text, lower(o.text_range)::text, lower(o.uuid_range)::text), "
+             "coalesce(upper(o.int_range)::text, upper(o.text_range)::text, upper(o.uuid_range)::text) "
+             "FROM shardctl.operations o JOIN shardctl.maps mp USING (map_id) "
+             "WHERE o.status NOT IN ('done', 'cancelled')")) {
+      const auto& lm = fleet.map(r[0].as<std::string>());
+      auto type = catalog::bound_type(lm.map.kind, lm.map.key_type);
+      routing::KeyRange range;  // an operation without a range covers the whole map
+      if (!r[1].is_null()) range.low = routing::parse_key(type, r[1].as<std::string>());
+      if (!r[2].is_null()) range.high = routing::parse_key(type, r[2].as<std::string>());
+      fleet.in_flight[lm.map.name].push_back(std::move(range));
     }
     for (const auto& r : tx.exec("SELECT DISTINCT s.name FROM shardctl.guards g JOIN shardctl.shards s USING (shard_id) "
                                  "JOIN shardctl.operations o USING (op_id) WHERE o.status NOT IN ('done', 'cancelled')"))

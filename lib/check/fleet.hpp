@@ -19,6 +19,9 @@ struct Fleet {
   std::vector<catalog::Xref> xrefs;
   std::set<std::string> live_ops;                  // op ids not done or cancelled
   std::set<std::string> shards_with_live_ops;      // shards a live operation works on
+  // Key ranges (hash ranges for hash maps) live operations work on, by map: their rows may
+  // legitimately sit on two shards until the operation's purge, so they are no strays.
+  std::map<std::string, std::vector<routing::KeyRange>> in_flight;
 
   const catalog::LoadedMap& map(const std::string& name) const;
   const catalog::Shard* shard(const std::string& name) const;

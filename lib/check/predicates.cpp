@@ -42,12 +42,21 @@ std::string routed_to(migrate::RawConn& conn, const catalog::LoadedMap& map, con
   return mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) { return m.shard == shard; });
 }
 
+std::string in_ranges(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                      const std::vector<routing::KeyRange>& ranges) {
+  std::string out;
+  for (const auto& r : ranges)
+    out += (out.empty() ? "(" : " OR (") + migrate::key_filter(conn, space_of(map), quoted_column, r) + ")";
+  return out.empty() ? "false" : "(" + out + ")";
+}
+
 std::string stray_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
-                            const std::string& shard) {
+                            const std::string& shard, const std::vector<routing::KeyRange>& in_flight) {
   std::string here = mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) {
     return m.shard == shard || m.status != "online";
   });
-  return "(" + quoted_column + " IS NOT NULL AND NOT " + here + ")";
+  return "(" + quoted_column + " IS NOT NULL AND NOT " + here + " AND NOT " +
+         in_ranges(conn, map, quoted_column, in_flight) + ")";
 }
 
 }  // namespace shardctl::check

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "catalog/catalog.hpp"
 #include "migrate/raw_conn.hpp"
@@ -20,10 +21,14 @@ std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& m
 std::string routed_to(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                       const std::string& shard);
 
+// Rows whose key lies in one of `ranges` (bounds of the map's route space). "false" when empty.
+std::string in_ranges(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                      const std::vector<routing::KeyRange>& ranges);
+
 // Rows stored on `shard` that belong elsewhere: a non-null key that no mapping to this shard
-// covers, excluding keys of offline mappings (an operation in flight legitimately holds
-// copies of them on its target until the mapping flips).
+// covers, excluding keys of offline mappings and of ranges live operations work on (`in_flight`):
+// an operation legitimately has copies of them on two shards until it purges its source.
 std::string stray_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
-                            const std::string& shard);
+                            const std::string& shard, const std::vector<routing::KeyRange>& in_flight);
 
 }  // namespace shardctl::check

@@ -43,13 +43,23 @@ struct Table {
   std::string columns;  // quoted, comma-separated
 };
 
-void rehome_pair(migrate::RawConn& src, migrate::RawConn& dst, const catalog::LoadedMap& map,
+void rehome_pair(const Fleet& fleet, migrate::RawConn& src, migrate::RawConn& dst, const catalog::LoadedMap& map,
                  const std::vector<Table>& tables, const std::string& source, const std::string& target,
                  const Options& options, Report& report) {
+  auto flying = fleet.in_flight.find(map.map.name);
+  std::vector<routing::KeyRange> in_flight;
+  if (flying != fleet.in_flight.end()) in_flight = flying->second;
+  // The target's keys, less those a live operation works on (see stray_predicate).
   auto pred_for = [&](migrate::RawConn& c, const Table& t) {
-    return mapped_predicate(c, map, "t0." + quote_ident(*t.def->key_column), [&](const catalog::Mapping& m) {
+    std::string key = "t0." + quote_ident(*t.def->key_column);
+    std::string pred = "(";
+    pred += mapped_predicate(c, map, key, [&](const catalog::Mapping& m) {
       return m.shard == target && m.status == "online";
     });
+    pred += " AND NOT ";
+    pred += in_ranges(c, map, key, in_flight);
+    pred += ")";
+    return pred;
   };
   std::vector<Sum> moving;
   std::int64_t total = 0;
@@ -152,7 +162,7 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
       const catalog::Shard* dst_shard = fleet.shard(target);
       if (!dst_shard || down.count(target) || dst_shard->status != "online") continue;
       migrate::RawConn dst(dst_shard->dsn, "shard " + target);
-      rehome_pair(src, dst, map, tables, source, target, options, report);
+      rehome_pair(fleet, src, dst, map, tables, source, target, options, report);
     }
   }
 }

@@ -170,7 +170,9 @@ void ShardSweep::sweep_strays(const catalog::TableDef& table) {
   const auto& map = fleet_.map(*table.map);
   std::string quoted = quote_qualified(table.name);
   std::string key = "t0." + quote_ident(*table.key_column);
-  std::string pred = stray_predicate(c, map, key, shard_.name);
+  auto flying = fleet_.in_flight.find(map.map.name);
+  std::string pred = stray_predicate(c, map, key, shard_.name,
+                                     flying == fleet_.in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
   auto pk = migrate::primary_key(c, quoted);
   if (pk.empty()) pk = {*table.key_column};
   std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });

@@ -77,4 +77,19 @@ assert_eq "$(jq -r '.unreachable[0].shard + " " + .findings[0].shard' "$STDOUT")
 shardctl shard set shard_x --status offline >/dev/null
 expect_exit 2 shardctl check --map-consistency --format json
 assert_eq "$(kinds)" '[["mapping_offline_shard","critical","shard_x",null,"customers 1000000..",1]]'
+
+# Between a batch's flip and its purge, a live split has the batch's rows on both shards:
+# not strays while the operation lives; strays once it is over without purging.
+fresh_fleet check_map3 --shards 3 --scale 1
+SHARDCTL_FAULT=journal.flipped:2 expect_exit 99 shardctl split --map customers --at 200 --to shard_3 --batch-size 50
+op=$(last_op)
+misplaced=$(psql_shard 1 -XAtc "select customer_id from customers" | shardctl lookup --map customers - 2>/dev/null |
+  awk -F'\t' '$2 != "shard_1"' | wc -l)
+[ "$misplaced" -gt 0 ] || fail "the interrupted split left no rows on both shards"
+expect_exit 0 shardctl check --format json
+assert_eq "$(kinds)" "[]"
+psql_catalog -qc "update shardctl.operations set status = 'done' where op_id = '$op'"
+expect_exit 2 shardctl check --strays --format json
+assert_eq "$(jq -r '[.findings[] | select(.table == "public.customers")] | map(.shard + " " + (.count | tostring)) | join(",")' "$STDOUT")" \
+  "shard_1 $misplaced"
 pass
