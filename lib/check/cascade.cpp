@@ -129,7 +129,8 @@ void in_transaction(migrate::RawConn& conn, F&& body) {
 
 }  // namespace
 
-std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run) {
+std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
+                                int batch_rows) {
   Node root;
   auto names = conn.query("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                           "WHERE c.oid = $1::regclass",
@@ -138,28 +139,57 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
   root.table = names.at(0)[1];
   root.quoted = quote_ident(root.schema) + "." + quote_ident(root.table);
   root.alias = "t0";
-  root.predicate = rows.predicate;
+  // A batch's root rows are fixed up front in a temporary table, so the statements of the
+  // batch (children first, then the root) all see the same rows, whatever else changes.
+  std::vector<std::string> ident;
+  for (const auto& c : migrate::primary_key(conn, root.quoted)) ident.push_back("t0." + quote_ident(c));
+  if (ident.empty()) ident.push_back("t0.ctid");  // no primary key: stable within the transaction
+  std::string ident_list = join(ident, ", ");
+  root.predicate = dry_run ? rows.predicate
+                           : "(" + ident_list + ") IN (SELECT * FROM pg_temp.shardctl_fix_batch)";
   std::vector<std::string> path{root.quoted};
   add_children(conn, root, 0, path);
+
   std::vector<TableRows> out;
-  in_transaction(conn, [&] {
-    if (how == Removal::quarantine && !dry_run) {
-      conn.exec("CREATE SCHEMA IF NOT EXISTS " + std::string(quarantine_schema));
-      conn.exec("CREATE TABLE IF NOT EXISTS " + std::string(quarantine_schema) +
-                ".manifest (quarantine_table text PRIMARY KEY, source_schema text NOT NULL, source_table text NOT NULL)");
+  if (dry_run) {
+    in_transaction(conn, [&] { process(conn, root, how, true, rows.params, out); });
+  } else {
+    for (;;) {
+      std::int64_t picked = 0;
+      in_transaction(conn, [&] {
+        if (how == Removal::quarantine) {
+          conn.exec("CREATE SCHEMA IF NOT EXISTS " + std::string(quarantine_schema));
+          conn.exec("CREATE TABLE IF NOT EXISTS " + std::string(quarantine_schema) +
+                    ".manifest (quarantine_table text PRIMARY KEY, source_schema text NOT NULL, "
+                    "source_table text NOT NULL)");
+        }
+        conn.exec("CREATE TEMP TABLE shardctl_fix_batch ON COMMIT DROP AS SELECT " + ident_list + " FROM " +
+                  root.quoted + " t0 WITH NO DATA");
+        picked = single_count(conn,
+                              "WITH b AS (INSERT INTO pg_temp.shardctl_fix_batch SELECT " + ident_list + " FROM " +
+                                  root.quoted + " t0 WHERE " + rows.predicate +
+                                  (batch_rows > 0 ? " LIMIT " + std::to_string(batch_rows) : std::string()) +
+                                  " RETURNING 1) SELECT count(*) FROM b",
+                              rows.params);
+        if (picked == 0) return;
+        std::size_t first = out.size();
+        process(conn, root, how, false, {}, out);
+        // A trigger that silently skips the DELETE would make this loop forever.
+        for (std::size_t i = first; i < out.size(); ++i)
+          if (out[i].table == root.schema + "." + root.table && out[i].rows != picked)
+            throw internal_error("only " + std::to_string(out[i].rows) + " of " + std::to_string(picked) + " rows of " +
+                                 out[i].table + " could be taken out (a trigger refusing the DELETE?)");
+      });
+      if (picked == 0 || batch_rows <= 0) break;
     }
-    process(conn, root, how, dry_run, rows.params, out);
-  });
-  // Root first, then descendants, each table once (a table reached twice sums).
-  std::vector<TableRows> merged;
+  }
+  // Root first, then descendants, each table once (batches and a table reached twice sum).
+  std::vector<TableRows> merged{{root.schema + "." + root.table, 0}};
   for (const auto& t : out) {
     auto it = std::find_if(merged.begin(), merged.end(), [&](const TableRows& m) { return m.table == t.table; });
     if (it == merged.end()) merged.push_back(t);
     else it->rows += t.rows;
   }
-  auto root_it = std::find_if(merged.begin(), merged.end(),
-                              [&](const TableRows& m) { return m.table == root.schema + "." + root.table; });
-  if (root_it != merged.end()) std::rotate(merged.begin(), root_it, root_it + 1);
   return merged;
 }
 

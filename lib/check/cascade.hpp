@@ -28,10 +28,11 @@ struct TableRows {
 
 enum class Removal { quarantine, remove };
 
-// Moves (quarantine) or deletes (remove) the rows and their FK descendants, children first, in
-// one transaction. With `dry_run`, only counts what it would take. Returns rows per table,
-// the root table first.
-std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run);
+// Moves (quarantine) or deletes (remove) the rows and their FK descendants, children first,
+// one transaction per batch of at most `batch_rows` root rows (0: all in one). With `dry_run`,
+// only counts what it would take. Returns rows per table, the root table first.
+std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
+                                int batch_rows);
 
 // Puts every quarantined row of this shard back into its table (parents first), in one
 // transaction, and drops the quarantine schema. With `dry_run`, only counts.

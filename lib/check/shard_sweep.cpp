@@ -152,7 +152,7 @@ void ShardSweep::fix_rows(const std::string& table, const std::string& quoted_ta
                           const std::vector<std::string>& params, const std::string& why) {
   if (options_.fix != FixMode::quarantine && options_.fix != FixMode::remove) return;
   auto how = options_.fix == FixMode::quarantine ? Removal::quarantine : Removal::remove;
-  auto moved = take_out(fix_conn(), RowSet{quoted_table, predicate, params}, how, options_.dry_run);
+  auto moved = take_out(fix_conn(), RowSet{quoted_table, predicate, params}, how, options_.dry_run, options_.probe_batch);
   for (const auto& t : moved) {
     FixAction a;
     a.action = options_.fix == FixMode::quarantine ? "quarantine" : "delete";

@@ -23,8 +23,9 @@ assert_eq "$(fleet_fingerprint)" "$damaged"
 assert_eq "$(catalog_dump)" "$dump"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_namespace where nspname = 'shardctl_quarantine'")" "0"
 
-# Quarantine: the orphans leave their table for shardctl_quarantine on the same shard.
-expect_exit 2 shardctl check --orphans --fix quarantine --format json
+# Quarantine: the orphans leave their table for shardctl_quarantine on the same shard, a
+# transaction per batch (here of 2 rows, so several).
+expect_exit 2 shardctl check --orphans --fix quarantine --batch-size 2 --format json
 op=$(jq -r .operation "$STDOUT")
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$((lines_5_1 + 1))"
 assert_eq "$(psql_shard 3 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$lines_700_1"
@@ -68,7 +69,7 @@ psql_shard 1 -qc "delete from order_lines where customer_id = 5000; delete from 
 expect_exit 64 shardctl check --orphans --fix delete < /dev/null
 expect_stderr_contains "hint: pass --yes"
 assert_eq "$(fleet_fingerprint)" "$damaged"
-expect_exit 2 shardctl check --orphans --fix delete --yes --format json
+expect_exit 2 shardctl check --orphans --fix delete --yes --batch-size 1 --format json
 assert_eq "$(jq -r '[.fixes[].rows] | add' "$STDOUT")" "$((lines_5_1 + 1 + lines_700_1))"
 expect_exit 0 shardctl check --orphans
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from order_lines where customer_id = 5 and order_id = 1")" "0"
