@@ -103,7 +103,9 @@ migrate::RawConn* ShardSweep::probe_conn(const std::string& name) {
   auto it = probes_.find(name);
   if (it != probes_.end()) return it->second.get();
   const catalog::Shard* s = fleet_.shard(name);
-  if (!s) return nullptr;
+  // A shard marked offline is not expected to answer: its children stay unverified, and the
+  // mapping to it is a finding of its own (mapping_offline_shard), not an unreachable shard.
+  if (!s || s->status == "offline") return nullptr;
   try {
     auto c = std::make_unique<migrate::RawConn>(s->dsn, "shard " + name);
     return (probes_[name] = std::move(c)).get();
