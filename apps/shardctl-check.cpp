@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   app.add_option("--prometheus", prometheus, "Also write a node_exporter textfile-collector file (atomically)")
       ->type_name("FILE");
 
-  fam.root_handler([&](cli::Context& ctx) {
+  auto run = [&](cli::Context& ctx) {
     const auto& cfg = ctx.config();
     opt.parallel = parallel ? *parallel : static_cast<int>(cfg.parallel);
     opt.sample = sample ? *sample : static_cast<int>(cfg.check.sample);
@@ -77,6 +77,16 @@ int main(int argc, char** argv) {
       case cli::Format::text: check::print_text(ctx.out(), report); break;
     }
     if (!restore) ctx.set_exit_status(check::exit_code_of(check::status_of(report)));
+  };
+  fam.root_handler([&](cli::Context& ctx) {
+    try {
+      run(ctx);
+    } catch (const Error& e) {
+      // Nagios shows stdout: even when the run itself fails (catalog down, bad flag in the
+      // command definition), it gets one line saying why; the exit code stays the error's.
+      if (ctx.format() == cli::Format::nagios) ctx.out() << "SHARDCTL UNKNOWN - " << check::one_line(e.what()) << '\n';
+      throw;
+    }
   });
   return fam.main(argc, argv);
 }

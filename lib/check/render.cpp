@@ -37,13 +37,6 @@ std::string phrase(Kind kind, const std::string& table, std::int64_t count, std:
   return "?";
 }
 
-std::string one_line(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  std::replace(s.begin(), s.end(), '|', '/');  // '|' starts Nagios perfdata
-  return s;
-}
-
 std::string prom_escape(const std::string& v) {
   std::string out;
   for (char c : v) {
@@ -62,6 +55,13 @@ std::string lowercase(std::string_view s) {
 }
 
 }  // namespace
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  std::replace(s.begin(), s.end(), '|', '/');  // '|' starts Nagios perfdata
+  return s;
+}
 
 void print_text(std::ostream& out, const Report& report) {
   Status status = status_of(report);

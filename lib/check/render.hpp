@@ -18,6 +18,8 @@ nlohmann::json to_json(const Report& report);
 // "SHARDCTL CRITICAL - 12 orphaned order_lines on 2 shards | orphans=12 strays=0 ..." with
 // no newline: exactly one line whatever the findings.
 std::string nagios_line(const Report& report);
+// `text` made safe for a Nagios status line: no newline, no '|' (it starts the perfdata).
+std::string one_line(std::string text);
 
 // node_exporter textfile format: shardctl_check_findings{kind,shard} for every kind checked
 // on every shard swept (zeros included, so alerts resolve), shard reachability, the status,

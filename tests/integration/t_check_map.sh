@@ -73,6 +73,10 @@ expect_stdout_contains "shard shard_x unreachable: cannot connect to shard shard
 psql_shard 2 -qc "set session_replication_role = replica; delete from orders where customer_id = 400 and order_id = 1"
 expect_exit 2 shardctl check --orphans --format json
 assert_eq "$(jq -r '.unreachable[0].shard + " " + .findings[0].shard' "$STDOUT")" "shard_x shard_2"
+# The catalog itself unreachable: exit 69, and still one Nagios line saying why.
+expect_exit 69 shardctl check --format nagios --catalog "host=$SANDBOX_RUN port=6499 user=postgres dbname=nowhere"
+assert_eq "$(wc -l < "$STDOUT")" "1"
+expect_stdout_contains "SHARDCTL UNKNOWN - cannot connect to catalog"
 # Marked offline, the shard is not swept; the mapping to it is the finding.
 shardctl shard set shard_x --status offline >/dev/null
 expect_exit 2 shardctl check --map-consistency --format json
