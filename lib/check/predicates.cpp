@@ -22,15 +22,33 @@ std::string point_literal(migrate::RawConn& conn, KeyType type, const routing::K
 std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                              const std::function<bool(const catalog::Mapping&)>& which) {
   auto space = space_of(map);
-  std::string points, ranges;
+  // Integer keys and hash values: one int8multirange, whose containment test is a binary
+  // search, so a shard with thousands of ranges costs log(n) per row, not n comparisons.
+  bool integral = map.map.kind == routing::MapKind::hash || map.map.key_type == KeyType::int4 ||
+                  map.map.key_type == KeyType::int8;
+  std::string points, ranges, multirange;
   for (const auto& m : map.mappings) {
     if (!which(m)) continue;
     if (m.is_point) {
       points += (points.empty() ? "" : ", ") + point_literal(conn, map.map.key_type, *m.range.low);
+    } else if (integral) {
+      multirange += multirange.empty() ? '{' : ',';
+      if (m.range.low) {
+        multirange += '[';
+        multirange += routing::format_key(*m.range.low);
+      } else {
+        multirange += '(';
+      }
+      multirange += ',';
+      if (m.range.high) multirange += routing::format_key(*m.range.high);
+      multirange += ')';
     } else {
       ranges += (ranges.empty() ? "(" : " OR (") + migrate::key_filter(conn, space, quoted_column, m.range) + ")";
     }
   }
+  if (!multirange.empty())
+    ranges = conn.literal(multirange + "}") + "::int8multirange @> (" + migrate::route_expression(space, quoted_column) +
+             ")::bigint";
   std::string out = ranges;
   if (!points.empty())
     out += (out.empty() ? "" : " OR ") + migrate::route_expression(space, quoted_column) + " IN (" + points + ")";

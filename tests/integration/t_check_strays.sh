@@ -73,4 +73,15 @@ expect_stderr_contains "order_lines_pkey"
 expect_stderr_contains "nothing was changed"
 assert_eq "$(fleet_fingerprint)" "$now"
 expect_exit 64 shardctl check --orphans --fix rehome
+
+# Many ranges: shard_1's mapping ..334 cut into 334 ranges (..1 and one per key). Same
+# coverage, same answer: only the conflicting stray line is left.
+psql_catalog -qc "with m as (delete from shardctl.mappings where int_range = int8range(null, 334) returning map_id, shard_id)
+  insert into shardctl.mappings (map_id, shard_id, int_range)
+  select map_id, shard_id, int8range(k, k + 1) from m, generate_series(1, 333) k
+  union all select map_id, shard_id, int8range(null, 1) from m"
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.mappings m join shardctl.shards s using (shard_id) join shardctl.maps mp using (map_id) where s.name = 'shard_1' and mp.name = 'customers'")" "334"
+expect_exit 2 shardctl check --format json
+assert_eq "$(jq -c '[.findings[] | [.kind, .shard, .table, .count, .samples]]' "$STDOUT")" \
+  '[["strays","shard_1","public.order_lines",1,["400,99,1"]]]'
 pass
