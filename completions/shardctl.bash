@@ -8,17 +8,18 @@ _shardctl() {
     if [ -z "$family" ]; then family=$w; elif [ -z "$sub" ]; then sub=$w; fi
   done
   case $prev in
-    --format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+    --fix) COMPREPLY=($(compgen -W "report quarantine delete rehome" -- "$cur")); return ;;
+    --format) COMPREPLY=($(compgen -W "text json nagios" -- "$cur")); return ;;
     --key-type) COMPREPLY=($(compgen -W "int bigint text uuid" -- "$cur")); return ;;
     --kind) COMPREPLY=($(compgen -W "list range hash" -- "$cur")); return ;;
     --move) COMPREPLY=($(compgen -W "upper lower" -- "$cur")); return ;;
     --status) COMPREPLY=($(compgen -W "online readonly offline" -- "$cur")); return ;;
-    --dir|-c|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --dir|--prometheus|-c|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   if [ -z "$family" ]; then
     local plugins p
     plugins=$(compgen -c shardctl- | sed "s/^shardctl-//" | sort -u)
-    COMPREPLY=($(compgen -W "init lookup map mapping merge move op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "check init lookup map mapping merge move op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
     return
   fi
   local words=""
@@ -80,6 +81,7 @@ _shardctl() {
         remove) words="-h --help" ;;
         *) words="add list remove" ;;
       esac ;;
+    check) words="--format --orphans --strays --map-consistency --fix --restore --sample --parallel --batch-size --prometheus" ;;
     init) words="" ;;
     lookup) words="--map" ;;
     merge) words="--map --range --into --batch-size" ;;

@@ -14,6 +14,7 @@ namespace {
 Format parse_format(const std::string& name) {
   if (name == "text") return Format::text;
   if (name == "json") return Format::json;
+  if (name == "nagios") return Format::nagios;
   throw usage_error("unknown --format '" + name + "'", "use text or json");
 }
 

@@ -14,7 +14,7 @@
 
 namespace shardctl::cli {
 
-enum class Format { text, json };
+enum class Format { text, json, nagios };  // nagios: only families that allow it
 
 struct GlobalOptions {
   std::optional<std::string> config_path;
@@ -56,12 +56,18 @@ class Context {
   // is nobody to ask, so it goes ahead (SPEC §2: the confirmation is asked on a TTY).
   bool confirm(const std::string& question);
 
+  // The process exit code once the handler returns: 0 unless the command reports an outcome
+  // through it (check: 1 warning, 2 critical, 3 unknown, SPEC §3).
+  void set_exit_status(int code) noexcept { exit_status_ = code; }
+  int exit_status() const noexcept { return exit_status_; }
+
  private:
   std::string family_;
   GlobalOptions options_;
   Format format_;
   std::optional<config::Config> config_;
   std::unique_ptr<pg::Connection> catalog_;
+  int exit_status_ = 0;
 };
 
 }  // namespace shardctl::cli

@@ -9,22 +9,37 @@
 namespace shardctl::cli {
 namespace {
 
-void add_global_options(CLI::App& app, GlobalOptions& g) {
+std::string join_formats(const std::vector<std::string>& formats) {
+  std::string out;
+  for (const auto& f : formats) out += (out.empty() ? "" : "|") + f;
+  return out;
+}
+
+// Returns the --format option so a family can widen its allowed values.
+CLI::Option* add_global_options(CLI::App& app, GlobalOptions& g, const std::vector<std::string>& formats) {
   app.add_option("-c,--config", g.config_path,
                  "TOML config file (default: $SHARDCTL_CONFIG, ./shardctl.toml, "
                  "$XDG_CONFIG_HOME/shardctl/config.toml)")
       ->type_name("FILE");
   app.add_option("--catalog", g.catalog, "Catalog connection string (also $SHARDCTL_CATALOG)")
       ->type_name("DSN");
-  app.add_option("--format", g.format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->type_name("text|json");
+  // The allowed values are read when the option is parsed, so allow_formats() can widen them.
+  auto* format = app.add_option("--format", g.format, "Output format")
+                     ->check(
+                         [&formats](const std::string& value) -> std::string {
+                           for (const auto& f : formats)
+                             if (f == value) return {};
+                           return value + " is not one of " + join_formats(formats);
+                         },
+                         "FORMAT")
+                     ->type_name(join_formats(formats));
   auto* quiet = app.add_flag("-q,--quiet", g.quiet, "Less output on stderr");
   auto* verbose = app.add_flag("-v,--verbose", g.verbose, "More output on stderr");
   quiet->excludes(verbose);
   app.add_flag("--dry-run", g.dry_run, "Print what a mutating command would do; change nothing");
   app.add_flag("-y,--yes", g.yes, "Do not ask for confirmation of destructive commands");
   app.set_version_flag("--version", std::string("shardctl ") + SHARDCTL_VERSION);
+  return format;
 }
 
 void print_error(const std::string& family, const std::string& message, const std::string& hint) {
@@ -38,7 +53,7 @@ Family::Family(std::string name, std::string description)
     : name_(std::move(name)), app_(std::make_unique<CLI::App>(std::move(description), "shardctl " + name_)) {
   app_->fallthrough();  // lets global options follow the subcommand
   app_->require_subcommand(0, 1);
-  add_global_options(*app_, globals_);
+  format_option_ = add_global_options(*app_, globals_, formats_);
   // Hidden (empty group): dumps the command definitions as JSON for completions and docs.
   // main() answers it before parsing; it is declared so the parser accepts it.
   app_->add_flag("--help-spec")->group("");
@@ -52,6 +67,11 @@ CLI::App* Family::command(const std::string& name, const std::string& descriptio
 }
 
 void Family::root_handler(Handler handler) { root_ = std::move(handler); }
+
+void Family::allow_formats(const std::vector<std::string>& extra) {
+  formats_.insert(formats_.end(), extra.begin(), extra.end());
+  format_option_->type_name(join_formats(formats_));
+}
 
 int Family::main(int argc, char** argv) {
   if (!root_ && !handlers_.empty()) app_->require_subcommand(1, 1);
@@ -78,11 +98,11 @@ int Family::main(int argc, char** argv) {
     for (auto& [sub, handler] : handlers_)
       if (sub->parsed()) {
         handler(ctx);
-        return exit_code::ok;
+        return ctx.exit_status();
       }
     if (root_) {
       root_(ctx);
-      return exit_code::ok;
+      return ctx.exit_status();
     }
     throw internal_error("no handler for this command");
   } catch (const Error& e) {

@@ -21,6 +21,9 @@ class Family {
  public:
   // `name` is the family as typed after `shardctl` ("shard", "init").
   Family(std::string name, std::string description);
+  // The --format check refers to formats_, so a Family stays where it was built.
+  Family(const Family&) = delete;
+  Family& operator=(const Family&) = delete;
 
   // Adds a subcommand run by `handler`; define its options on the returned App.
   CLI::App* command(const std::string& name, const std::string& description, Handler handler);
@@ -28,6 +31,10 @@ class Family {
   void root_handler(Handler handler);
 
   CLI::App& app() noexcept { return *app_; }
+
+  // Adds output formats this family accepts beyond text and json (check adds nagios); the
+  // other families keep refusing them.
+  void allow_formats(const std::vector<std::string>& extra);
 
   // Parses argv, runs the chosen handler, maps every error to its SPEC exit code and prints
   // it as one line (plus a hint line) on stderr. Returns the process exit code.
@@ -37,6 +44,8 @@ class Family {
   std::string name_;
   std::unique_ptr<CLI::App> app_;
   GlobalOptions globals_;
+  std::vector<std::string> formats_{"text", "json"};
+  CLI::Option* format_option_ = nullptr;
   std::vector<std::pair<CLI::App*, Handler>> handlers_;
   Handler root_;
 };

@@ -14,7 +14,7 @@
 namespace shardctl::config {
 namespace {
 
-enum class Type { string, integer, boolean, table, array_of_tables };
+enum class Type { string, integer, boolean, table, array_of_tables, string_array };
 
 struct KeyDef {
   std::string_view path;  // dotted; "[]" marks the elements of an array of tables
@@ -34,6 +34,13 @@ constexpr KeyDef known_keys[] = {
     {"archive.job[].where", Type::string, true},
     {"archive.job[].cascade", Type::boolean},
     {"archive.job[].to", Type::string, true},
+    {"check", Type::table},
+    {"check.warning", Type::string_array},
+    {"check.critical", Type::string_array},
+    {"check.ignore", Type::string_array},
+    {"check.orphans_critical_at", Type::integer},
+    {"check.strays_critical_at", Type::integer},
+    {"check.sample", Type::integer},
 };
 
 std::string_view type_name(Type t) {
@@ -43,6 +50,7 @@ std::string_view type_name(Type t) {
     case Type::boolean: return "true or false";
     case Type::table: return "a table";
     case Type::array_of_tables: return "an array of tables ([[...]])";
+    case Type::string_array: return "an array of strings";
   }
   return "?";
 }
@@ -66,6 +74,7 @@ bool matches(Type t, const toml::node& n) {
     case Type::boolean: return n.is_boolean();
     case Type::table: return n.is_table();
     case Type::array_of_tables: return n.is_array_of_tables();
+    case Type::string_array: return n.is_array() && (n.as_array()->empty() || n.as_array()->is_homogeneous(toml::node_type::string));
   }
   return false;
 }
@@ -166,6 +175,44 @@ std::string read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
+// [check]: every named kind must exist, and a kind graded twice is a contradiction.
+void read_check(const Reader& reader, const toml::table& root, CheckConfig& out) {
+  const toml::table* check = root["check"].as_table();
+  if (!check) return;
+  std::vector<std::pair<std::string, std::string>> graded;  // kind, list it is in
+  for (const char* list : {"warning", "critical", "ignore"}) {
+    const toml::array* arr = (*check)[list].as_array();
+    if (!arr) continue;
+    auto& dest = std::string_view(list) == "warning" ? out.warning : std::string_view(list) == "critical" ? out.critical : out.ignore;
+    for (const auto& elem : *arr) {
+      std::string kind = *elem.value<std::string>();
+      bool known = false;
+      for (auto k : check_finding_kinds) known = known || k == kind;
+      if (!known) {
+        std::string all;
+        for (auto k : check_finding_kinds) all += (all.empty() ? "" : ", ") + std::string(k);
+        reader.fail(elem, "\"check." + std::string(list) + "\" names an unknown finding kind \"" + kind + "\"",
+                    "finding kinds: " + all);
+      }
+      for (const auto& [k, in] : graded)
+        if (k == kind) reader.fail(elem, "finding kind \"" + kind + "\" is in both check." + in + " and check." + list);
+      graded.emplace_back(kind, list);
+      dest.push_back(kind);
+    }
+  }
+  for (const char* key : {"orphans_critical_at", "strays_critical_at", "sample"}) {
+    auto node = (*check)[key];
+    if (!node) continue;
+    auto v = *node.value<std::int64_t>();
+    if (v < (std::string_view(key) == "sample" ? 0 : 1))
+      reader.fail(*node.node(), "\"check." + std::string(key) + "\" must be at least " +
+                                    (std::string_view(key) == "sample" ? "0" : "1"));
+    if (std::string_view(key) == "orphans_critical_at") out.orphans_critical_at = v;
+    else if (std::string_view(key) == "strays_critical_at") out.strays_critical_at = v;
+    else out.sample = v;
+  }
+}
+
 }  // namespace
 
 std::optional<std::filesystem::path> locate_config(const std::optional<std::string>& explicit_path) {
@@ -224,6 +271,7 @@ Config parse_config(std::string_view text, const std::string& origin) {
       cfg.archive_jobs.push_back(std::move(job));
     }
   }
+  read_check(reader, root, cfg.check);
   return cfg;
 }
 

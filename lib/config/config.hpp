@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,32 @@ struct ArchiveJob {
   std::string to;  // "dir:/path" or "postgres:DSN"
 };
 
+// The finding kinds of `shardctl check`, by the names a [check] table uses. lib/check owns
+// their meaning; they are listed here so that a misspelt kind fails like any unknown key.
+inline constexpr std::string_view check_finding_kinds[] = {
+    "orphans",        "strays",          "overlapping_mappings", "unmapped_keys",
+    "mapping_unknown_shard", "mapping_offline_shard", "mapping_readonly_shard",
+    "offline_mapping", "leftover_guard", "expired_lease", "missing_table",
+};
+
+// [check]: how `shardctl check` grades what it finds.
+struct CheckConfig {
+  std::vector<std::string> warning;   // kinds graded warning whatever their default
+  std::vector<std::string> critical;  // kinds graded critical whatever their default
+  std::vector<std::string> ignore;    // kinds not reported at all
+  // A warning-graded orphans/strays finding with at least this many rows becomes critical.
+  std::optional<std::int64_t> orphans_critical_at;
+  std::optional<std::int64_t> strays_critical_at;
+  std::int64_t sample = 10;  // example keys kept per finding (default of --sample)
+};
+
 struct Config {
   std::optional<std::filesystem::path> path;  // the file read; empty when none was found
   std::optional<std::string> catalog;         // catalog DSN
   std::int64_t batch_size = 1000;             // [defaults] batch_size
   std::int64_t parallel = 4;                  // [defaults] parallel
   std::vector<ArchiveJob> archive_jobs;       // [[archive.job]]
+  CheckConfig check;                          // [check]
 };
 
 // Where the config comes from, in SPEC order: the explicit --config FILE, then

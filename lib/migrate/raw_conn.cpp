@@ -26,9 +26,14 @@ std::string first_line(const char* text) {
 
 RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(role)), where_(pg::describe_dsn(dsn)) {
   conn_ = PQconnectdb(pg::normalize_dsn(dsn).c_str());
-  if (PQstatus(conn_) != CONNECTION_OK)
-    throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + first_line(PQerrorMessage(conn_)),
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    // The destructor does not run for a constructor that throws: free the PGconn here.
+    std::string msg = first_line(PQerrorMessage(conn_));
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + msg,
                             "is the server running? `shardctl op resume ID` finishes the operation later");
+  }
   // Server NOTICEs ("schema already exists, skipping") are noise on an operator's terminal.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
 }

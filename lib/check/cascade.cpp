@@ -1,0 +1,238 @@
+#include "check/cascade.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+#include "migrate/shard_schema.hpp"
+
+namespace shardctl::check {
+namespace {
+
+using catalog::quote_ident;
+
+struct Node {
+  std::string schema, table;  // raw names
+  std::string quoted;
+  std::string alias;
+  std::string predicate;  // over `alias`
+  std::vector<Node> children;
+};
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+// A foreign key referencing `parent`: the referencing table and the column pairs.
+struct ChildFk {
+  std::string schema, table;
+  std::vector<std::string> child_cols, parent_cols;  // raw names, in key order
+};
+
+std::vector<ChildFk> child_fks(migrate::RawConn& conn, const std::string& quoted_parent) {
+  std::map<std::string, ChildFk> by_constraint;
+  std::vector<std::string> order;
+  for (auto& r : conn.query(
+           "SELECT c.oid::text, n.nspname, cl.relname, a.attname, fa.attname "
+           "FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
+           "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
+           "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
+           "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
+           "WHERE c.contype = 'f' AND c.confrelid = $1::regclass AND c.conrelid <> c.confrelid "
+           "ORDER BY n.nspname, cl.relname, c.oid, k.i",
+           {quoted_parent})) {
+    if (!by_constraint.count(r[0])) order.push_back(r[0]);
+    auto& fk = by_constraint[r[0]];
+    fk.schema = r[1];
+    fk.table = r[2];
+    fk.child_cols.push_back(r[3]);
+    fk.parent_cols.push_back(r[4]);
+  }
+  std::vector<ChildFk> out;
+  for (const auto& oid : order) out.push_back(by_constraint[oid]);
+  return out;
+}
+
+void add_children(migrate::RawConn& conn, Node& node, int depth, std::vector<std::string>& path) {
+  // Deep FK chains are rare; a bound keeps a pathological schema from recursing forever.
+  if (depth > 16) throw usage_error("foreign keys below " + node.quoted + " nest deeper than 16 tables");
+  for (const auto& fk : child_fks(conn, node.quoted)) {
+    Node child;
+    child.schema = fk.schema;
+    child.table = fk.table;
+    child.quoted = quote_ident(fk.schema) + "." + quote_ident(fk.table);
+    if (std::find(path.begin(), path.end(), child.quoted) != path.end()) continue;  // a cycle: already taken
+    child.alias = "t" + std::to_string(depth + 1);
+    std::vector<std::string> cc, pc;
+    for (const auto& c : fk.child_cols) cc.push_back(child.alias + "." + quote_ident(c));
+    for (const auto& c : fk.parent_cols) pc.push_back(node.alias + "." + quote_ident(c));
+    child.predicate = "(" + join(cc, ", ") + ") IN (SELECT " + join(pc, ", ") + " FROM " + node.quoted + " " +
+                      node.alias + " WHERE " + node.predicate + ")";
+    path.push_back(child.quoted);
+    add_children(conn, child, depth + 1, path);
+    path.pop_back();
+    node.children.push_back(std::move(child));
+  }
+}
+
+std::string quarantine_table(const Node& n) {
+  return std::string(quarantine_schema) + "." + quote_ident(n.schema + "." + n.table);
+}
+
+std::int64_t single_count(migrate::RawConn& conn, const std::string& sql, const std::vector<std::string>& params) {
+  return std::stoll(conn.query(sql, params)[0][0]);
+}
+
+// Children before parents: a parent row cannot go while rows still reference it.
+void process(migrate::RawConn& conn, const Node& n, Removal how, bool dry_run, const std::vector<std::string>& params,
+             std::vector<TableRows>& out) {
+  for (const auto& c : n.children) process(conn, c, how, dry_run, params, out);
+  std::string from = n.quoted + " " + n.alias + " WHERE " + n.predicate;
+  std::int64_t rows = 0;
+  if (dry_run) {
+    rows = single_count(conn, "SELECT count(*) FROM " + from, params);
+  } else if (how == Removal::remove) {
+    rows = single_count(conn, "WITH d AS (DELETE FROM " + from + " RETURNING 1) SELECT count(*) FROM d", params);
+  } else {
+    std::string q = quarantine_table(n);
+    conn.exec("CREATE TABLE IF NOT EXISTS " + q + " (LIKE " + n.quoted + ")");
+    conn.query("INSERT INTO " + std::string(quarantine_schema) +
+                   ".manifest (quarantine_table, source_schema, source_table) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+               {n.schema + "." + n.table, n.schema, n.table});
+    rows = single_count(conn,
+                        "WITH moved AS (DELETE FROM " + from + " RETURNING " + n.alias + ".*), ins AS (INSERT INTO " + q +
+                            " SELECT * FROM moved RETURNING 1) SELECT count(*) FROM ins",
+                        params);
+  }
+  out.insert(out.begin(), TableRows{n.schema + "." + n.table, rows});
+}
+
+// Runs `body` in one transaction on `conn`, rolled back when it throws.
+template <class F>
+void in_transaction(migrate::RawConn& conn, F&& body) {
+  conn.exec("BEGIN");
+  try {
+    body();
+    conn.exec("COMMIT");
+  } catch (...) {
+    try {
+      conn.exec("ROLLBACK");
+    } catch (...) {  // the connection is gone; the server rolled back
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
+                                int batch_rows) {
+  Node root;
+  auto names = conn.query("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                          "WHERE c.oid = $1::regclass",
+                          {rows.quoted_table});
+  root.schema = names.at(0)[0];
+  root.table = names.at(0)[1];
+  root.quoted = quote_ident(root.schema) + "." + quote_ident(root.table);
+  root.alias = "t0";
+  // A batch's root rows are fixed up front in a temporary table, so the statements of the
+  // batch (children first, then the root) all see the same rows, whatever else changes.
+  std::vector<std::string> ident;
+  for (const auto& c : migrate::primary_key(conn, root.quoted)) ident.push_back("t0." + quote_ident(c));
+  if (ident.empty()) ident.push_back("t0.ctid");  // no primary key: stable within the transaction
+  std::string ident_list = join(ident, ", ");
+  root.predicate = dry_run ? rows.predicate
+                           : "(" + ident_list + ") IN (SELECT * FROM pg_temp.shardctl_fix_batch)";
+  std::vector<std::string> path{root.quoted};
+  add_children(conn, root, 0, path);
+
+  std::vector<TableRows> out;
+  if (dry_run) {
+    in_transaction(conn, [&] { process(conn, root, how, true, rows.params, out); });
+  } else {
+    for (;;) {
+      std::int64_t picked = 0;
+      in_transaction(conn, [&] {
+        if (how == Removal::quarantine) {
+          conn.exec("CREATE SCHEMA IF NOT EXISTS " + std::string(quarantine_schema));
+          conn.exec("CREATE TABLE IF NOT EXISTS " + std::string(quarantine_schema) +
+                    ".manifest (quarantine_table text PRIMARY KEY, source_schema text NOT NULL, "
+                    "source_table text NOT NULL)");
+        }
+        conn.exec("CREATE TEMP TABLE shardctl_fix_batch ON COMMIT DROP AS SELECT " + ident_list + " FROM " +
+                  root.quoted + " t0 WITH NO DATA");
+        picked = single_count(conn,
+                              "WITH b AS (INSERT INTO pg_temp.shardctl_fix_batch SELECT " + ident_list + " FROM " +
+                                  root.quoted + " t0 WHERE " + rows.predicate +
+                                  (batch_rows > 0 ? " LIMIT " + std::to_string(batch_rows) : std::string()) +
+                                  " RETURNING 1) SELECT count(*) FROM b",
+                              rows.params);
+        if (picked == 0) return;
+        std::size_t first = out.size();
+        process(conn, root, how, false, {}, out);
+        // A trigger that silently skips the DELETE would make this loop forever.
+        for (std::size_t i = first; i < out.size(); ++i)
+          if (out[i].table == root.schema + "." + root.table && out[i].rows != picked)
+            throw internal_error("only " + std::to_string(out[i].rows) + " of " + std::to_string(picked) + " rows of " +
+                                 out[i].table + " could be taken out (a trigger refusing the DELETE?)");
+      });
+      if (picked == 0 || batch_rows <= 0) break;
+    }
+  }
+  // Root first, then descendants, each table once (batches and a table reached twice sum).
+  std::vector<TableRows> merged{{root.schema + "." + root.table, 0}};
+  for (const auto& t : out) {
+    auto it = std::find_if(merged.begin(), merged.end(), [&](const TableRows& m) { return m.table == t.table; });
+    if (it == merged.end()) merged.push_back(t);
+    else it->rows += t.rows;
+  }
+  return merged;
+}
+
+std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run) {
+  std::vector<TableRows> out;
+  if (conn.query("SELECT to_regclass($1) IS NOT NULL", {std::string(quarantine_schema) + ".manifest"})[0][0] != "t")
+    return out;
+  std::map<std::string, std::string> quarantined_of;  // quoted original -> quoted quarantine table
+  std::vector<std::string> originals;
+  for (auto& r : conn.query("SELECT quarantine_table, source_schema, source_table FROM " +
+                            std::string(quarantine_schema) + ".manifest ORDER BY 1")) {
+    std::string original = quote_ident(r[1]) + "." + quote_ident(r[2]);
+    quarantined_of[original] = std::string(quarantine_schema) + "." + quote_ident(r[0]);
+    originals.push_back(original);
+  }
+  in_transaction(conn, [&] {
+    // Quarantined orphans have no parent by definition: putting them back as they were means
+    // not re-checking foreign keys (superuser or GRANT SET ON PARAMETER). Without that right,
+    // the restore goes on and the foreign key refuses such rows with the server's message.
+    if (!dry_run) {
+      conn.exec("SAVEPOINT shardctl_role");
+      try {
+        conn.exec("SET LOCAL session_replication_role = replica");
+      } catch (const Error&) {
+        conn.exec("ROLLBACK TO SAVEPOINT shardctl_role");
+      }
+    }
+    for (const auto& original : migrate::fk_order(conn, originals)) {  // parents first
+      const auto& q = quarantined_of[original];
+      std::int64_t rows =
+          dry_run ? single_count(conn, "SELECT count(*) FROM " + q, {})
+                  : single_count(conn,
+                                 "WITH r AS (DELETE FROM " + q + " RETURNING *), ins AS (INSERT INTO " + original +
+                                     " SELECT * FROM r RETURNING 1) SELECT count(*) FROM ins",
+                                 {});
+      auto unquoted = conn.query("SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON "
+                                 "n.oid = c.relnamespace WHERE c.oid = $1::regclass",
+                                 {original});
+      out.push_back({unquoted.at(0)[0], rows});
+    }
+    if (!dry_run) conn.exec("DROP SCHEMA " + std::string(quarantine_schema) + " CASCADE");
+  });
+  return out;
+}
+
+}  // namespace shardctl::check

@@ -1,0 +1,137 @@
+#include "check/check.hpp"
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "check/cascade.hpp"
+#include "check/catalog_checks.hpp"
+#include "check/fleet.hpp"
+#include "check/journal.hpp"
+#include "check/rehome.hpp"
+#include "check/shard_sweep.hpp"
+#include "core/error.hpp"
+
+namespace shardctl::check {
+
+FixMode parse_fix_mode(const std::string& text) {
+  if (text == "report") return FixMode::report;
+  if (text == "quarantine") return FixMode::quarantine;
+  if (text == "delete") return FixMode::remove;
+  if (text == "rehome") return FixMode::rehome;
+  throw usage_error("unknown --fix '" + text + "'", "use report, quarantine, delete or rehome");
+}
+
+std::string_view fix_mode_name(FixMode mode) noexcept {
+  switch (mode) {
+    case FixMode::report: return "report";
+    case FixMode::quarantine: return "quarantine";
+    case FixMode::remove: return "delete";
+    case FixMode::rehome: return "rehome";
+  }
+  return "report";
+}
+
+namespace {
+
+// The shards a run reads: every shard not marked offline (an offline shard is expected to be
+// unreachable; mappings to it are a finding of their own).
+std::vector<const catalog::Shard*> swept_shards(const Fleet& fleet) {
+  std::vector<const catalog::Shard*> out;
+  for (const auto& s : fleet.shards)
+    if (s.status != "offline") out.push_back(&s);
+  return out;
+}
+
+// Runs `work` for every shard on at most `parallel` threads; each thread opens its own
+// connections. A shard that cannot be reached is recorded, not fatal; any other error stops
+// the run once every thread is done.
+template <class Work>
+std::vector<ShardOutcome> for_each_shard(const std::vector<const catalog::Shard*>& shards, int parallel, Work work) {
+  std::vector<ShardOutcome> outcomes(shards.size());
+  std::vector<std::exception_ptr> errors(shards.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < shards.size();) {
+      try {
+        outcomes[i] = work(*shards[i]);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::unavailable) outcomes[i].unreachable.push_back({shards[i]->name, e.what()});
+        else errors[i] = std::current_exception();
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::size_t threads = std::min<std::size_t>(static_cast<std::size_t>(std::max(parallel, 1)), shards.size());
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return outcomes;
+}
+
+void merge(std::vector<ShardOutcome>& outcomes, Report& report) {
+  std::set<std::string> down;
+  for (auto& o : outcomes) {
+    for (auto& f : o.findings) report.findings.push_back(std::move(f));
+    for (auto& u : o.unreachable)
+      if (down.insert(u.shard).second) report.unreachable.push_back(std::move(u));
+    for (auto& a : o.fixes) report.fixes.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
+Report run_check(pg::Connection& catalog, const Options& options, const config::CheckConfig& cfg) {
+  if (options.fix == FixMode::rehome && !options.strays)
+    throw usage_error("--fix rehome moves strays; it needs --strays (or no kind flag)");
+  Fleet fleet = load_fleet(catalog);
+  Report report;
+  for (Kind k : all_kinds) {
+    bool on = k == Kind::orphans ? options.orphans
+              : k == Kind::strays ? options.strays
+              : k == Kind::missing_table ? true  // every sweep needs the tables, so it always reports them
+                                         : options.map_consistency;
+    if (on) report.checked.push_back(k);
+  }
+  auto shards = swept_shards(fleet);
+  for (const auto* s : shards) report.shards.push_back(s->name);
+  if (options.map_consistency) report.findings = catalog_findings(catalog, fleet);
+
+  // Quarantine and delete run inside the sweep (per batch); rehome runs after it.
+  Options sweep_options = options;
+  if (options.fix == FixMode::rehome) sweep_options.fix = FixMode::report;
+  auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
+    return ShardSweep(fleet, shard, sweep_options).run();
+  });
+  merge(outcomes, report);
+  grade(report.findings, cfg);
+  if (options.fix == FixMode::rehome) rehome_strays(fleet, options, report);
+  if (options.fix != FixMode::report && !options.dry_run && !report.fixes.empty())
+    report.operation = journal_fixes(catalog, std::string(fix_mode_name(options.fix)), report);
+  return report;
+}
+
+Report restore_quarantined(pg::Connection& catalog, const Options& options) {
+  Fleet fleet = load_fleet(catalog);
+  Report report;
+  auto shards = swept_shards(fleet);
+  for (const auto* s : shards) report.shards.push_back(s->name);
+  auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
+    ShardOutcome out;
+    migrate::RawConn conn(shard.dsn, "shard " + shard.name);
+    for (const auto& t : restore_quarantine(conn, options.dry_run))
+      out.fixes.push_back({"restore", shard.name, t.table, "", t.rows, options.dry_run, "from " + std::string(quarantine_schema)});
+    return out;
+  });
+  merge(outcomes, report);
+  if (!options.dry_run && !report.fixes.empty()) report.operation = journal_fixes(catalog, "restore", report);
+  return report;
+}
+
+}  // namespace shardctl::check

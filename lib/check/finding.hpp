@@ -1,0 +1,93 @@
+// What `shardctl check` finds: finding kinds, their severity, and how a report becomes a status
+// and an exit code (SPEC §3: 0 ok, 1 warning, 2 critical, 3 could not determine). Pure code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace shardctl::check {
+
+enum class Kind {
+  orphans,                 // child rows whose parent is missing on the shard the map routes to
+  strays,                  // rows on a shard the map does not route their key to
+  overlapping_mappings,    // two mappings of one map cover the same keys
+  unmapped_keys,           // key space of a range or hash map no mapping covers
+  mapping_unknown_shard,   // a mapping names a shard the catalog does not have
+  mapping_offline_shard,   // a mapping routes to a shard marked offline
+  mapping_readonly_shard,  // a mapping routes to a shard marked readonly
+  offline_mapping,         // a mapping left offline with no live operation
+  leftover_guard,          // a write guard whose operation is over (catalog row, trigger, range)
+  expired_lease,           // an operation still "running" whose lease expired and runner is gone
+  missing_table,           // a sharded table absent on a shard of its map
+};
+
+inline constexpr Kind all_kinds[] = {
+    Kind::orphans,          Kind::strays,           Kind::overlapping_mappings, Kind::unmapped_keys,
+    Kind::mapping_unknown_shard, Kind::mapping_offline_shard, Kind::mapping_readonly_shard,
+    Kind::offline_mapping,  Kind::leftover_guard,   Kind::expired_lease,        Kind::missing_table,
+};
+
+std::string_view kind_name(Kind kind) noexcept;
+// The check family a kind belongs to: orphans, strays, or map-consistency.
+bool is_map_consistency(Kind kind) noexcept;
+
+enum class Severity { warning, critical };
+std::string_view severity_name(Severity s) noexcept;
+Severity default_severity(Kind kind) noexcept;
+
+struct Finding {
+  Kind kind = Kind::orphans;
+  Severity severity = Severity::warning;  // grade() sets it
+  std::string shard;                      // empty for catalog-wide findings
+  std::string table;                      // the table concerned, when there is one
+  std::string object;                     // xref, map, mapping range or operation id
+  std::int64_t count = 0;                 // rows for orphans and strays, else objects
+  std::vector<std::string> samples;       // example keys, sorted
+  std::string detail;                     // one line for people
+};
+
+struct Unreachable {
+  std::string shard;
+  std::string error;
+};
+
+// What a --fix did (or, with --dry-run, would do) about one finding.
+struct FixAction {
+  std::string action;  // quarantine | delete | rehome | restore
+  std::string shard;
+  std::string table;
+  std::string target;  // rehome: the shard the rows went to
+  std::int64_t rows = 0;
+  bool dry_run = false;
+  std::string detail;
+};
+
+struct Report {
+  std::vector<Kind> checked;           // the kinds this run looked for
+  std::vector<std::string> shards;     // shards swept (reachable or not)
+  std::vector<Finding> findings;
+  std::vector<Unreachable> unreachable;
+  std::vector<FixAction> fixes;
+  std::string operation;               // the journaled fix operation, if any
+};
+
+enum class Status { ok, warning, critical, unknown };
+std::string_view status_name(Status s) noexcept;  // OK, WARNING, CRITICAL, UNKNOWN
+
+// Applies the [check] config: drops ignored kinds, sets each finding's severity from its
+// default, the warning/critical lists, and the *_critical_at row counts.
+void grade(std::vector<Finding>& findings, const config::CheckConfig& cfg);
+
+// Critical findings win; then an unreachable shard (the run could not see everything); then
+// warnings. A critical problem seen elsewhere must not hide behind a shard that is down.
+Status status_of(const Report& report) noexcept;
+int exit_code_of(Status s) noexcept;
+
+// Sum of counts per kind, in all_kinds order.
+std::vector<std::pair<Kind, std::int64_t>> totals(const Report& report);
+
+}  // namespace shardctl::check

@@ -1,0 +1,80 @@
+#include "check/predicates.hpp"
+
+#include "check/fleet.hpp"
+#include "migrate/key_filter.hpp"
+
+namespace shardctl::check {
+using routing::KeyType;
+
+namespace {
+std::string point_literal(migrate::RawConn& conn, KeyType type, const routing::Key& key) {
+  std::string lit = conn.literal(routing::format_key(key));
+  switch (type) {
+    case KeyType::int4:
+    case KeyType::int8: return lit + "::bigint";
+    case KeyType::text: return lit + " COLLATE \"C\"";
+    case KeyType::uuid: return lit + "::uuid";
+  }
+  return lit;
+}
+}  // namespace
+
+std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                             const std::function<bool(const catalog::Mapping&)>& which) {
+  auto space = space_of(map);
+  // Integer keys and hash values: one int8multirange, whose containment test is a binary
+  // search, so a shard with thousands of ranges costs log(n) per row, not n comparisons.
+  bool integral = map.map.kind == routing::MapKind::hash || map.map.key_type == KeyType::int4 ||
+                  map.map.key_type == KeyType::int8;
+  std::string points, ranges, multirange;
+  for (const auto& m : map.mappings) {
+    if (!which(m)) continue;
+    if (m.is_point) {
+      points += (points.empty() ? "" : ", ") + point_literal(conn, map.map.key_type, *m.range.low);
+    } else if (integral) {
+      multirange += multirange.empty() ? '{' : ',';
+      if (m.range.low) {
+        multirange += '[';
+        multirange += routing::format_key(*m.range.low);
+      } else {
+        multirange += '(';
+      }
+      multirange += ',';
+      if (m.range.high) multirange += routing::format_key(*m.range.high);
+      multirange += ')';
+    } else {
+      ranges += (ranges.empty() ? "(" : " OR (") + migrate::key_filter(conn, space, quoted_column, m.range) + ")";
+    }
+  }
+  if (!multirange.empty())
+    ranges = conn.literal(multirange + "}") + "::int8multirange @> (" + migrate::route_expression(space, quoted_column) +
+             ")::bigint";
+  std::string out = ranges;
+  if (!points.empty())
+    out += (out.empty() ? "" : " OR ") + migrate::route_expression(space, quoted_column) + " IN (" + points + ")";
+  return out.empty() ? "false" : "(" + out + ")";
+}
+
+std::string routed_to(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                      const std::string& shard) {
+  return mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) { return m.shard == shard; });
+}
+
+std::string in_ranges(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                      const std::vector<routing::KeyRange>& ranges) {
+  std::string out;
+  for (const auto& r : ranges)
+    out += (out.empty() ? "(" : " OR (") + migrate::key_filter(conn, space_of(map), quoted_column, r) + ")";
+  return out.empty() ? "false" : "(" + out + ")";
+}
+
+std::string stray_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+                            const std::string& shard, const std::vector<routing::KeyRange>& in_flight) {
+  std::string here = mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) {
+    return m.shard == shard || m.status != "online";
+  });
+  return "(" + quoted_column + " IS NOT NULL AND NOT " + here + " AND NOT " +
+         in_ranges(conn, map, quoted_column, in_flight) + ")";
+}
+
+}  // namespace shardctl::check

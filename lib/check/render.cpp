@@ -1,0 +1,186 @@
+#include "check/render.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "output/table.hpp"
+
+namespace shardctl::check {
+namespace {
+
+// "public.order_lines" reads as "order_lines" in one-line summaries; other schemas stay.
+std::string short_table(const std::string& t) { return t.rfind("public.", 0) == 0 ? t.substr(7) : t; }
+
+std::string plural(std::int64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Phrase for a group of findings of one kind (and table, for row findings).
+std::string phrase(Kind kind, const std::string& table, std::int64_t count, std::size_t shards) {
+  std::string on = " on " + plural(static_cast<std::int64_t>(shards), "shard", "shards");
+  switch (kind) {
+    case Kind::orphans: return std::to_string(count) + " orphaned " + short_table(table) + on;
+    case Kind::strays: return plural(count, "stray " + short_table(table) + " row", "stray " + short_table(table) + " rows") + on;
+    case Kind::overlapping_mappings: return plural(count, "overlapping mapping pair", "overlapping mapping pairs");
+    case Kind::unmapped_keys: return plural(count, "unmapped key range", "unmapped key ranges");
+    case Kind::mapping_unknown_shard: return plural(count, "mapping to an unknown shard", "mappings to unknown shards");
+    case Kind::mapping_offline_shard: return plural(count, "mapping to an offline shard", "mappings to offline shards");
+    case Kind::mapping_readonly_shard: return plural(count, "mapping to a readonly shard", "mappings to readonly shards");
+    case Kind::offline_mapping: return plural(count, "offline mapping without operation", "offline mappings without operation");
+    case Kind::leftover_guard: return plural(count, "left-over write guard", "left-over write guards");
+    case Kind::expired_lease: return plural(count, "operation with an expired lease", "operations with an expired lease");
+    case Kind::missing_table: return plural(count, "missing sharded table", "missing sharded tables");
+  }
+  return "?";
+}
+
+std::string prom_escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  std::replace(s.begin(), s.end(), '|', '/');  // '|' starts Nagios perfdata
+  return s;
+}
+
+void print_text(std::ostream& out, const Report& report) {
+  Status status = status_of(report);
+  if (!report.findings.empty()) {
+    output::TextTable t({"SEVERITY", "KIND", "SHARD", "TABLE", "OBJECT", "COUNT", "SAMPLES", "DETAIL"});
+    for (const auto& f : report.findings) {
+      std::string samples;
+      for (std::size_t i = 0; i < f.samples.size() && i < 3; ++i) samples += (i ? " " : "") + f.samples[i];
+      if (f.samples.size() > 3) samples += " ...";
+      t.add_row({std::string(severity_name(f.severity)), std::string(kind_name(f.kind)), f.shard.empty() ? "-" : f.shard,
+                 f.table.empty() ? "-" : f.table, f.object.empty() ? "-" : f.object, std::to_string(f.count),
+                 samples.empty() ? "-" : samples, f.detail});
+    }
+    t.print(out);
+  }
+  for (const auto& u : report.unreachable) out << "shard " << u.shard << " unreachable: " << u.error << '\n';
+  for (const auto& a : report.fixes)
+    out << (a.dry_run ? "would " : "") << a.action << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
+        << (a.target.empty() ? "" : " to " + a.target) << (a.detail.empty() ? "" : " (" + a.detail + ")") << '\n';
+  if (!report.operation.empty()) out << "journaled as operation " << report.operation << '\n';
+  std::size_t critical = 0;
+  for (const auto& f : report.findings) critical += f.severity == Severity::critical;
+  out << "status: " << status_name(status) << " (" << critical << " critical, " << report.findings.size() - critical
+      << " warning finding(s); " << report.shards.size() << " shard(s) checked, " << report.unreachable.size()
+      << " unreachable)\n";
+}
+
+nlohmann::json to_json(const Report& report) {
+  using nlohmann::json;
+  Status status = status_of(report);
+  json doc;
+  doc["status"] = lowercase(status_name(status));
+  doc["exit_code"] = exit_code_of(status);
+  doc["checks"] = json::array();
+  for (Kind k : report.checked) doc["checks"].push_back(kind_name(k));
+  doc["shards"] = report.shards;
+  doc["unreachable"] = json::array();
+  for (const auto& u : report.unreachable) doc["unreachable"].push_back({{"shard", u.shard}, {"error", u.error}});
+  doc["summary"] = json::object();
+  for (const auto& [k, n] : totals(report)) doc["summary"][std::string(kind_name(k))] = n;
+  doc["findings"] = json::array();
+  for (const auto& f : report.findings)
+    doc["findings"].push_back({{"kind", kind_name(f.kind)},
+                               {"severity", severity_name(f.severity)},
+                               {"shard", f.shard.empty() ? json(nullptr) : json(f.shard)},
+                               {"table", f.table.empty() ? json(nullptr) : json(f.table)},
+                               {"object", f.object.empty() ? json(nullptr) : json(f.object)},
+                               {"count", f.count},
+                               {"samples", f.samples},
+                               {"detail", f.detail}});
+  doc["fixes"] = json::array();
+  for (const auto& a : report.fixes)
+    doc["fixes"].push_back({{"action", a.action},
+                            {"shard", a.shard},
+                            {"table", a.table},
+                            {"target", a.target.empty() ? json(nullptr) : json(a.target)},
+                            {"rows", a.rows},
+                            {"dry_run", a.dry_run},
+                            {"detail", a.detail}});
+  doc["operation"] = report.operation.empty() ? json(nullptr) : json(report.operation);
+  return doc;
+}
+
+std::string nagios_line(const Report& report) {
+  Status status = status_of(report);
+  std::vector<std::string> parts;
+  for (const auto& u : report.unreachable) parts.push_back("shard " + u.shard + " unreachable");
+  // Critical groups first, then warnings; within a severity, in kind order.
+  for (Severity sev : {Severity::critical, Severity::warning})
+    for (Kind k : all_kinds) {
+      // Row findings group per table; the others per kind.
+      std::map<std::string, std::pair<std::int64_t, std::set<std::string>>> groups;
+      for (const auto& f : report.findings)
+        if (f.kind == k && f.severity == sev) {
+          auto& g = groups[k == Kind::orphans || k == Kind::strays ? f.table : ""];
+          g.first += f.count;
+          if (!f.shard.empty()) g.second.insert(f.shard);
+        }
+      for (const auto& [table, g] : groups) parts.push_back(phrase(k, table, g.first, g.second.size()));
+    }
+  std::string text;
+  for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
+  if (text.empty()) text = "no findings on " + plural(static_cast<std::int64_t>(report.shards.size()), "shard", "shards");
+  std::string perf;
+  for (const auto& [k, n] : totals(report)) perf += fmt::format("{}{}={}", perf.empty() ? "" : " ", kind_name(k), n);
+  perf += fmt::format(" unreachable_shards={}", report.unreachable.size());
+  return one_line("SHARDCTL " + std::string(status_name(status)) + " - " + text) + " | " + perf;
+}
+
+std::string prometheus_text(const Report& report, double now_seconds) {
+  std::string out;
+  out += "# HELP shardctl_check_findings What shardctl check found per finding kind and shard: rows for orphans "
+         "and strays, objects for the others.\n";
+  out += "# TYPE shardctl_check_findings gauge\n";
+  // Every kind checked on every shard swept, zero when clean; catalog-wide findings carry an
+  // empty shard label.
+  std::map<std::pair<std::string, std::string>, std::int64_t> values;
+  for (Kind k : report.checked) {
+    if (is_map_consistency(k)) values[{std::string(kind_name(k)), ""}] += 0;
+    for (const auto& s : report.shards) values[{std::string(kind_name(k)), s}] += 0;
+  }
+  for (const auto& f : report.findings) values[{std::string(kind_name(f.kind)), f.shard}] += f.count;
+  for (const auto& [key, v] : values)
+    out += fmt::format("shardctl_check_findings{{kind=\"{}\",shard=\"{}\"}} {}\n", prom_escape(key.first),
+                       prom_escape(key.second), v);
+  out += "# HELP shardctl_check_shard_up Whether shardctl check could read the shard (1) or not (0).\n";
+  out += "# TYPE shardctl_check_shard_up gauge\n";
+  for (const auto& s : report.shards) {
+    bool down = std::any_of(report.unreachable.begin(), report.unreachable.end(),
+                            [&](const Unreachable& u) { return u.shard == s; });
+    out += fmt::format("shardctl_check_shard_up{{shard=\"{}\"}} {}\n", prom_escape(s), down ? 0 : 1);
+  }
+  out += "# HELP shardctl_check_status Outcome of the last run: 0 ok, 1 warning, 2 critical, 3 unknown.\n";
+  out += "# TYPE shardctl_check_status gauge\n";
+  out += fmt::format("shardctl_check_status {}\n", exit_code_of(status_of(report)));
+  out += "# HELP shardctl_check_last_run_timestamp_seconds When the last shardctl check finished.\n";
+  out += "# TYPE shardctl_check_last_run_timestamp_seconds gauge\n";
+  out += fmt::format("shardctl_check_last_run_timestamp_seconds {:.3f}\n", now_seconds);
+  return out;
+}
+
+}  // namespace shardctl::check

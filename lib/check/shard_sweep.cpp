@@ -1,0 +1,372 @@
+#include "check/shard_sweep.hpp"
+
+#include <algorithm>
+
+#include "catalog/names.hpp"
+#include "check/cascade.hpp"
+#include "check/predicates.hpp"
+#include "core/error.hpp"
+#include "migrate/shard_schema.hpp"
+
+namespace shardctl::check {
+namespace {
+
+using catalog::quote_ident;
+using catalog::quote_qualified;
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+std::vector<std::string> prefixed(const std::string& alias, const std::vector<std::string>& cols) {
+  std::vector<std::string> out;
+  for (const auto& c : cols) out.push_back(alias + "." + quote_ident(c));
+  return out;
+}
+
+// An array literal for a text parameter: every element double-quoted and escaped.
+std::string array_literal(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+// The rows `pred` selects from `quoted` t0: their count, a second count of those also matching
+// `also` ("true" when not needed), and the first `sample` keys in `order` order, in ONE scan:
+// the window counts see every row before the top-N sort keeps a few (the server spills the
+// window to disk past work_mem, so memory stays bounded).
+struct Counted {
+  std::int64_t count = 0;
+  std::int64_t also = 0;
+};
+Counted count_and_sample(migrate::RawConn& c, const std::string& quoted, const std::string& pred,
+                         const std::vector<std::string>& order, const std::string& also, int sample,
+                         std::vector<std::string>& samples) {
+  auto rows = c.query("SELECT concat_ws(',', " + join(order, ", ") + "), count(*) OVER (), count(*) FILTER (WHERE " +
+                      also + ") OVER () FROM " + quoted + " t0 WHERE " + pred + " ORDER BY " + join(order, ", ") +
+                      " LIMIT " + std::to_string(std::max(sample, 1)));
+  Counted out;
+  if (rows.empty()) return out;
+  out.count = std::stoll(rows[0][1]);
+  out.also = std::stoll(rows[0][2]);
+  for (auto& r : rows) keep_sample(samples, r[0], sample);
+  return out;
+}
+
+// Child keys (column-wise) waiting for one probe round trip.
+struct KeyBatch {
+  std::vector<std::vector<std::string>> columns;
+  std::size_t size() const { return columns.empty() ? 0 : columns[0].size(); }
+  void add(const std::vector<std::string>& row, std::size_t from) {
+    if (columns.empty()) columns.resize(row.size() - from);
+    for (std::size_t i = from; i < row.size(); ++i) columns[i - from].push_back(row[i]);
+  }
+  void clear() { columns.clear(); }
+};
+
+}  // namespace
+
+void keep_sample(std::vector<std::string>& samples, std::string key, int limit) {
+  if (limit <= 0) return;
+  auto it = std::lower_bound(samples.begin(), samples.end(), key);
+  if (it != samples.end() && *it == key) return;
+  if (static_cast<int>(samples.size()) >= limit && it == samples.end()) return;
+  samples.insert(it, std::move(key));
+  if (static_cast<int>(samples.size()) > limit) samples.pop_back();
+}
+
+ShardSweep::ShardSweep(const Fleet& fleet, const catalog::Shard& shard, const Options& options)
+    : fleet_(fleet), shard_(shard), options_(options) {}
+
+migrate::RawConn& ShardSweep::conn() {
+  if (!conn_) conn_ = std::make_unique<migrate::RawConn>(shard_.dsn, "shard " + shard_.name);
+  return *conn_;
+}
+
+migrate::RawConn& ShardSweep::fix_conn() {
+  if (!fix_conn_) fix_conn_ = std::make_unique<migrate::RawConn>(shard_.dsn, "shard " + shard_.name);
+  return *fix_conn_;
+}
+
+migrate::RawConn* ShardSweep::probe_conn(const std::string& name) {
+  if (down_.count(name)) return nullptr;
+  auto it = probes_.find(name);
+  if (it != probes_.end()) return it->second.get();
+  const catalog::Shard* s = fleet_.shard(name);
+  // A shard marked offline is not expected to answer: its children stay unverified, and the
+  // mapping to it is a finding of its own (mapping_offline_shard), not an unreachable shard.
+  if (!s || s->status == "offline") return nullptr;
+  try {
+    auto c = std::make_unique<migrate::RawConn>(s->dsn, "shard " + name);
+    return (probes_[name] = std::move(c)).get();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unavailable) throw;
+    down_.insert(name);
+    out_.unreachable.push_back({name, e.what()});
+    return nullptr;
+  }
+}
+
+bool ShardSweep::present(migrate::RawConn& c, const std::string& table) {
+  return c.query("SELECT to_regclass($1) IS NOT NULL", {quote_qualified(table)})[0][0] == "t";
+}
+
+ShardOutcome ShardSweep::run() {
+  conn();
+  check_tables();
+  if (options_.strays)
+    for (const auto& t : fleet_.sharded_tables)
+      if (!missing_.count(t.name)) sweep_strays(t);
+  if (options_.orphans)
+    for (const auto& x : fleet_.xrefs) sweep_orphans(x);
+  if (options_.map_consistency) sweep_guards();
+  return std::move(out_);
+}
+
+void ShardSweep::check_tables() {
+  for (const auto& t : fleet_.sharded_tables) {
+    if (present(conn(), t.name)) continue;
+    missing_.insert(t.name);
+    // A table only has to exist where its map routes keys.
+    if (!fleet_.map_uses_shard(*t.map, shard_.name)) continue;
+    Finding f;
+    f.kind = Kind::missing_table;
+    f.shard = shard_.name;
+    f.table = t.name;
+    f.object = *t.map;
+    f.count = 1;
+    f.detail = "sharded table of map " + *t.map + " is missing on this shard";
+    out_.findings.push_back(std::move(f));
+  }
+}
+
+void ShardSweep::fix_rows(const std::string& table, const std::string& quoted_table, const std::string& predicate,
+                          const std::vector<std::string>& params, const std::string& why) {
+  if (options_.fix != FixMode::quarantine && options_.fix != FixMode::remove) return;
+  auto how = options_.fix == FixMode::quarantine ? Removal::quarantine : Removal::remove;
+  auto moved = take_out(fix_conn(), RowSet{quoted_table, predicate, params}, how, options_.dry_run, options_.probe_batch);
+  for (const auto& t : moved) {
+    FixAction a;
+    a.action = options_.fix == FixMode::quarantine ? "quarantine" : "delete";
+    a.shard = shard_.name;
+    a.table = t.table;
+    a.rows = t.rows;
+    a.dry_run = options_.dry_run;
+    a.detail = t.table == table ? why : "rows referencing them (foreign key)";
+    if (t.rows > 0 || t.table == table) out_.fixes.push_back(std::move(a));
+  }
+}
+
+void ShardSweep::sweep_strays(const catalog::TableDef& table) {
+  auto& c = conn();
+  const auto& map = fleet_.map(*table.map);
+  std::string quoted = quote_qualified(table.name);
+  std::string key = "t0." + quote_ident(*table.key_column);
+  auto flying = fleet_.in_flight.find(map.map.name);
+  std::string pred = stray_predicate(c, map, key, shard_.name,
+                                     flying == fleet_.in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
+  auto pk = migrate::primary_key(c, quoted);
+  if (pk.empty()) pk = {*table.key_column};
+  std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
+  Finding f;
+  auto counted = count_and_sample(c, quoted, pred, prefixed("t0", pk), "NOT " + anywhere, options_.sample, f.samples);
+  std::int64_t n = counted.count, nowhere = counted.also;
+  if (n == 0) return;
+  f.kind = Kind::strays;
+  f.shard = shard_.name;
+  f.table = table.name;
+  f.object = *table.map;
+  f.count = n;
+  f.detail = std::to_string(n - nowhere) + " routed to another shard, " + std::to_string(nowhere) +
+             " routed to no shard (samples: " + join(pk, ",") + ")";
+  out_.findings.push_back(std::move(f));
+  fix_rows(table.name, quoted, pred, {}, "strays of map " + *table.map);
+}
+
+void ShardSweep::sweep_orphans(const catalog::Xref& x) {
+  auto& c = conn();
+  if (missing_.count(x.child_table) || !present(c, x.child_table)) return;
+  const auto& map = fleet_.map(x.map);
+  std::string child = quote_qualified(x.child_table), parent = quote_qualified(x.parent_table);
+  auto child_cols = prefixed("t0", x.child_columns);
+  std::string route = "t0." + quote_ident(x.route_column);
+  std::string not_null;
+  for (const auto& col : child_cols) not_null += col + " IS NOT NULL AND ";
+  std::string here = routed_to(c, map, route, shard_.name);
+  auto parent_match = [&](const std::string& alias) {
+    std::string m;
+    for (std::size_t i = 0; i < x.child_columns.size(); ++i)
+      m += std::string(i ? " AND " : "") + "p." + quote_ident(x.parent_columns[i]) + " = " + alias + "." +
+           (alias == "t0" ? quote_ident(x.child_columns[i]) : "c" + std::to_string(i));
+    return m;
+  };
+
+  Finding f;
+  f.kind = Kind::orphans;
+  f.shard = shard_.name;
+  f.table = x.child_table;
+  f.object = x.name;
+  std::int64_t within = 0, across = 0, nowhere = 0, unverified = 0;
+
+  // Within the shard: one anti-join over the rows this shard owns.
+  if (!missing_.count(x.parent_table) && present(c, x.parent_table)) {
+    std::string pred = not_null + here + " AND NOT EXISTS (SELECT 1 FROM " + parent + " p WHERE " + parent_match("t0") + ")";
+    within = count_and_sample(c, child, pred, child_cols, "true", options_.sample, f.samples).count;
+    if (within > 0) {
+      fix_rows(x.child_table, child, pred, {}, "orphans of xref " + x.name + " (within the shard)");
+    }
+  }
+
+  // Across shards: stream the keys this shard does not own, route them here, probe in batches.
+  std::vector<std::string> types;
+  {
+    auto columns = migrate::table_columns(c, child);
+    for (const auto& name : x.child_columns) {
+      auto it = std::find_if(columns.begin(), columns.end(), [&](const migrate::Column& col) { return col.name == name; });
+      if (it == columns.end())
+        throw usage_error("xref " + x.name + ": column " + name + " is missing from " + x.child_table + " on shard " +
+                          shard_.name);
+      types.push_back(it->type);
+    }
+  }
+  std::string unnest = "unnest(";
+  for (std::size_t i = 0; i < types.size(); ++i)
+    unnest += (i ? ", $" : "$") + std::to_string(i + 1) + "::" + types[i] + "[]";
+  unnest += ")";
+  std::vector<std::string> k_cols;
+  for (std::size_t i = 0; i < types.size(); ++i) k_cols.push_back("k.c" + std::to_string(i));
+  std::string k_alias = "k(";
+  for (std::size_t i = 0; i < types.size(); ++i) k_alias += (i ? ", c" : "c") + std::to_string(i);
+  k_alias += ")";
+  std::string fix_pred = "(" + join(child_cols, ", ") + ") IN (SELECT * FROM " + unnest + ")";
+
+  auto record = [&](const std::vector<std::vector<std::string>>& orphan_columns, std::int64_t& counter,
+                    const std::string& why) {
+    std::size_t n = orphan_columns.empty() ? 0 : orphan_columns[0].size();
+    if (n == 0) return;
+    counter += static_cast<std::int64_t>(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      std::string key;
+      for (std::size_t col = 0; col < orphan_columns.size(); ++col) key += (col ? "," : "") + orphan_columns[col][r];
+      keep_sample(f.samples, std::move(key), options_.sample);
+    }
+    std::vector<std::string> params;
+    for (const auto& col : orphan_columns) params.push_back(array_literal(col));
+    fix_rows(x.child_table, child, fix_pred, params, why);
+  };
+
+  std::map<std::string, KeyBatch> pending;  // by parent shard
+  auto probe = [&](const std::string& target, KeyBatch& batch) {
+    if (batch.size() == 0) return;
+    migrate::RawConn* pc = probe_conn(target);
+    if (!pc || !present(*pc, x.parent_table)) {
+      unverified += static_cast<std::int64_t>(batch.size());
+      batch.clear();
+      return;
+    }
+    std::vector<std::string> params;
+    for (const auto& col : batch.columns) params.push_back(array_literal(col));
+    std::vector<std::string> casts;
+    for (const auto& k : k_cols) casts.push_back(k + "::text");
+    auto rows = pc->query("SELECT " + join(casts, ", ") + " FROM " + unnest + " AS " + k_alias + " WHERE NOT EXISTS (SELECT 1 FROM " +
+                              parent + " p WHERE " + parent_match("k") + ")",
+                          params);
+    std::vector<std::vector<std::string>> orphan_columns(types.size());
+    for (auto& r : rows)
+      for (std::size_t i = 0; i < r.size(); ++i) orphan_columns[i].push_back(std::move(r[i]));
+    batch.clear();
+    record(orphan_columns, across, "orphans of xref " + x.name + " (parent on shard " + target + ")");
+  };
+
+  c.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    std::vector<std::string> casts{route + "::text"};
+    for (const auto& col : child_cols) casts.push_back(col + "::text");
+    c.exec("DECLARE shardctl_check_keys NO SCROLL CURSOR FOR SELECT " + join(casts, ", ") + " FROM " + child +
+           " t0 WHERE " + not_null + route + " IS NOT NULL AND NOT " + here);
+    KeyBatch unrouted;
+    for (;;) {
+      auto rows = c.query("FETCH " + std::to_string(options_.probe_batch) + " FROM shardctl_check_keys");
+      if (rows.empty()) break;
+      for (const auto& r : rows) {
+        // A value that does not parse as the map's key type routes nowhere, like an unmapped one.
+        std::optional<routing::Route> routed;
+        try {
+          routed = map.router->route_text(r[0]);
+        } catch (const Error&) {
+        }
+        if (!routed || routed->shard_index < 0) {
+          unrouted.add(r, 1);
+          continue;
+        }
+        const std::string& target = map.shards[static_cast<std::size_t>(routed->shard_index)].name;
+        auto& batch = pending[target];
+        batch.add(r, 1);
+        if (static_cast<int>(batch.size()) >= options_.probe_batch) probe(target, batch);
+      }
+      if (static_cast<int>(unrouted.size()) >= options_.probe_batch) {
+        record(unrouted.columns, nowhere, "orphans of xref " + x.name + " (key routed to no shard)");
+        unrouted.clear();
+      }
+    }
+    for (auto& [target, batch] : pending) probe(target, batch);
+    record(unrouted.columns, nowhere, "orphans of xref " + x.name + " (key routed to no shard)");
+    c.exec("COMMIT");
+  } catch (...) {
+    try {
+      c.exec("ROLLBACK");
+    } catch (...) {  // connection lost: the server rolled back
+    }
+    throw;
+  }
+
+  f.count = within + across + nowhere;
+  f.detail = std::to_string(within) + " within the shard, " + std::to_string(across) + " across shards, " +
+             std::to_string(nowhere) + " routed to no shard";
+  if (unverified > 0) f.detail += "; " + std::to_string(unverified) + " child rows not verified (parent shard unreachable)";
+  if (f.count > 0) out_.findings.push_back(std::move(f));
+}
+
+void ShardSweep::sweep_guards() {
+  auto& c = conn();
+  bool live_here = fleet_.shards_with_live_ops.count(shard_.name) > 0;
+  if (!live_here)
+    for (auto& r : c.query("SELECT n.nspname || '.' || cl.relname FROM pg_trigger t JOIN pg_class cl ON cl.oid = t.tgrelid "
+                           "JOIN pg_namespace n ON n.oid = cl.relnamespace "
+                           "WHERE t.tgname = 'shardctl_guard' AND NOT t.tgisinternal ORDER BY 1")) {
+      Finding f;
+      f.kind = Kind::leftover_guard;
+      f.shard = shard_.name;
+      f.table = r[0];
+      f.object = "trigger shardctl_guard";
+      f.count = 1;
+      f.detail = "write guard trigger with no live operation on this shard";
+      out_.findings.push_back(std::move(f));
+    }
+  if (c.query("SELECT to_regclass('shardctl.offline_ranges') IS NOT NULL")[0][0] != "t") return;
+  Finding f;
+  f.kind = Kind::leftover_guard;
+  f.shard = shard_.name;
+  f.object = "shardctl.offline_ranges";
+  for (auto& r : c.query("SELECT op_id::text, batch_no::text, coalesce(lo, ''), coalesce(hi, '') "
+                         "FROM shardctl.offline_ranges ORDER BY 1, 2")) {
+    if (fleet_.live_ops.count(r[0])) continue;
+    ++f.count;
+    keep_sample(f.samples, r[0] + "#" + r[1] + " " + r[2] + ".." + r[3], options_.sample);
+  }
+  if (f.count == 0) return;
+  f.detail = "offline key ranges of operations that are over or unknown: writes to those keys are refused";
+  out_.findings.push_back(std::move(f));
+}
+
+}  // namespace shardctl::check

@@ -1,0 +1,81 @@
+# check --fix: --dry-run changes nothing; quarantine then restore gives the same tables back;
+# delete refuses without a TTY or --yes, then deletes exactly the bad rows; every fix is a
+# journaled operation.
+source "$(dirname "$0")/lib.sh"
+
+fresh_fleet check_fix --shards 3 --scale 1
+psql_shard 1 -qc "set session_replication_role = replica; delete from orders where customer_id = 5 and order_id = 1"
+psql_shard 1 -qc "set session_replication_role = replica; insert into order_lines values (700, 1, 100, 1, 1, 1.00)"
+psql_shard 3 -qc "set session_replication_role = replica; delete from orders where customer_id = 700 and order_id = 1"
+lines_5_1=$(psql_shard 1 -XAtc "select count(*) from order_lines where customer_id = 5 and order_id = 1")
+lines_700_1=$(psql_shard 3 -XAtc "select count(*) from order_lines where customer_id = 700 and order_id = 1")
+damaged=$(fleet_fingerprint)
+dump=$(catalog_dump)
+
+# --dry-run: says what it would move, changes nothing.
+expect_exit 2 shardctl check --orphans --fix quarantine --dry-run --format json
+assert_eq "$(jq -c '[.fixes[] | [.action, .shard, .table, .rows, .dry_run]]' "$STDOUT")" \
+  "[[\"quarantine\",\"shard_1\",\"public.order_lines\",$lines_5_1,true],[\"quarantine\",\"shard_1\",\"public.order_lines\",1,true],[\"quarantine\",\"shard_3\",\"public.order_lines\",$lines_700_1,true]]"
+assert_eq "$(jq -r .operation "$STDOUT")" "null"
+expect_exit 2 shardctl check --orphans --fix delete --dry-run
+expect_stdout_contains "would delete $lines_5_1 row(s) of public.order_lines on shard_1"
+assert_eq "$(fleet_fingerprint)" "$damaged"
+assert_eq "$(catalog_dump)" "$dump"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_namespace where nspname = 'shardctl_quarantine'")" "0"
+
+# Quarantine: the orphans leave their table for shardctl_quarantine on the same shard, a
+# transaction per batch (here of 2 rows, so several).
+expect_exit 2 shardctl check --orphans --fix quarantine --batch-size 2 --format json
+op=$(jq -r .operation "$STDOUT")
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$((lines_5_1 + 1))"
+assert_eq "$(psql_shard 3 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$lines_700_1"
+expect_exit 0 shardctl check --orphans --format json
+assert_eq "$(jq -r '.findings | length' "$STDOUT")" "0"
+expect_exit 0 shardctl op show "$op" --format json
+assert_eq "$(jq -r '.kind + " " + .status' "$STDOUT")" "check-quarantine done"
+assert_eq "$(psql_catalog -XAtc "select progress->>'rows' from shardctl.operations where op_id = '$op'")" \
+  "$((lines_5_1 + 1 + lines_700_1))"
+
+# Restore: byte-identical tables again (and so the orphans are back).
+expect_exit 0 shardctl check --restore --dry-run
+expect_stdout_contains "would restore $((lines_5_1 + 1)) row(s) of public.order_lines on shard_1"
+expect_exit 0 shardctl check --restore --format json
+assert_eq "$(jq -c '[.fixes[] | [.action, .shard, .rows]]' "$STDOUT")" \
+  "[[\"restore\",\"shard_1\",$((lines_5_1 + 1))],[\"restore\",\"shard_3\",$lines_700_1]]"
+assert_eq "$(fleet_fingerprint)" "$damaged"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_namespace where nspname = 'shardctl_quarantine'")" "0"
+expect_exit 0 shardctl op list --format json
+assert_eq "$(jq -r '[.operations[].kind] | sort | join(",")' "$STDOUT")" "check-quarantine,check-restore"
+expect_exit 2 shardctl check --orphans
+expect_exit 64 shardctl check --restore --orphans
+
+# Quarantine cascades to FK children: a stray customer on shard_1 (key routed to shard_3)
+# takes its orders and their lines with it; restore brings all three back. (The restored
+# line (700,1,100) is a stray too, on its own.)
+psql_shard 1 -qc "insert into customers values (5000, 'stray', 1, now());
+  insert into orders values (5000, 1, now(), 'new');
+  insert into order_lines values (5000, 1, 1, 1, 1, 1.00), (5000, 1, 2, 1, 1, 1.00)"
+with_stray=$(fleet_fingerprint)
+expect_exit 2 shardctl check --strays --fix quarantine --format json
+assert_eq "$(jq -c '[.fixes[] | select(.rows > 0) | [.table, .rows]] | sort' "$STDOUT")" \
+  '[["public.customers",1],["public.order_lines",1],["public.order_lines",2],["public.orders",1]]'
+expect_exit 0 shardctl check --strays
+expect_exit 0 shardctl check --restore
+assert_eq "$(fleet_fingerprint)" "$with_stray"
+psql_shard 1 -qc "delete from order_lines where customer_id = 5000; delete from orders where customer_id = 5000;
+  delete from customers where customer_id = 5000"
+
+# Delete: refused without a TTY unless --yes (exit 64, nothing changed), then done.
+expect_exit 64 shardctl check --orphans --fix delete < /dev/null
+expect_stderr_contains "hint: pass --yes"
+assert_eq "$(fleet_fingerprint)" "$damaged"
+expect_exit 2 shardctl check --orphans --fix delete --yes --batch-size 1 --format json
+assert_eq "$(jq -r '[.fixes[].rows] | add' "$STDOUT")" "$((lines_5_1 + 1 + lines_700_1))"
+expect_exit 0 shardctl check --orphans
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from order_lines where customer_id = 5 and order_id = 1")" "0"
+assert_eq "$(psql_shard 3 -XAtc "select count(*) from order_lines where customer_id = 700 and order_id = 1")" "0"
+lines_of() { awk '$1 == "order_lines" {print $2}' <<<"$1"; }
+assert_eq "$(lines_of "$(fleet_fingerprint)")" "$(($(lines_of "$damaged") - lines_5_1 - 1 - lines_700_1))"
+expect_exit 0 shardctl check --format json
+assert_eq "$(jq -r '.findings | length' "$STDOUT")" "0"
+pass

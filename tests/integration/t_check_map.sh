@@ -1,0 +1,99 @@
+# check --map-consistency: a live operation's guard and offline mapping are not findings; an
+# expired lease, a stale offline mapping and left-over guards are; unmapped key space in range
+# and hash maps, mappings to readonly/offline shards, a missing table. Exit 3 names an
+# unreachable shard while the others are still checked.
+source "$(dirname "$0")/lib.sh"
+
+fresh_fleet check_map --shards 3 --scale 1
+kinds() { jq -c '[.findings[] | [.kind, .severity, .shard, .table, .object, .count]]' "$STDOUT"; }
+
+# A split stopped after its second batch went offline: guard and offline mapping belong to a
+# live (resumable) operation.
+SHARDCTL_FAULT=journal.offline:2 expect_exit 99 shardctl split --map customers --at 200 --to shard_3 --batch-size 50
+op=$(last_op)
+expect_exit 0 shardctl check --map-consistency --format json
+assert_eq "$(kinds)" "[]"
+
+# Its lease expired and nobody holds its lock: a warning that names the operation.
+psql_catalog -qc "update shardctl.operations set lease_until = now() - interval '1 minute' where op_id = '$op'"
+expect_exit 1 shardctl check --map-consistency --format json
+assert_eq "$(kinds)" "[[\"expired_lease\",\"warning\",null,null,\"operation $op\",1]]"
+
+# The operation is over but left its offline mapping and guards behind.
+psql_catalog -qc "update shardctl.operations set status = 'done' where op_id = '$op'"
+offline=$(psql_catalog -XAtc "select int_range from shardctl.mappings where status = 'offline'")
+ranges=$(psql_shard 1 -XAtc "select count(*) from shardctl.offline_ranges")
+[ "$ranges" -gt 0 ] || fail "the interrupted split left no offline range"
+expect_exit 2 shardctl check --map-consistency --format json
+assert_eq "$(jq -c '[.findings[] | select(.kind == "offline_mapping") | [.severity, .shard, .object]]' "$STDOUT")" \
+  "[[\"critical\",\"shard_1\",\"customers $offline\"]]"
+assert_eq "$(jq -c '[.findings[] | select(.kind == "leftover_guard" and .object == "trigger shardctl_guard") | .table]' "$STDOUT")" \
+  '["public.customers","public.order_lines","public.orders"]'
+assert_eq "$(jq -r '[.findings[] | select(.kind == "leftover_guard" and .object == "shardctl.offline_ranges") | .count] | add' "$STDOUT")" "$ranges"
+assert_eq "$(jq -r '[.findings[] | select(.kind == "leftover_guard" and (.object | startswith("operation "))) | .table] | sort | join(",")' "$STDOUT")" \
+  "$(psql_catalog -XAtc "select string_agg(table_name, ',' order by table_name) from shardctl.guards where op_id = '$op'")"
+assert_eq "$(jq -r '.summary.expired_lease' "$STDOUT")" "0"
+expect_exit 2 shardctl check --map-consistency --format nagios
+expect_stdout_contains "SHARDCTL CRITICAL - 1 offline mapping without operation, "
+expect_stdout_contains "left-over write guards | "
+
+# A second fleet: unmapped key space, a readonly shard, a missing table.
+fresh_fleet check_map2 --shards 3 --scale 1
+shardctl map create tenants --kind hash --key-type text --shards shard_1,shard_2 >/dev/null
+hash_range=$(shardctl mapping list --map tenants --format json | jq -r '.mappings[1].range')
+shardctl mapping remove --map tenants --range "$hash_range" >/dev/null
+psql_catalog -qc "update shardctl.mappings set int_range = int8range(334, 600) where int_range = int8range(334, 667)"
+shardctl shard set shard_2 --status readonly >/dev/null
+psql_shard 3 -qc "alter table order_lines rename to order_lines_gone"
+expect_exit 2 shardctl check --map-consistency --format json
+assert_eq "$(kinds)" "[[\"mapping_readonly_shard\",\"warning\",\"shard_2\",null,\"customers 334..600\",1],[\"unmapped_keys\",\"critical\",null,null,\"customers 600..667\",1],[\"unmapped_keys\",\"critical\",null,null,\"tenants $hash_range\",1],[\"missing_table\",\"critical\",\"shard_3\",\"public.order_lines\",\"customers\",1]]"
+expect_exit 2 shardctl check --format json
+assert_eq "$(jq -r '[.findings[] | select(.kind == "missing_table")] | length' "$STDOUT")" "1"
+psql_shard 3 -qc "alter table order_lines_gone rename to order_lines"
+shardctl shard set shard_2 --status online >/dev/null
+psql_catalog -qc "update shardctl.mappings set int_range = int8range(334, 667) where int_range = int8range(334, 600)"
+shardctl mapping add --map tenants --range "$hash_range" --shard shard_1 >/dev/null
+expect_exit 0 shardctl check --format json
+assert_eq "$(kinds)" "[]"
+
+# An unreachable shard: exit 3 naming it; every other shard is still checked.
+shardctl shard add shard_x --dsn "host=$SANDBOX_RUN port=6499 user=postgres dbname=nowhere" >/dev/null
+psql_catalog -qc "update shardctl.mappings set int_range = int8range(667, 1000000) where int_range = int8range(667, null)"
+shardctl mapping add --map customers --range 1000000.. --shard shard_x >/dev/null
+expect_exit 3 shardctl check --format json
+assert_eq "$(jq -r '.status + " " + (.unreachable | map(.shard) | join(",")) + " " + (.shards | join(","))' "$STDOUT")" \
+  "unknown shard_x shard_1,shard_2,shard_3,shard_x"
+assert_eq "$(kinds)" "[]"
+expect_exit 3 shardctl check --format nagios
+expect_stdout_contains "SHARDCTL UNKNOWN - shard shard_x unreachable | "
+expect_stdout_contains " unreachable_shards=1"
+expect_exit 3 shardctl check
+expect_stdout_contains "shard shard_x unreachable: cannot connect to shard shard_x"
+# A critical finding elsewhere still wins over the unknown.
+psql_shard 2 -qc "set session_replication_role = replica; delete from orders where customer_id = 400 and order_id = 1"
+expect_exit 2 shardctl check --orphans --format json
+assert_eq "$(jq -r '.unreachable[0].shard + " " + .findings[0].shard' "$STDOUT")" "shard_x shard_2"
+# The catalog itself unreachable: exit 69, and still one Nagios line saying why.
+expect_exit 69 shardctl check --format nagios --catalog "host=$SANDBOX_RUN port=6499 user=postgres dbname=nowhere"
+assert_eq "$(wc -l < "$STDOUT")" "1"
+expect_stdout_contains "SHARDCTL UNKNOWN - cannot connect to catalog"
+# Marked offline, the shard is not swept; the mapping to it is the finding.
+shardctl shard set shard_x --status offline >/dev/null
+expect_exit 2 shardctl check --map-consistency --format json
+assert_eq "$(kinds)" '[["mapping_offline_shard","critical","shard_x",null,"customers 1000000..",1]]'
+
+# Between a batch's flip and its purge, a live split has the batch's rows on both shards:
+# not strays while the operation lives; strays once it is over without purging.
+fresh_fleet check_map3 --shards 3 --scale 1
+SHARDCTL_FAULT=journal.flipped:2 expect_exit 99 shardctl split --map customers --at 200 --to shard_3 --batch-size 50
+op=$(last_op)
+misplaced=$(psql_shard 1 -XAtc "select customer_id from customers" | shardctl lookup --map customers - 2>/dev/null |
+  awk -F'\t' '$2 != "shard_1"' | wc -l)
+[ "$misplaced" -gt 0 ] || fail "the interrupted split left no rows on both shards"
+expect_exit 0 shardctl check --format json
+assert_eq "$(kinds)" "[]"
+psql_catalog -qc "update shardctl.operations set status = 'done' where op_id = '$op'"
+expect_exit 2 shardctl check --strays --format json
+assert_eq "$(jq -r '[.findings[] | select(.table == "public.customers")] | map(.shard + " " + (.count | tostring)) | join(",")' "$STDOUT")" \
+  "shard_1 $misplaced"
+pass
