@@ -11,7 +11,8 @@ export PATH="$PWD/build/release/bin:$PATH"
 
 if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi
 step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
-refused() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@" || echo "(exit $?: refused, nothing changed)"; }
+# Shows a command that is expected to exit non-zero (a refusal, a check with findings).
+nonzero() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@" || echo "(exit $?)"; }
 
 shardctl sandbox status >/dev/null 2>&1 && step shardctl sandbox down
 step shardctl sandbox up
@@ -22,17 +23,26 @@ step shardctl lookup --map customers 1 250 999 5000
 shardctl map show tenants >/dev/null 2>&1 ||
   step shardctl map create tenants --kind hash --key-type text --shards shard_1,shard_2,shard_3,shard_4
 step shardctl lookup --map tenants acme globex initech
-refused shardctl mapping add --map customers --range 100..300 --shard shard_2
-refused shardctl lookup --map customers abc
+nonzero shardctl mapping add --map customers --range 100..300 --shard shard_2
+nonzero shardctl lookup --map customers abc
 step shardctl table list
 step shardctl xref list
 step shardctl split --map customers --at 200 --to shard_3 --dry-run
 step shardctl split --map customers --at 200 --to shard_3 --batch-size 20
 step shardctl merge --map customers --range 200..600 --into shard_3 --batch-size 50
 step shardctl move --map customers --key 900 --to shard_1
-refused shardctl move --map customers --key 900 --to shard_1
+nonzero shardctl move --map customers --key 900 --to shard_1
 step shardctl map show customers
 step shardctl op list
+step shardctl check
+# Damage one shard behind shardctl's back: an order deleted with its FK checks switched off
+# leaves its order_lines orphaned. check finds them (exit 2: critical), quarantine fixes it.
+dsn=$(shardctl shard show shard_1 --format json | jq -r .dsn)
+printf '\n%s$ psql "%s" -c "...delete an order, FK checks off..."%s\n' "$bold" "$dsn" "$plain"
+psql -X -q "$dsn" -c "set session_replication_role = replica; delete from orders where customer_id = 7 and order_id = 1"
+nonzero shardctl check --orphans
+nonzero shardctl check --orphans --fix quarantine --yes
+step shardctl check
 echo
 echo "The sandbox keeps running. Try: eval \"\$(shardctl sandbox env)\"; psql -c '\\l'"
 echo "Remove it with: shardctl sandbox down"
