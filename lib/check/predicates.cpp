@@ -23,9 +23,9 @@ std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& m
                              const std::function<bool(const catalog::Mapping&)>& which) {
   auto space = space_of(map);
   // Many ranges of integer keys or hash values: one int8multirange, whose containment test is
-  // a binary search (log n per row, not n comparisons). Few ranges: plain comparisons, which
-  // the planner can turn into index conditions and a merge anti-join over the primary keys
-  // (bench/check.sh: 1.2 s with comparisons, 4.1 s with a multirange of one range).
+  // a binary search (log n per row, not n comparisons). Few ranges: plain comparisons, far
+  // cheaper per row (bench/check.sh: 1.2-1.9 s with comparisons, 4.1 s with a multirange of
+  // one range).
   constexpr std::size_t multirange_from = 32;
   std::size_t range_count = 0;
   for (const auto& m : map.mappings) range_count += !m.is_point && which(m);
