@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   app.add_option("--parallel", parallel, "Shards swept at once, one connection each (default: [defaults] parallel)")
       ->check(CLI::PositiveNumber)
       ->type_name("N");
-  app.add_option("--batch-size", opt.probe_batch, "Child keys per cross-shard probe round trip; bad rows per fix transaction")
+  app.add_option("--batch-size", opt.probe_batch, "Child keys per cross-shard probe round trip; bad rows per fix transaction (default 5000)")
       ->check(CLI::PositiveNumber)
       ->type_name("N");
   app.add_option("--prometheus", prometheus, "Also write a node_exporter textfile-collector file (atomically)")

@@ -95,7 +95,7 @@ complete -c shardctl -n "__fish_seen_subcommand_from check" -l fix -r -d 'What t
 complete -c shardctl -n "__fish_seen_subcommand_from check" -l restore -d 'Put the rows --fix quarantine moved aside back into their tables'
 complete -c shardctl -n "__fish_seen_subcommand_from check" -l sample -r -d 'Example keys kept per finding (default: [check] sample, else 10)'
 complete -c shardctl -n "__fish_seen_subcommand_from check" -l parallel -r -d 'Shards swept at once, one connection each (default: [defaults] parallel)'
-complete -c shardctl -n "__fish_seen_subcommand_from check" -l batch-size -r -d 'Child keys per cross-shard probe round trip; bad rows per fix transaction'
+complete -c shardctl -n "__fish_seen_subcommand_from check" -l batch-size -r -d 'Child keys per cross-shard probe round trip; bad rows per fix transaction (default 5000)'
 complete -c shardctl -n "__fish_seen_subcommand_from check" -l prometheus -r -d 'Also write a node_exporter textfile-collector file (atomically)'
 complete -c shardctl -n "__fish_seen_subcommand_from lookup" -l map -r -d 'Map to route by'
 complete -c shardctl -n "__fish_seen_subcommand_from merge" -l map -r -d 'Map whose ranges merge'

@@ -163,7 +163,13 @@ void ShardSweep::fix_rows(const std::string& table, const std::string& quoted_ta
     a.rows = t.rows;
     a.dry_run = options_.dry_run;
     a.detail = t.table == table ? why : "rows referencing them (foreign key)";
-    if (t.rows > 0 || t.table == table) out_.fixes.push_back(std::move(a));
+    if (t.rows == 0 && t.table != table) continue;
+    // Batches of one finding add up to one line per table, not one per round trip.
+    auto same = std::find_if(out_.fixes.begin(), out_.fixes.end(), [&](const FixAction& f) {
+      return f.action == a.action && f.shard == a.shard && f.table == a.table && f.detail == a.detail;
+    });
+    if (same != out_.fixes.end()) same->rows += a.rows;
+    else out_.fixes.push_back(std::move(a));
   }
 }
 

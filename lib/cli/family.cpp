@@ -30,8 +30,7 @@ CLI::Option* add_global_options(CLI::App& app, GlobalOptions& g, const std::vect
                            for (const auto& f : formats)
                              if (f == value) return {};
                            return value + " is not one of " + join_formats(formats);
-                         },
-                         "FORMAT")
+                         })
                      ->type_name(join_formats(formats));
   auto* quiet = app.add_flag("-q,--quiet", g.quiet, "Less output on stderr");
   auto* verbose = app.add_flag("-v,--verbose", g.verbose, "More output on stderr");

@@ -69,6 +69,14 @@ psql_shard 1 -qc "delete from order_lines where customer_id = 5000; delete from 
 expect_exit 64 shardctl check --orphans --fix delete < /dev/null
 expect_stderr_contains "hint: pass --yes"
 assert_eq "$(fleet_fingerprint)" "$damaged"
+# On a terminal it asks; "n" changes nothing (script(1) provides the terminal).
+if command -v script >/dev/null; then
+  echo n | script -qec "$SHARDCTL_BIN/shardctl check --orphans --fix delete" /dev/null > "$TEST_TMP/tty.out" 2>&1 &&
+    fail "an unconfirmed delete succeeded"
+  grep -qF "delete every orphaned and stray row found" "$TEST_TMP/tty.out" || { cat "$TEST_TMP/tty.out"; fail "no question asked"; }
+  grep -qF "not confirmed; nothing was deleted" "$TEST_TMP/tty.out" || { cat "$TEST_TMP/tty.out"; fail "no refusal"; }
+  assert_eq "$(fleet_fingerprint)" "$damaged"
+fi
 expect_exit 2 shardctl check --orphans --fix delete --yes --batch-size 1 --format json
 assert_eq "$(jq -r '[.fixes[].rows] | add' "$STDOUT")" "$((lines_5_1 + 1 + lines_700_1))"
 expect_exit 0 shardctl check --orphans

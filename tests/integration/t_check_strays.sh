@@ -84,4 +84,18 @@ assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.mappings m join s
 expect_exit 2 shardctl check --format json
 assert_eq "$(jq -c '[.findings[] | [.kind, .shard, .table, .count, .samples]]' "$STDOUT")" \
   '[["strays","shard_1","public.order_lines",1,["400,99,1"]]]'
+
+# A list map over text keys: a key on the wrong shard and a key no point maps.
+shardctl map create codes --kind list --key-type text >/dev/null
+shardctl mapping add --map codes --point eu --shard shard_1 >/dev/null
+shardctl mapping add --map codes --point us --shard shard_2 >/dev/null
+shardctl mapping add --map codes --point "o'hare" --shard shard_3 >/dev/null
+for i in 1 2 3; do psql_shard $i -qc "create table public.code_notes (code text primary key, note text not null)"; done
+shardctl table add-sharded public.code_notes --map codes --key code >/dev/null
+psql_shard 1 -qc "insert into code_notes values ('eu', 'home'), ('xx', 'nowhere')"
+psql_shard 2 -qc "insert into code_notes values ('us', 'home')"
+psql_shard 3 -qc "insert into code_notes values ('o''hare', 'home'), ('us', 'stray')"
+expect_exit 2 shardctl check --strays --format json
+assert_eq "$(jq -c '[.findings[] | select(.table == "public.code_notes") | [.shard, .count, .samples, .detail]]' "$STDOUT")" \
+  '[["shard_1",1,["xx"],"0 routed to another shard, 1 routed to no shard (samples: code)"],["shard_3",1,["us"],"1 routed to another shard, 0 routed to no shard (samples: code)"]]'
 pass
