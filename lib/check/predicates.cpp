@@ -6,19 +6,6 @@
 namespace shardctl::check {
 using routing::KeyType;
 
-namespace {
-std::string point_literal(migrate::RawConn& conn, KeyType type, const routing::Key& key) {
-  std::string lit = conn.literal(routing::format_key(key));
-  switch (type) {
-    case KeyType::int4:
-    case KeyType::int8: return lit + "::bigint";
-    case KeyType::text: return lit + " COLLATE \"C\"";
-    case KeyType::uuid: return lit + "::uuid";
-  }
-  return lit;
-}
-}  // namespace
-
 std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                              const std::function<bool(const catalog::Mapping&)>& which) {
   auto space = space_of(map);
@@ -36,7 +23,7 @@ std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& m
   for (const auto& m : map.mappings) {
     if (!which(m)) continue;
     if (m.is_point) {
-      points += (points.empty() ? "" : ", ") + point_literal(conn, map.map.key_type, *m.range.low);
+      points += (points.empty() ? "" : ", ") + migrate::key_literal(conn, migrate::RouteSpace{routing::MapKind::list, map.map.key_type}, *m.range.low);
     } else if (integral) {
       multirange += multirange.empty() ? '{' : ',';
       if (m.range.low) {

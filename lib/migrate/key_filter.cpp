@@ -13,8 +13,7 @@ std::string route_expression(const RouteSpace& space, const std::string& quoted_
   return quoted_column;
 }
 
-namespace {
-std::string bound(RawConn& conn, const RouteSpace& space, const routing::Key& key) {
+std::string key_literal(RawConn& conn, const RouteSpace& space, const routing::Key& key) {
   std::string lit = conn.literal(routing::format_key(key));
   if (space.kind == MapKind::hash) return lit + "::bigint";
   switch (space.key_type) {
@@ -25,14 +24,13 @@ std::string bound(RawConn& conn, const RouteSpace& space, const routing::Key& ke
   }
   return lit;
 }
-}  // namespace
 
 std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
                        const routing::KeyRange& range) {
   std::string expr = route_expression(space, quoted_column);
   std::string out;
-  if (range.low) out = expr + " >= " + bound(conn, space, *range.low);
-  if (range.high) out += (out.empty() ? "" : " AND ") + expr + " < " + bound(conn, space, *range.high);
+  if (range.low) out = expr + " >= " + key_literal(conn, space, *range.low);
+  if (range.high) out += (out.empty() ? "" : " AND ") + expr + " < " + key_literal(conn, space, *range.high);
   return out.empty() ? "true" : out;
 }
 

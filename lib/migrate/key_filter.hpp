@@ -19,6 +19,9 @@ struct RouteSpace {
 std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
                        const routing::KeyRange& range);
 
+// A key (or, for hash maps, a hash value) as a literal comparable with route_expression().
+std::string key_literal(RawConn& conn, const RouteSpace& space, const routing::Key& key);
+
 // The expression the guard and the filter compare: the key itself, or its hash.
 std::string route_expression(const RouteSpace& space, const std::string& quoted_column);
 
