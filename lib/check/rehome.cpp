@@ -7,6 +7,7 @@
 #include "catalog/names.hpp"
 #include "check/predicates.hpp"
 #include "core/error.hpp"
+#include "migrate/fault.hpp"
 #include "migrate/shard_schema.hpp"
 
 namespace shardctl::check {
@@ -40,8 +41,51 @@ void rollback(migrate::RawConn& c) {
 struct Table {
   const catalog::TableDef* def;
   std::string quoted;
-  std::string columns;  // quoted, comma-separated
+  std::string columns;                      // quoted, comma-separated
+  std::vector<std::string> quoted_columns;  // the same, one by one
 };
+
+// "p.a, p.b" for prefix p.
+std::string prefixed(const std::string& prefix, const std::vector<std::string>& quoted_columns) {
+  std::string out;
+  for (const auto& c : quoted_columns) out += (out.empty() ? "" : ", ") + prefix + "." + c;
+  return out;
+}
+
+// Lands the source's stray rows of one table on the target, idempotently: they stream into a
+// temporary table there; a row whose key the target already has with the same contents is
+// taken as landed (a rehome that died between the target's commit and the source's delete),
+// one with other contents is a conflict for a person to settle; the rest is inserted. Then
+// every moving row must exist identically on the target: count and checksum as on the source.
+void land_rows(migrate::RawConn& src, migrate::RawConn& dst, const Table& t, std::size_t index,
+               const std::string& src_pred, const Sum& moving, const std::string& source, const std::string& target) {
+  std::string tmp = "shardctl_rehome_" + std::to_string(index);
+  dst.exec("CREATE TEMP TABLE " + tmp + " ON COMMIT DROP AS SELECT " + t.columns + " FROM " + t.quoted + " WITH NO DATA");
+  migrate::pump_copy(src, "COPY (SELECT " + t.columns + " FROM " + t.quoted + " t0 WHERE " + src_pred + ") TO STDOUT (FORMAT binary)",
+                     dst, "COPY " + tmp + " (" + t.columns + ") FROM STDIN (FORMAT binary)");
+  // Row identity: the primary key, or the whole row when there is none.
+  auto pk = migrate::primary_key(dst, t.quoted);
+  std::string same_key;
+  for (const auto& k : pk) same_key += (same_key.empty() ? "" : " AND ") + ("r." + quote_ident(k) + " = x." + quote_ident(k));
+  std::string r_row = "ROW(" + prefixed("r", t.quoted_columns) + ")::text";
+  std::string x_row = "ROW(" + prefixed("x", t.quoted_columns) + ")::text";
+  if (same_key.empty()) same_key = r_row + " = " + x_row;
+  auto differ = std::stoll(dst.query("SELECT count(*) FROM " + tmp + " r JOIN " + t.quoted + " x ON " + same_key + " WHERE " +
+                                     r_row + " <> " + x_row)[0][0]);
+  if (differ > 0)
+    throw usage_error("cannot rehome strays of " + t.def->name + " from " + source + " to " + target + ": " +
+                          std::to_string(differ) + " of them exist on " + target + " with other contents; nothing was changed",
+                      "the rows exist on both shards: compare the copies, then remove the stray with "
+                      "--fix quarantine or --fix delete");
+  dst.exec("INSERT INTO " + t.quoted + " (" + t.columns + ") SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp +
+           " r WHERE NOT EXISTS (SELECT 1 FROM " + t.quoted + " x WHERE " + same_key + ")");
+  auto landed = dst.query("SELECT count(*), coalesce(sum(('x' || substr(md5(y::text), 1, 16))::bit(64)::bigint::numeric), 0) "
+                          "FROM (SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp + " r JOIN " + t.quoted + " x ON " +
+                          same_key + " AND " + r_row + " = " + x_row + ") y");
+  if (std::stoll(landed[0][0]) != moving.rows || numeric_diff(dst, landed[0][1], moving.hash) != "0")
+    throw internal_error("rehoming " + t.def->name + " from " + source + " to " + target +
+                         ": the target's count or checksum does not match the source's; nothing was changed");
+}
 
 void rehome_pair(const Fleet& fleet, migrate::RawConn& src, migrate::RawConn& dst, const catalog::LoadedMap& map,
                  const std::vector<Table>& tables, const std::string& source, const std::string& target,
@@ -89,29 +133,15 @@ void rehome_pair(const Fleet& fleet, migrate::RawConn& src, migrate::RawConn& ds
         if (moving[i].rows == 0) continue;
         if (migrate::table_columns(dst, t.quoted).empty())
           throw usage_error("cannot rehome strays of " + t.def->name + ": the table is missing on shard " + target);
-        Sum before = sum_of(dst, t.quoted, t.columns, pred_for(dst, t));
-        try {
-          migrate::pump_copy(src, "COPY (SELECT " + t.columns + " FROM " + t.quoted + " t0 WHERE " + pred_for(src, t) +
-                                      ") TO STDOUT (FORMAT binary)",
-                             dst, "COPY " + t.quoted + " (" + t.columns + ") FROM STDIN (FORMAT binary)");
-        } catch (const Error& e) {
-          // The same key on both shards is a conflict for a person to settle, not a bug.
-          if (std::string(e.what()).find("duplicate key") == std::string::npos) throw;
-          throw usage_error("cannot rehome strays of " + t.def->name + " from " + source + " to " + target + ": " +
-                                e.what() + "; nothing was changed",
-                            "the row exists on both shards: compare the copies, then remove the stray with "
-                            "--fix quarantine or --fix delete");
-        }
-        Sum after = sum_of(dst, t.quoted, t.columns, pred_for(dst, t));
-        if (after.rows - before.rows != moving[i].rows || numeric_diff(dst, after.hash, before.hash) != moving[i].hash)
-          throw internal_error("rehoming " + t.def->name + " from " + source + " to " + target +
-                               ": the target's count or checksum does not match the source's; nothing was changed");
+        land_rows(src, dst, t, i, pred_for(src, t), moving[i], source, target);
       }
       dst.exec("COMMIT");
     } catch (...) {
       rollback(dst);
       throw;
     }
+    // A crash here leaves the rows on both shards; the next rehome finds them landed.
+    migrate::FaultInjector().point("rehome.landed");
     // Children first: parents cannot go while rows still reference them.
     for (std::size_t i = tables.size(); i-- > 0;) {
       if (moving[i].rows == 0) continue;
@@ -152,8 +182,12 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
       auto it = std::find_if(fleet.sharded_tables.begin(), fleet.sharded_tables.end(),
                              [&](const catalog::TableDef& t) { return quote_qualified(t.name) == q; });
       std::string cols;
-      for (const auto& c : migrate::table_columns(src, q)) cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
-      tables.push_back({&*it, q, cols});
+      std::vector<std::string> quoted_cols;
+      for (const auto& c : migrate::table_columns(src, q)) {
+        cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
+        quoted_cols.push_back(quote_ident(c.name));
+      }
+      tables.push_back({&*it, q, cols, quoted_cols});
     }
     std::set<std::string> targets;
     for (const auto& m : map.mappings)

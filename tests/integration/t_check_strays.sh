@@ -64,12 +64,29 @@ assert_eq "$(psql_shard 2 -XAtc "select count(*) from order_lines where customer
 expect_exit 0 shardctl op show "$op" --format json
 assert_eq "$(jq -r '.kind + " " + .status' "$STDOUT")" "check-rehome done"
 
-# A stray whose key is already present on its home shard is not copied over it: the rehome
-# is refused before anything changes (the target's primary key refuses it): exit 64.
-psql_shard 1 -qc "set session_replication_role = replica; insert into order_lines values (400, 99, 1, 1, 1, 1.00)"
+# Rehome is idempotent: killed after the target committed and before the source deleted, the
+# rows are on both shards; the next rehome finds them landed (same key, same contents) and only
+# deletes the source's copies.
+psql_shard 1 -qc "insert into customers values (5001, 'stray', 1, '2024-01-01');
+  insert into orders values (5001, 1, '2024-01-01', 'new');
+  insert into order_lines values (5001, 1, 1, 3, 3, 3.00)"
+with_new=$(fleet_fingerprint)
+SHARDCTL_FAULT=rehome.landed expect_exit 99 shardctl check --strays --fix rehome
+assert_eq "$(psql_shard 3 -XAtc "select count(*) from order_lines where customer_id = 5001")" "1"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from order_lines where customer_id = 5001")" "1"
+expect_exit 2 shardctl check --strays --fix rehome --format json
+assert_eq "$(jq -c '[.fixes[] | [.shard, .table, .target, .rows]]' "$STDOUT")" \
+  '[["shard_1","public.order_lines","shard_3",1],["shard_1","public.orders","shard_3",1],["shard_1","public.customers","shard_3",1]]'
+expect_exit 0 shardctl check --strays
+assert_eq "$(fleet_fingerprint)" "$with_new"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from order_lines where customer_id = 5001")" "0"
+
+# A stray whose key is already present on its home shard with other contents is not copied
+# over it: the rehome is refused before anything changes: exit 64.
+psql_shard 1 -qc "set session_replication_role = replica; insert into order_lines values (400, 99, 1, 7, 7, 7.00)"
 now=$(fleet_fingerprint)
 expect_exit 64 shardctl check --strays --fix rehome
-expect_stderr_contains "order_lines_pkey"
+expect_stderr_contains "exist on shard_2 with other contents"
 expect_stderr_contains "nothing was changed"
 assert_eq "$(fleet_fingerprint)" "$now"
 expect_exit 64 shardctl check --orphans --fix rehome
