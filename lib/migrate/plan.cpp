@@ -68,9 +68,12 @@ std::pair<std::int64_t, std::uint64_t> estimate_size(RawConn& source, const Plan
   std::int64_t rows = 0;
   for (const auto& t : plan.tables) {
     std::string col = catalog::quote_ident(t.key_column);
-    auto r = source.query("SELECT n, n::float8 * pg_total_relation_size(" + source.literal(t.quoted) +
-                          "::regclass) / greatest((SELECT count(*) FROM " + t.quoted + "), 1) FROM (SELECT count(*) AS n FROM " +
-                          t.quoted + " WHERE " + key_filter(source, plan.space, col, range) + ") c");
+    // Rows of the whole table from the planner's statistics; counted only when the table was
+    // never analyzed (a full count of a large shard would cost more than the plan).
+    std::string reg = source.literal(t.quoted) + "::regclass";
+    auto r = source.query("SELECT n, n::float8 * pg_total_relation_size(" + reg + ") / greatest(CASE WHEN c.reltuples > 0 "
+                          "THEN c.reltuples ELSE (SELECT count(*) FROM " + t.quoted + ") END, 1) FROM (SELECT count(*) AS n FROM " +
+                          t.quoted + " WHERE " + key_filter(source, plan.space, col, range) + ") m, pg_class c WHERE c.oid = " + reg);
     rows += std::stoll(r[0][0]);
     bytes += std::stod(r[0][1]);
   }
