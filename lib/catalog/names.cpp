@@ -115,4 +115,18 @@ TableColumns parse_table_columns(const std::string& text) {
   return out;
 }
 
+std::string text_array_literal(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 }  // namespace shardctl::catalog

@@ -19,6 +19,10 @@ std::string quote_ident(const std::string& raw);
 // Quotes "schema.table" for SQL: "schema"."table".
 std::string quote_qualified(const std::string& qualified);
 
+// A PostgreSQL text[] literal for a bound parameter: {"a","b\"c"} (every element quoted and
+// escaped, so commas, braces and NULL spelled as text stay values).
+std::string text_array_literal(const std::vector<std::string>& items);
+
 struct TableColumns {
   std::string table;  // qualified
   std::vector<std::string> columns;

@@ -29,19 +29,6 @@ std::vector<std::string> text_array(const pqxx::field& f) {
   return out;
 }
 
-std::string pg_text_array(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
 
 void refuse_existing_table(pqxx::work& tx, const std::string& name) {
   auto r = tx.exec_params("SELECT kind FROM shardctl.tables WHERE name = $1", name);
@@ -127,8 +114,8 @@ Xref Store::add_xref(const Xref& xref) {
     tx.exec_params(
         "INSERT INTO shardctl.xrefs (name, child_table, child_columns, parent_table, parent_columns, "
         "route_column, map_id) VALUES ($1, $2, $3::text[], $4, $5::text[], $6, $7)",
-        out.name, out.child_table, pg_text_array(out.child_columns), out.parent_table,
-        pg_text_array(out.parent_columns), out.route_column, map.id);
+        out.name, out.child_table, text_array_literal(out.child_columns), out.parent_table,
+        text_array_literal(out.parent_columns), out.route_column, map.id);
   });
   out.map = map.name;
   return out;

@@ -26,21 +26,6 @@ std::vector<std::string> prefixed(const std::string& alias, const std::vector<st
   return out;
 }
 
-// An array literal for a text parameter: every element double-quoted and escaped.
-std::string array_literal(const std::vector<std::string>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
 // The rows `pred` selects from `quoted` t0: their count, a second count of those also matching
 // `also` ("true" when not needed), and the first `sample` keys in `order` order, in ONE scan:
 // the window counts see every row before the top-N sort keeps a few (the server spills the
@@ -267,7 +252,7 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
       keep_sample(f.samples, std::move(key), options_.sample);
     }
     std::vector<std::string> params;
-    for (const auto& col : orphan_columns) params.push_back(array_literal(col));
+    for (const auto& col : orphan_columns) params.push_back(catalog::text_array_literal(col));
     fix_rows(x.child_table, child, fix_pred, params, why);
   };
 
@@ -281,7 +266,7 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
       return;
     }
     std::vector<std::string> params;
-    for (const auto& col : batch.columns) params.push_back(array_literal(col));
+    for (const auto& col : batch.columns) params.push_back(catalog::text_array_literal(col));
     std::vector<std::string> casts;
     for (const auto& k : k_cols) casts.push_back(k + "::text");
     auto rows = pc->query("SELECT " + join(casts, ", ") + " FROM " + unnest + " AS " + k_alias + " WHERE NOT EXISTS (SELECT 1 FROM " +

@@ -42,3 +42,9 @@ TEST_CASE("shard and map names") {
   CHECK_THROWS_AS(require_name("shard", "a b"), Error);
   CHECK_THROWS_AS(require_name("shard", std::string(64, 'a')), Error);
 }
+
+TEST_CASE("text[] literals quote every element and escape quotes and backslashes") {
+  CHECK(catalog::text_array_literal({}) == "{}");
+  CHECK(catalog::text_array_literal({"customer_id", "order_id"}) == "{\"customer_id\",\"order_id\"}");
+  CHECK(catalog::text_array_literal({"a,b", "NULL", "x\"y\\z"}) == "{\"a,b\",\"NULL\",\"x\\\"y\\\\z\"}");
+}
