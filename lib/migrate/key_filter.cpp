@@ -25,13 +25,21 @@ std::string key_literal(RawConn& conn, const RouteSpace& space, const routing::K
   return lit;
 }
 
+std::string key_filter(RawConn& conn, const RouteSpace& space, const KeyColumn& column, const routing::KeyRange& range) {
+  bool native = column.native_order && space.kind != MapKind::hash && space.key_type == KeyType::text;
+  std::string expr = native ? column.quoted : route_expression(space, column.quoted);
+  auto literal = [&](const routing::Key& k) {
+    return native ? conn.literal(routing::format_key(k)) : key_literal(conn, space, k);
+  };
+  std::string out;
+  if (range.low) out = expr + " >= " + literal(*range.low);
+  if (range.high) out += (out.empty() ? "" : " AND ") + expr + " < " + literal(*range.high);
+  return out.empty() ? "true" : out;
+}
+
 std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
                        const routing::KeyRange& range) {
-  std::string expr = route_expression(space, quoted_column);
-  std::string out;
-  if (range.low) out = expr + " >= " + key_literal(conn, space, *range.low);
-  if (range.high) out += (out.empty() ? "" : " AND ") + expr + " < " + key_literal(conn, space, *range.high);
-  return out.empty() ? "true" : out;
+  return key_filter(conn, space, KeyColumn{quoted_column, false}, range);
 }
 
 }  // namespace shardctl::migrate

@@ -14,8 +14,20 @@ struct RouteSpace {
   routing::KeyType key_type;
 };
 
+// A table's key column as batch statements compare it. native_order: the column's own
+// collation sorts text bytewise (C or POSIX, or "default" in a database whose collation is
+// C), so text comparisons are written without COLLATE "C" and an ordinary btree on the
+// column serves them. Otherwise they need COLLATE "C" (and an index on (col COLLATE "C")).
+// Only text keys of range and list maps look at it.
+struct KeyColumn {
+  std::string quoted;
+  bool native_order = false;
+};
+
 // COPY cannot take parameters, so bounds are written as literals quoted by libpq
 // (PQescapeLiteral) and cast to the key type; keys were already parsed and re-formatted.
+std::string key_filter(RawConn& conn, const RouteSpace& space, const KeyColumn& column, const routing::KeyRange& range);
+// The same for a column compared under COLLATE "C" (native_order = false).
 std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
                        const routing::KeyRange& range);
 

@@ -45,6 +45,7 @@ struct PlannedTable {
   std::string name;    // as in the catalog (schema.table)
   std::string quoted;  // "schema"."table"
   std::string key_column;
+  bool key_native_order = false;  // see KeyColumn: text keys compared without COLLATE "C"
   std::vector<std::string> columns;  // raw names, copied by name
   std::vector<std::string> order_by;  // primary key, for index-ordered reads
 };

@@ -322,7 +322,7 @@ std::vector<GuardedTable> Runner::guarded() const {
 }
 
 std::string Runner::filter(RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  return key_filter(conn, ctx_.space, catalog::quote_ident(t.key_column), r);
+  return key_filter(conn, ctx_.space, KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, r);
 }
 
 std::string Runner::checksum(RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
