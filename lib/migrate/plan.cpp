@@ -12,6 +12,7 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "migrate/operation.hpp"
+#include "migrate/preconditions.hpp"
 #include "migrate/raw_conn.hpp"
 #include "migrate/shard_schema.hpp"
 #include "routing/pg_hash.hpp"
@@ -28,6 +29,8 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
+KeyColumn key_column(const PlannedTable& t) { return KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}; }
+
 // Batch boundaries: every batch_size-th distinct routing value in the moving range, over the
 // union of all sharded tables, so sparse keys still give batches of about that many keys.
 // Each batch carries its count of distinct keys (the last one the remainder).
@@ -37,13 +40,13 @@ std::vector<PlannedBatch> plan_batches(RawConn& source, const Plan& plan, std::s
   std::vector<std::string> parts;
   for (const auto& t : plan.tables) {
     std::string col = catalog::quote_ident(t.key_column);
-    parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " + key_filter(source, plan.space, col, range));
+    parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " + key_filter(source, plan.space, key_column(t), range));
   }
   // Rows of the result: every batch_size-th key after the first (a bound), and the last key
   // (for the total).
   std::string sql = "SELECT k::text, rn, total FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn, count(*) OVER () AS total "
                     "FROM (SELECT DISTINCT " + route_expression(plan.space, "key") + " AS k FROM (" + join(parts, " UNION ALL ") +
-                    ") u) d) x WHERE ((rn - 1) % " + std::to_string(batch_size) + " = 0 AND rn > 1) OR rn = total ORDER BY rn";
+                    ") u WHERE key IS NOT NULL) d) x WHERE ((rn - 1) % " + std::to_string(batch_size) + " = 0 AND rn > 1) OR rn = total ORDER BY rn";
   routing::KeyType bound_type = catalog::bound_type(plan.space.kind, plan.space.key_type);
   std::vector<PlannedBatch> batches;
   std::optional<routing::Key> low = range.low;
@@ -67,13 +70,13 @@ std::pair<std::int64_t, std::uint64_t> estimate_size(RawConn& source, const Plan
   double bytes = 0;
   std::int64_t rows = 0;
   for (const auto& t : plan.tables) {
-    std::string col = catalog::quote_ident(t.key_column);
     // Rows of the whole table from the planner's statistics; counted only when the table was
     // never analyzed (a full count of a large shard would cost more than the plan).
     std::string reg = source.literal(t.quoted) + "::regclass";
     auto r = source.query("SELECT n, n::float8 * pg_total_relation_size(" + reg + ") / greatest(CASE WHEN c.reltuples > 0 "
                           "THEN c.reltuples ELSE (SELECT count(*) FROM " + t.quoted + ") END, 1) FROM (SELECT count(*) AS n FROM " +
-                          t.quoted + " WHERE " + key_filter(source, plan.space, col, range) + ") m, pg_class c WHERE c.oid = " + reg);
+                          t.quoted + " WHERE " + key_filter(source, plan.space, key_column(t), range) +
+                          ") m, pg_class c WHERE c.oid = " + reg);
     rows += std::stoll(r[0][0]);
     bytes += std::stod(r[0][1]);
   }
@@ -143,6 +146,8 @@ Plan Engine::plan_split(const SplitRequest& req) {
   routing::KeyType bound_type = catalog::bound_type(plan.map.kind, plan.map.key_type);
   routing::Key at = routing::parse_key(bound_type, req.at);
   plan.target = store.get_shard(req.to);
+  // Before reading the mappings: a running operation has cut them into its batches.
+  refuse_if_operation_overlaps(catalog_, plan.map, catalog::point_params(bound_type, at), "--at " + routing::format_key(at));
 
   auto mappings = store.list_mappings(req.map);
   auto holder = std::find_if(mappings.begin(), mappings.end(),
@@ -171,6 +176,8 @@ Plan Engine::plan_merge(const MergeRequest& req) {
                       "move one point with `shardctl move --map " + req.map + " --key K --to SHARD`");
   KeyRange wanted = routing::parse_range(catalog::bound_type(plan.map.kind, plan.map.key_type), req.range);
   plan.target = store.get_shard(req.into);
+  // Before reading the mappings: a running operation has cut them into its batches.
+  refuse_if_operation_overlaps(catalog_, plan.map, catalog::range_params(wanted), "--range " + routing::format_range(wanted));
   std::map<std::string, catalog::Shard> shards;
   for (const auto& s : store.list_shards()) shards[s.name] = s;
   bool any = false;
@@ -204,6 +211,9 @@ Plan Engine::plan_move(const MoveRequest& req) {
   plan.target = store.get_shard(req.to);
   // Where the key routes: the key itself, or its hash for hash maps.
   routing::Key routed = plan.map.kind == MapKind::hash ? routing::Key{routing::hash_key(plan.map.key_type, key)} : key;
+  // Before reading the mappings: a running operation has cut them into its batches.
+  refuse_if_operation_overlaps(catalog_, plan.map, catalog::point_params(catalog::bound_type(plan.map.kind, plan.map.key_type), routed),
+                               "key " + req.key);
   std::optional<catalog::Mapping> holder;
   for (const auto& m : store.list_mappings(req.map)) {
     bool holds = m.is_point ? routing::compare_keys(*m.range.low, routed) == 0 : routing::range_contains(m.range, routed);
@@ -227,6 +237,12 @@ Plan Engine::plan_move(const MoveRequest& req) {
 
 void Engine::finish_plan(Plan& plan) {
   catalog::Store store(catalog_);
+  // The whole claim, now that it is known (a split's or move's reaches past the requested key).
+  refuse_if_operation_overlaps(catalog_, plan.map,
+                               plan.point ? catalog::point_params(catalog::bound_type(plan.map.kind, plan.map.key_type), *plan.point)
+                                          : catalog::range_params(plan.range),
+                               routing::format_range(plan.range));
+  refuse_if_offline(plan, store.list_mappings(plan.map.name));
   std::vector<std::string> problems;
   auto what = [&](const Segment& s) {
     return plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(s.range);
@@ -234,10 +250,6 @@ void Engine::finish_plan(Plan& plan) {
   for (const auto& s : plan.segments) {
     if (s.source.name == plan.target.name)
       problems.push_back("shard " + plan.target.name + " already holds " + what(s));
-    if (s.mapping.status != "online")
-      problems.push_back("mapping " + (s.mapping.is_point ? routing::format_key(*s.mapping.range.low)
-                                                          : routing::format_range(s.mapping.range)) +
-                         " is offline (an operation is moving it)");
     if (s.source.status != "online") problems.push_back("source shard " + s.source.name + " is " + s.source.status);
   }
   if (plan.target.status != "online") problems.push_back("target shard " + plan.target.name + " is " + plan.target.status);
@@ -260,6 +272,7 @@ void Engine::finish_plan(Plan& plan) {
       sources[s.source.name] = std::make_unique<RawConn>(s.source.dsn, "shard " + s.source.name);
 
   // Table checks once per source shard; the target-range check once per segment.
+  bool tables_present = true;  // on every source and the target: the schema-wide checks need them
   for (auto& [source_name, source] : sources) {
     for (const auto& t : sharded) {
       std::string q = catalog::quote_qualified(t.name);
@@ -267,10 +280,12 @@ void Engine::finish_plan(Plan& plan) {
       auto dst_cols = table_columns(target, q);
       if (src_cols.empty()) {
         problems.push_back("table " + t.name + " is missing on source shard " + source_name);
+        tables_present = false;
         continue;
       }
       if (dst_cols.empty()) {
         problems.push_back("table " + t.name + " is missing on target shard " + plan.target.name);
+        tables_present = false;
         continue;
       }
       auto key = [](const Column& c) { return c.name + " " + c.type; };
@@ -294,12 +309,26 @@ void Engine::finish_plan(Plan& plan) {
       if (plan.tables.size() < sharded.size()) plan.tables.push_back(describe_table(*source, t));
     }
   }
+  if (tables_present && plan.tables.size() == sharded.size()) {
+    // Text compared in the column's own collation only where every shard that runs batch
+    // statements orders it like bytes.
+    for (auto& t : plan.tables) {
+      if (!t.key_native_order) continue;
+      for (auto& [name, source] : sources) t.key_native_order = t.key_native_order && key_sorts_bytewise(*source, t.quoted, t.key_column);
+      t.key_native_order = t.key_native_order && key_sorts_bytewise(target, t.quoted, t.key_column);
+    }
+    for (auto& [source_name, source] : sources) {
+      check_foreign_keys_into(*source, source_name, plan, problems);
+      check_null_keys(*source, source_name, plan, problems);
+      check_index_use(*source, source_name, plan, problems);
+    }
+    check_index_use(target, plan.target.name, plan, problems);
+    for (const auto& s : plan.segments) check_unmoved_parents(*sources.at(s.source.name), s.source.name, target, plan, s.range, problems);
+  }
   for (const auto& s : plan.segments)
-    for (const auto& t : sharded) {
-      std::string q = catalog::quote_qualified(t.name);
-      if (table_columns(target, q).empty()) continue;  // reported above
-      std::string col = catalog::quote_ident(*t.key_column);
-      if (target.query("SELECT EXISTS (SELECT 1 FROM " + q + " WHERE " + key_filter(target, plan.space, col, s.range) +
+    for (const auto& t : plan.tables) {
+      if (table_columns(target, t.quoted).empty()) continue;  // reported above
+      if (target.query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " + key_filter(target, plan.space, key_column(t), s.range) +
                        ")")[0][0] == "t")
         problems.push_back("the target range " + what(s) + " of " + t.name + " is not empty on " + plan.target.name);
     }
@@ -312,6 +341,9 @@ void Engine::finish_plan(Plan& plan) {
       plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
   }
   if (!problems.empty()) throw usage_error("cannot " + plan.kind + ": " + join(problems, "; "));
+  // Reference tables too: nation REFERENCES region needs region first. The target's foreign
+  // keys are the ones the copy must satisfy.
+  sort_references_by_foreign_keys(target, plan.references);
 
   // Parents before children for the copy; the purge runs in reverse.
   sort_by_foreign_keys(*sources.begin()->second, plan.tables);

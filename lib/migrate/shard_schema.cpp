@@ -63,6 +63,18 @@ std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>&
   return order;
 }
 
+bool key_sorts_bytewise(RawConn& conn, const std::string& quoted_table, const std::string& key_column) {
+  // Oid 100 is the default collation; an ICU database default (datlocprovider 'i') is not bytewise.
+  auto r = conn.query(
+      "SELECT coalesce(CASE WHEN a.attcollation = 100 THEN (SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') "
+      "FROM pg_database d WHERE d.datname = current_database()) "
+      "ELSE c.collprovider = 'c' AND c.collcollate IN ('C', 'POSIX') END, false) "
+      "FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation "
+      "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
+      {quoted_table, key_column});
+  return !r.empty() && r[0][0] == "t";
+}
+
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table) {
   std::vector<std::string> out;
   for (auto& row : conn.query("SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal "

@@ -27,6 +27,15 @@ std::vector<std::string> primary_key(RawConn& conn, const std::string& quoted_ta
 // Orders `quoted_tables` so every table comes after the tables it references (parents first).
 std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>& quoted_tables);
 
+// Sorts quoted reference tables parents first, by the foreign keys the source has among them
+// (nation REFERENCES region: region is copied first).
+void sort_references_by_foreign_keys(RawConn& source, std::vector<std::string>& quoted_refs);
+
+// Whether the key column's collation sorts text bytewise, as shardctl orders text keys: "C" or
+// "POSIX", or the database default when the database's (libc) collation is C or POSIX. False
+// for non-text columns.
+bool key_sorts_bytewise(RawConn& conn, const std::string& quoted_table, const std::string& key_column);
+
 // User (non-internal) DELETE triggers other than shardctl's own guard.
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table);
 

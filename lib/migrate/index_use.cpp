@@ -1,0 +1,77 @@
+// Whether batch statements can use an index: the planner is asked (EXPLAIN, sequential scans
+// disabled) how it would run a narrow batch filter. If it still reads a whole table, no index
+// serves the filter, and every batch of the move would scan that table.
+#include <nlohmann/json.hpp>
+
+#include "catalog/key_sql.hpp"
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+#include "migrate/preconditions.hpp"
+
+namespace shardctl::migrate {
+using routing::KeyType;
+using routing::MapKind;
+
+namespace {
+
+// A scan that reads a whole relation: a Seq Scan, or an index scan with no condition (a full
+// index walk with a filter).
+bool scans_whole(const nlohmann::json& node) {
+  std::string type = node.value("Node Type", "");
+  if (type == "Seq Scan") return true;
+  if ((type == "Index Scan" || type == "Index Only Scan") && !node.contains("Index Cond")) return true;
+  if (node.contains("Plans"))
+    for (const auto& child : node["Plans"])
+      if (scans_whole(child)) return true;
+  return false;
+}
+
+// A narrow range of the kind batches use: one key (or hash value) wide, from the operation's
+// range when it has a lower bound. Any narrow range gives the same plan shape.
+routing::KeyRange sample_range(const Plan& plan) {
+  routing::KeyType bound = catalog::bound_type(plan.space.kind, plan.space.key_type);
+  routing::Key k;
+  if (plan.range.low) k = *plan.range.low;
+  else if (bound == KeyType::text) k = routing::parse_key(bound, "m");
+  else if (bound == KeyType::uuid) k = routing::parse_key(bound, "80000000-0000-0000-0000-000000000000");
+  else k = routing::parse_key(bound, "0");
+  return routing::point_range(bound, k);
+}
+
+// The index that serves batch filters of this map over the table's key column.
+std::string index_for(const Plan& plan, const PlannedTable& t) {
+  std::string col = catalog::quote_ident(t.key_column);
+  std::string expr;
+  if (plan.space.kind == MapKind::hash) expr = "(" + route_expression(plan.space, col) + ")";
+  else if (plan.space.key_type == KeyType::text && !t.key_native_order) expr = col + " COLLATE \"C\"";
+  else expr = col;
+  return "CREATE INDEX ON " + t.quoted + " (" + expr + ")";
+}
+
+}  // namespace
+
+void check_index_use(RawConn& shard, const std::string& shard_name, const Plan& plan, std::vector<std::string>& problems) {
+  routing::KeyRange range = sample_range(plan);
+  for (const auto& t : plan.tables) {
+    std::string filter = key_filter(shard, plan.space, KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
+    std::string json;
+    shard.exec("BEGIN");
+    try {
+      shard.exec("SET LOCAL enable_seqscan = off");
+      json = shard.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + t.quoted + " WHERE " + filter)[0][0];
+    } catch (...) {
+      try {
+        shard.exec("ROLLBACK");
+      } catch (...) {
+      }
+      throw;
+    }
+    shard.exec("ROLLBACK");
+    auto plan_json = nlohmann::json::parse(json);
+    if (scans_whole(plan_json.at(0).at("Plan")))
+      problems.push_back("no index on " + shard_name + " serves the batch filter of " + t.name +
+                         " (every batch would scan the whole table): `" + index_for(plan, t) + "`");
+  }
+}
+
+}  // namespace shardctl::migrate
