@@ -12,7 +12,8 @@ void refuse_if_operation_overlaps(pg::Connection& catalog, const catalog::Map& m
   std::string ctor = catalog::range_constructor(map.kind, map.key_type);
   std::string id, kind, status, range;
   catalog.read([&](pqxx::work& tx) {
-    auto r = tx.exec_params("SELECT op_id::text, kind, status, " + column + "::text FROM shardctl.operations "
+    auto r = tx.exec_params("SELECT op_id::text, kind, status, coalesce(lower(" + column + ")::text, '') || '..' || "
+                            "coalesce(upper(" + column + ")::text, '') FROM shardctl.operations "
                             "WHERE map_id = $1 AND status NOT IN ('done', 'cancelled') AND " + column + " && " + ctor +
                             "($2, $3, $4) ORDER BY created_at LIMIT 1",
                             map.id, claim.low, claim.high, claim.bounds);
@@ -23,8 +24,8 @@ void refuse_if_operation_overlaps(pg::Connection& catalog, const catalog::Map& m
     range = r[0][3].as<std::string>();
   });
   if (id.empty()) return;
-  throw locked_error("operation " + id + " (" + kind + ", " + status + ") already works on " + range + " of map " +
-                         map.name + ", which " + what + " falls in",
+  throw locked_error("operation " + id + " (" + kind + ", " + status + ") already works on an overlapping range of map " +
+                         map.name + ": " + range + " (asked: " + what + ")",
                      "wait for it: `shardctl op wait " + id + "` (or resume or cancel it)");
 }
 
