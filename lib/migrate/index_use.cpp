@@ -14,12 +14,14 @@ using routing::MapKind;
 
 namespace {
 
-// A scan that reads a whole relation: a Seq Scan, or an index scan with no condition (a full
-// index walk with a filter).
+// A scan that reads a whole relation: a Seq Scan, or an index scan with no index condition
+// (a walk over the whole index, filtering rows; with sequential scans off the planner picks
+// that, or a condition-less Bitmap Index Scan, rather than admit it has no index).
 bool scans_whole(const nlohmann::json& node) {
   std::string type = node.value("Node Type", "");
   if (type == "Seq Scan") return true;
-  if ((type == "Index Scan" || type == "Index Only Scan") && !node.contains("Index Cond")) return true;
+  if ((type == "Index Scan" || type == "Index Only Scan" || type == "Bitmap Index Scan") && !node.contains("Index Cond"))
+    return true;
   if (node.contains("Plans"))
     for (const auto& child : node["Plans"])
       if (scans_whole(child)) return true;

@@ -63,7 +63,7 @@ explain select 1 from public.$2 where $3;
 rollback;
 SQL
 )
-  [[ "$plan" == *"Index"* ]] && [[ "$plan" != *"Seq Scan"* ]] || fail "filter on $2 is not an index scan: $plan"
+  [[ "$plan" == *"Index Cond"* ]] && [[ "$plan" != *"Seq Scan"* ]] || fail "filter on $2 is not an index scan: $plan"
 }
 
 split_without_seq_scan accounts --map accts --at acct01000
@@ -101,11 +101,12 @@ expect_exit 0 shardctl split --map bare --at -4611686018427387904 --to shard_3 -
 coll=$(psql_shard 1 -XAtc "select collname from pg_collation where collprovider in ('c', 'i') and collname not in ('C', 'POSIX', 'ucs_basic')
                             and collencoding in (-1, 6) and coalesce(collcollate, 'x') not in ('C', 'POSIX') order by collname limit 1")
 if [ -n "$coll" ]; then
+  echo "# collation $coll"
   for i in 1 2 3; do
     psql_shard "$i" -qc "create table notes (tenant text collate \"$coll\", n int, primary key (tenant, n))"
   done
   shardctl map create tenants --kind range --key-type text >/dev/null
-  shardctl mapping add --map tenants --range ..m --shard shard_1 >/dev/null
+  shardctl mapping add --map tenants --range ..zz --shard shard_1 >/dev/null
   shardctl table add-sharded public.notes --map tenants --key tenant >/dev/null
   psql_shard 1 -qc "insert into notes select 't' || g, 1 from generate_series(1, 50) g"
   expect_exit 64 shardctl split --map tenants --at t3 --to shard_3
