@@ -81,7 +81,7 @@ refused_unchanged() {
 #    or fail after the flip (NO ACTION).
 for action in "cascade" "no action"; do
   for i in 1 2 3; do
-    psql_shard "$i" -qc "drop table if exists audit_notes;
+    psql_shard "$i" -qc "set client_min_messages = warning; drop table if exists audit_notes;
                          create table audit_notes (note_id int primary key, customer_id bigint, order_id int, body text,
                            constraint audit_notes_order_fk foreign key (customer_id, order_id)
                            references orders on delete $action)"
@@ -132,11 +132,11 @@ refused_unchanged
 psql_shard 2 -qc "insert into warehouses select g, 'w' || g from generate_series(3, 5) g"
 expect_exit 0 shardctl split --map customers --at 200 --to shard_2 --dry-run
 # The parent table itself missing on the target.
-psql_shard 3 -qc "drop table warehouses cascade"
+psql_shard 3 -qc "set client_min_messages = warning; drop table warehouses cascade"
 expect_exit 64 shardctl split --map customers --at 200 --to shard_3 --dry-run
 expect_stderr_contains "table public.shipments references public.warehouses (constraint shipments_wh_fk) but public.warehouses is missing on target shard shard_3"
 refused_unchanged
-for i in 1 2 3; do psql_shard "$i" -qc "drop table shipments; drop table if exists warehouses"; done
+for i in 1 2 3; do psql_shard "$i" -qc "set client_min_messages = warning; drop table shipments; drop table if exists warehouses"; done
 shardctl table remove public.shipments >/dev/null
 dump=$(catalog_dump)
 
