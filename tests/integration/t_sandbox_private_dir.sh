@@ -13,7 +13,7 @@ fi
 user=${SHARDCTL_SANDBOX_USER:-postgres}
 id "$user" >/dev/null 2>&1 || fail "no user $user to run as"
 
-private=$(mktemp -d "$TEST_TMP/private.XXXXXX")  # mode 700, owned by root, like mktemp -d in /tmp
+private=$(mktemp -d /tmp/shardctl-test.XXXXXX)  # mode 700, owned by root
 chmod 700 "$private"
 cd "$private"
 dir="$private/.shardctl/sandbox"  # the default directory, as `cd $(mktemp -d) && shardctl sandbox up`
@@ -22,6 +22,7 @@ cleanup() {
   cd "$TEST_TMP"
   "$SHARDCTL_BIN/shardctl" sandbox down --dir "$dir" >/dev/null 2>&1 || true
   [ -z "$server_dir" ] || rm -rf "$server_dir"
+  rm -rf "$private"
 }
 trap cleanup EXIT
 
