@@ -1,6 +1,9 @@
 // shardctl sandbox: local throwaway PostgreSQL clusters with a sample fleet.
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "cli/family.hpp"
 #include "output/table.hpp"
 #include "sandbox/sandbox.hpp"
@@ -27,12 +30,28 @@ json status_json(const sandbox::Sandbox& sb) {
   json fleets = json::array();
   for (const auto& f : sb.fleets()) fleets.push_back(fleet_json(f));
   return {{"dir", sb.dir().string()}, {"exists", sb.exists()}, {"running", all},
-          {"socket_dir", sb.run_dir().string()}, {"clusters", clusters}, {"fleets", fleets}};
+          {"socket_dir", sb.run_dir().string()}, {"server_dir", sb.server_dir().string()},
+          {"clusters", clusters}, {"fleets", fleets}};
+}
+
+// `eval "$(shardctl sandbox env)"` exports SHARDCTL_CONFIG=DIR/shardctl.toml together with
+// SHARDCTL_SANDBOX_DIR=DIR, and `sandbox down` removes that file. The documented reset
+// (`shardctl sandbox down && shardctl sandbox up`) must not then fail on the missing file, so
+// the sandbox commands (which read nothing from a config) forget a $SHARDCTL_CONFIG naming the
+// missing config of the sandbox directory they work on. Any other missing file stays an error.
+void forget_removed_sandbox_config() {
+  const char* env = std::getenv("SHARDCTL_CONFIG");
+  if (!env || !*env) return;
+  std::error_code ec;
+  std::filesystem::path named = std::filesystem::absolute(env, ec).lexically_normal();
+  if (ec || std::filesystem::exists(named, ec)) return;
+  if (named == sandbox::default_sandbox_dir().lexically_normal() / "shardctl.toml") ::unsetenv("SHARDCTL_CONFIG");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  forget_removed_sandbox_config();
   cli::Family fam("sandbox", "Local throwaway PostgreSQL clusters with sample data");
   std::optional<std::string> dir;
   sandbox::UpOptions up_opts;
@@ -63,6 +82,9 @@ int main(int argc, char** argv) {
     }
     auto& out = ctx.out();
     out << (r.created ? "created" : "sandbox exists:") << " " << sb.dir().string() << '\n';
+    if (sb.server_dir() != sb.dir())
+      out << "clusters in " << sb.server_dir().string() << " (the server user cannot reach " << sb.dir().string()
+          << ")\n";
     for (const auto& c : sb.status())
       out << "  cluster " << c.name << ": port " << c.port << (c.running ? ", running" : ", stopped") << '\n';
     if (r.fleet) {
@@ -103,6 +125,7 @@ int main(int argc, char** argv) {
       return;
     }
     ctx.out() << "sandbox " << sb.dir().string() << '\n';
+    if (sb.server_dir() != sb.dir()) ctx.out() << "clusters in " << sb.server_dir().string() << '\n';
     output::TextTable t({"CLUSTER", "PORT", "STATE", "PID"});
     for (const auto& c : sb.status())
       t.add_row({c.name, std::to_string(c.port), c.running ? "running" : "stopped", c.running ? std::to_string(c.pid) : "-"});
@@ -127,6 +150,7 @@ int main(int argc, char** argv) {
       ctx.out() << "would create fleet " << fleet_name << " with " << fleet_opts.shards << " shard database(s)\n";
       return;
     }
+    fleet_opts.from_template = true;
     auto f = sb.create_fleet(fleet_name, fleet_opts);
     if (ctx.json()) return ctx.print_json(fleet_json(f));
     ctx.out() << f.catalog_dsn << '\n';

@@ -71,22 +71,52 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::optio
   return result;
 }
 
-void hand_over_directory(const fs::path& dir, const std::optional<RunAs>& as) {
-  if (!as) return;
-  if (chown(dir.c_str(), as->uid, as->gid) != 0)
-    throw usage_error("cannot hand " + dir.string() + " to user " + as->name + ": " + std::strerror(errno));
-  // The server must reach its data and socket directories through every parent.
-  for (fs::path p = dir.parent_path(); !p.empty(); p = p.parent_path()) {
-    struct stat st {};
-    if (stat(p.c_str(), &st) != 0) break;
-    bool reachable = (st.st_mode & S_IXOTH) || (st.st_uid == as->uid && (st.st_mode & S_IXUSR)) ||
-                     (st.st_gid == as->gid && (st.st_mode & S_IXGRP));
-    if (!reachable)
-      throw usage_error("user " + as->name + " cannot reach " + dir.string() + " because " + p.string() +
-                            " is not searchable by it",
-                        "chmod o+x " + p.string() + ", or pass --dir somewhere else");
-    if (p == p.root_path()) break;
+bool can_search(const fs::path& dir, const RunAs& as) {
+  pid_t pid = fork();
+  if (pid < 0) throw internal_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // The same identity run_process gives the servers: no supplementary groups.
+    if (setgroups(0, nullptr) != 0 || setgid(as.gid) != 0 || setuid(as.uid) != 0) _exit(2);
+    _exit(access(dir.c_str(), X_OK) == 0 ? 0 : 1);
   }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void hand_over_directory(const fs::path& path, const std::optional<RunAs>& as) {
+  if (!as) return;
+  if (chown(path.c_str(), as->uid, as->gid) != 0)
+    throw usage_error("cannot hand " + path.string() + " to user " + as->name + ": " + std::strerror(errno));
+  // The server must reach its data and socket directories through every parent.
+  fs::path parent = path.parent_path();
+  if (!can_search(parent, *as))
+    throw usage_error("user " + as->name + " cannot reach " + path.string() + " because " + parent.string() +
+                          " or a directory above it is not searchable by it",
+                      "pass --dir somewhere else");
+}
+
+bool make_private_directory(const fs::path& dir, const RunAs& as) {
+  if (mkdir(dir.c_str(), 0700) == 0) {
+    // mkdir applies the umask; the mode must be exactly 0700 whatever it is.
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    bool ok = fd >= 0 && fchown(fd, as.uid, as.gid) == 0 && fchmod(fd, 0700) == 0;
+    int err = errno;
+    if (fd >= 0) close(fd);
+    if (!ok) throw internal_error("cannot hand " + dir.string() + " to user " + as.name + ": " + std::strerror(err));
+    return true;
+  }
+  if (errno != EEXIST) throw usage_error("cannot create " + dir.string() + ": " + std::strerror(errno));
+  if (!is_private_directory(dir, as))
+    throw usage_error(dir.string() + " exists and is not a private directory of user " + as.name,
+                      "someone else made it: inspect and remove it, or pass another --dir");
+  return false;
+}
+
+bool is_private_directory(const fs::path& dir, const RunAs& as) {
+  struct stat st {};
+  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == as.uid && (st.st_mode & 077) == 0;
 }
 
 }  // namespace shardctl::sandbox

@@ -29,8 +29,20 @@ struct ProcessResult {
 // Runs argv[0] with its arguments (no shell), waiting for it, as `as` when given.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::optional<RunAs>& as);
 
-// Makes `dir` (and nothing above it) owned by `as`, and checks that `as` can reach it through
-// every parent directory. Throws a usage Error with a hint otherwise.
-void hand_over_directory(const std::filesystem::path& dir, const std::optional<RunAs>& as);
+// Whether `as` may search `dir`: asked of the kernel by a child process running as `as` (so
+// ACLs and group membership count as they will for the server), not guessed from mode bits.
+bool can_search(const std::filesystem::path& dir, const RunAs& as);
+
+// Makes `path` (a directory or file shardctl created, and nothing above it) owned by `as`, and
+// checks that `as` can reach it through every parent directory. Throws a usage Error with a
+// hint otherwise.
+void hand_over_directory(const std::filesystem::path& path, const std::optional<RunAs>& as);
+
+// Creates `dir` mode 0700 owned by `as` in a shared, sticky directory such as /var/tmp: never
+// through a symlink, and never adopting a directory someone else owns. Returns false when
+// `dir` already exists as `as`'s own private directory (left by an earlier sandbox).
+bool make_private_directory(const std::filesystem::path& dir, const RunAs& as);
+// Whether `dir` is, itself and not through a symlink, a directory of `as` with mode 0700.
+bool is_private_directory(const std::filesystem::path& dir, const RunAs& as);
 
 }  // namespace shardctl::sandbox

@@ -7,16 +7,17 @@
 #include <csignal>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include "catalog/catalog.hpp"
 #include "core/error.hpp"
 #include "pg/connection.hpp"
 #include "sandbox/pg_binaries.hpp"
 #include "sandbox/process.hpp"
-#include "sandbox/sample_data.hpp"
+#include "sandbox/state.hpp"
 
 namespace shardctl::sandbox {
 namespace fs = std::filesystem;
@@ -27,45 +28,8 @@ namespace {
 constexpr int base_port = 6400;
 constexpr const char* marker = "# written by shardctl sandbox";
 const std::vector<std::string> cluster_names = {"catalog", "shards1", "shards2"};
-
-// Holds an exclusive lock on the sandbox's lock file: fleets are created by concurrent test
-// processes, and state.json must not lose an update.
-class StateLock {
- public:
-  explicit StateLock(const fs::path& dir) {
-    fd_ = ::open((dir / "state.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw usage_error("cannot open the sandbox lock in " + dir.string());
-    while (flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  ~StateLock() { ::close(fd_); }
-  StateLock(const StateLock&) = delete;
-  StateLock& operator=(const StateLock&) = delete;
-
- private:
-  int fd_;
-};
-
-json read_state(const fs::path& dir) {
-  std::ifstream in(dir / "state.json");
-  if (!in) return json{{"fleets", json::array()}};
-  try {
-    return json::parse(in);
-  } catch (const json::exception&) {
-    throw data_error((dir / "state.json").string() + " is damaged",
-                     "remove the sandbox with `shardctl sandbox down --dir " + dir.string() + "`");
-  }
-}
-
-void write_state(const fs::path& dir, const json& state) {
-  fs::path tmp = dir / "state.json.tmp";
-  {
-    std::ofstream out(tmp);
-    out << state.dump(2) << '\n';
-    if (!out) throw internal_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, dir / "state.json");
-}
+// Names the clusters' directory outside DIR, and is checked before `down` removes one.
+constexpr const char* outside_prefix = "shardctl-sandbox-";
 
 std::string toml_string(const std::string& s) {
   std::string out = "\"";
@@ -89,12 +53,6 @@ bool file_has_marker(const fs::path& p) {
   std::ifstream in(p);
   std::string first;
   return in && std::getline(in, first) && first == marker;
-}
-
-void require_fleet_name(const std::string& name) {
-  bool ok = !name.empty() && name.size() <= 30 && name[0] >= 'a' && name[0] <= 'z';
-  for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
-  if (!ok) throw usage_error("invalid fleet name '" + name + "'", "use [a-z][a-z0-9_]*, at most 30 characters");
 }
 
 std::string first_line(const std::string& text) {
@@ -121,20 +79,6 @@ long postmaster_pid(const fs::path& data) {
 
 bool cluster_running(const fs::path& data) { return process_alive(postmaster_pid(data)); }
 
-Fleet fleet_from(const json& j) {
-  Fleet f;
-  f.name = j.at("name");
-  f.catalog_dsn = j.at("catalog");
-  for (const auto& s : j.at("shards")) f.shards.emplace_back(s.at("name"), s.at("dsn"));
-  return f;
-}
-
-json fleet_to(const Fleet& f) {
-  json shards = json::array();
-  for (const auto& [n, d] : f.shards) shards.push_back({{"name", n}, {"dsn", d}});
-  return {{"name", f.name}, {"catalog", f.catalog_dsn}, {"shards", shards}};
-}
-
 }  // namespace
 
 fs::path default_sandbox_dir() {
@@ -142,12 +86,45 @@ fs::path default_sandbox_dir() {
   return fs::absolute(".shardctl/sandbox");
 }
 
+fs::path outside_server_dir(const fs::path& dir) {
+  // FNV-1a: stable across builds and platforms, unlike std::hash, so that `down` finds the
+  // directory `up` of another build made.
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : dir.string()) h = (h ^ c) * 1099511628211ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  // /var/tmp rather than /tmp: on disk rather than in memory, and kept across a reboot, like
+  // the sandbox's own directory.
+  std::error_code ec;
+  fs::path base = fs::is_directory("/var/tmp", ec) ? fs::path("/var/tmp") : fs::path("/tmp");
+  return base / (std::string(outside_prefix) + hex);
+}
+
 Sandbox::Sandbox(const std::optional<std::string>& dir)
-    : dir_(dir ? fs::absolute(*dir).lexically_normal() : default_sandbox_dir()) {
+    : dir_(dir ? fs::absolute(*dir).lexically_normal() : default_sandbox_dir()), server_dir_(dir_) {
+  if (exists()) {
+    try {
+      json state = read_state(dir_);
+      if (state.contains("server_dir") && state["server_dir"].is_string())
+        server_dir_ = state["server_dir"].get<std::string>();
+    } catch (const Error&) {
+      // A damaged state file must not stop `down`; `up` and `fleet` report it when they read it.
+    }
+    check_socket_path();
+  } else if (!fs::exists(dir_ / "catalog")) {
+    // No state: a sandbox removed without `down` (or whose `up` died early) may have left its
+    // clusters outside; `down` stops and removes them.
+    fs::path out = outside_server_dir(dir_);
+    auto user = server_user();
+    if (user && is_private_directory(out, *user)) server_dir_ = out;
+  }
+}
+
+void Sandbox::check_socket_path() const {
   std::string sock = (run_dir() / ".s.PGSQL.64000").string();
   if (sock.size() > 107)
     throw usage_error("sandbox directory path is too long for a unix socket (" + std::to_string(sock.size()) +
-                          " > 107 bytes): " + dir_.string(),
+                          " > 107 bytes): " + server_dir_.string(),
                       "pass a shorter --dir");
 }
 
@@ -161,7 +138,7 @@ std::vector<Cluster> Sandbox::status() const {
   std::vector<Cluster> out;
   if (!exists()) return out;
   for (std::size_t i = 0; i < cluster_names.size(); ++i) {
-    Cluster c{cluster_names[i], base_port + static_cast<int>(i), dir_ / cluster_names[i], false, 0};
+    Cluster c{cluster_names[i], base_port + static_cast<int>(i), server_dir_ / cluster_names[i], false, 0};
     long pid = postmaster_pid(c.data_dir);
     if (process_alive(pid)) {
       c.running = true;
@@ -180,12 +157,33 @@ std::vector<Fleet> Sandbox::fleets() const {
   return out;
 }
 
+void Sandbox::choose_server_dir() {
+  server_dir_ = dir_;
+  auto user = server_user();
+  // The sandbox never changes the owner or mode of a directory it did not create: when the
+  // server user cannot get to DIR (a parent such as /root, or DIR itself, is private), the
+  // clusters move to a private directory of that user instead.
+  if (!user || can_search(dir_, *user)) return;
+  fs::path out = outside_server_dir(dir_);
+  bool made = make_private_directory(out, *user);  // throws, touching nothing, if not ours
+  server_dir_ = out;
+  if (!made) {
+    // Left by a sandbox in DIR that was removed without `down`: its servers may still run.
+    std::vector<std::string> stopped;
+    stop_clusters(stopped);
+    std::error_code ec;
+    fs::remove_all(server_dir_, ec);
+    if (ec) throw internal_error("cannot remove " + server_dir_.string() + ": " + ec.message());
+    make_private_directory(server_dir_, *user);
+  }
+}
+
 void Sandbox::start_clusters(UpResult& result) {
   auto bin = find_pg_bindir();
   auto user = server_user();
   for (std::size_t i = 0; i < cluster_names.size(); ++i) {
-    fs::path data = dir_ / cluster_names[i];
-    fs::path log = dir_ / (cluster_names[i] + ".log");
+    fs::path data = server_dir_ / cluster_names[i];
+    fs::path log = server_dir_ / (cluster_names[i] + ".log");
     int port = base_port + static_cast<int>(i);
     if (!fs::exists(data / "PG_VERSION")) {
       fs::create_directories(data);
@@ -197,6 +195,11 @@ void Sandbox::start_clusters(UpResult& result) {
         throw unavailable_error("initdb of sandbox cluster " + cluster_names[i] + " failed: " + first_line(r.output));
     }
     if (cluster_running(data)) continue;
+    // pg_ctl opens the log as the server user, who need not be able to write DIR itself.
+    if (!fs::exists(log)) {
+      std::ofstream{log};
+      hand_over_directory(log, user);
+    }
     // Throwaway clusters: durability traded for speed (fsync off), unix sockets only.
     std::string server_opts = "-k " + shell_quote(run_dir().string()) + " -p " + std::to_string(port) +
                               " -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
@@ -214,13 +217,33 @@ void Sandbox::start_clusters(UpResult& result) {
 UpResult Sandbox::up(const UpOptions& options) {
   if (options.shards < 1 || options.shards > 64) throw usage_error("--shards must be from 1 to 64");
   if (options.scale < 0) throw usage_error("--scale must be 0 or more");
-  UpResult result{!exists(), {}, std::nullopt, dir_ / "shardctl.toml", false};
+  UpResult result{!exists(), {}, std::nullopt, config_file(), false};
   auto user = server_user();
   if (result.created) {
+    const bool dir_existed = fs::exists(dir_);
     fs::create_directories(dir_);
-    hand_over_directory(dir_, user);
-    fs::create_directories(run_dir());
-    hand_over_directory(run_dir(), user);
+    try {
+      choose_server_dir();
+      check_socket_path();
+      fs::create_directories(run_dir());
+      hand_over_directory(run_dir(), user);
+      if (server_dir_ != dir_) {
+        // DIR/run leads to the sockets as it does when the clusters live in DIR.
+        std::error_code ec;
+        fs::remove(dir_ / "run", ec);
+        fs::create_directory_symlink(run_dir(), dir_ / "run");
+      }
+    } catch (...) {
+      // Nothing runs yet: remove what this call made, and never a directory it did not make.
+      std::error_code ec;
+      if (server_dir_ != dir_) fs::remove_all(server_dir_, ec);
+      if (!dir_existed) fs::remove_all(dir_, ec);
+      throw;
+    }
+  } else if (!fs::is_directory(server_dir_)) {
+    throw unavailable_error("the clusters of the sandbox in " + dir_.string() + " were in " + server_dir_.string() +
+                                ", which is gone",
+                            "start over: `shardctl sandbox down --dir " + dir_.string() + "`, then `up`");
   }
   {
     StateLock lock(dir_);
@@ -230,6 +253,7 @@ UpResult Sandbox::up(const UpOptions& options) {
         json state = read_state(dir_);
         state["version"] = 1;
         state["user"] = user ? user->name : "";
+        if (server_dir_ != dir_) state["server_dir"] = server_dir_.string();
         write_state(dir_, state);
       }
     } catch (...) {
@@ -259,8 +283,7 @@ UpResult Sandbox::up(const UpOptions& options) {
   return result;
 }
 
-std::vector<std::string> Sandbox::stop_and_remove() {
-  std::vector<std::string> stopped;
+void Sandbox::stop_clusters(std::vector<std::string>& stopped) const {
   std::optional<fs::path> bin;
   try {
     bin = find_pg_bindir();
@@ -268,7 +291,7 @@ std::vector<std::string> Sandbox::stop_and_remove() {
   }
   auto user = server_user();
   for (const auto& name : cluster_names) {
-    fs::path data = dir_ / name;
+    fs::path data = server_dir_ / name;
     long pid = postmaster_pid(data);
     if (!process_alive(pid)) continue;
     stopped.push_back(name);
@@ -285,15 +308,29 @@ std::vector<std::string> Sandbox::stop_and_remove() {
       for (int i = 0; i < 100 && process_alive(pid); ++i) ::usleep(50000);
     }
   }
+}
+
+std::vector<std::string> Sandbox::stop_and_remove() {
+  std::vector<std::string> stopped;
+  stop_clusters(stopped);
   std::error_code ec;
+  if (server_dir_ != dir_) {
+    // Only a directory of ours: the state file names it, and a damaged or edited one must not
+    // make `down` remove something else.
+    if (server_dir_.filename().string().rfind(outside_prefix, 0) != 0 ||
+        !fs::is_directory(fs::symlink_status(server_dir_, ec)))
+      throw internal_error("refusing to remove " + server_dir_.string() + ": not a sandbox's cluster directory");
+    fs::remove_all(server_dir_, ec);
+    if (ec) throw internal_error("cannot remove " + server_dir_.string() + ": " + ec.message());
+  }
   fs::remove_all(dir_, ec);
   if (ec) throw internal_error("cannot remove " + dir_.string() + ": " + ec.message());
   return stopped;
 }
 
 std::vector<std::string> Sandbox::down() {
-  if (!fs::exists(dir_)) return {};
-  if (!exists() && !fs::exists(dir_ / "catalog"))
+  if (!fs::exists(dir_) && server_dir_ == dir_) return {};
+  if (!exists() && !fs::exists(server_dir_ / "catalog"))
     throw usage_error(dir_.string() + " is not a shardctl sandbox", "refusing to remove it");
   // The cwd config written by `up` points at this sandbox only if it names its socket dir.
   fs::path cwd_config = fs::absolute("shardctl.toml");
@@ -304,72 +341,6 @@ std::vector<std::string> Sandbox::down() {
     if (ss.str().find(run_dir().string()) != std::string::npos) fs::remove(cwd_config);
   }
   return stop_and_remove();
-}
-
-Fleet Sandbox::create_fleet(const std::string& name, const FleetOptions& options) {
-  require_fleet_name(name);
-  if (options.shards < 1 || options.shards > 64) throw usage_error("--shards must be from 1 to 64");
-  if (!exists()) throw usage_error("no sandbox in " + dir_.string(), "run `shardctl sandbox up` first");
-  StateLock lock(dir_);
-  json state = read_state(dir_);
-  for (const auto& f : state["fleets"])
-    if (f.at("name") == name) throw usage_error("fleet " + name + " already exists in " + dir_.string());
-  auto clusters = status();
-  for (const auto& c : clusters)
-    if (!c.running) throw unavailable_error("sandbox cluster " + c.name + " is not running", "run `shardctl sandbox up`");
-
-  Fleet fleet;
-  fleet.name = name;
-  auto create_db = [&](const Cluster& c, const std::string& db) {
-    pg::Connection conn(dsn(c, "postgres"), "sandbox cluster " + c.name);
-    pqxx::nontransaction tx(conn.raw());
-    tx.exec("CREATE DATABASE " + tx.quote_name(db));
-    return dsn(c, db);
-  };
-  fleet.catalog_dsn = create_db(clusters[0], name + "_catalog");
-  for (int i = 1; i <= options.shards; ++i) {
-    const Cluster& c = clusters[1 + static_cast<std::size_t>((i - 1) % 2)];
-    fleet.shards.emplace_back("shard_" + std::to_string(i), create_db(c, name + "_shard_" + std::to_string(i)));
-  }
-  {
-    pg::Connection cat(fleet.catalog_dsn, "catalog");
-    catalog::init_catalog(cat);
-    if (!options.empty) provision_sample(cat, fleet, options.scale);
-  }
-  state["fleets"].push_back(fleet_to(fleet));
-  write_state(dir_, state);
-  return fleet;
-}
-
-void Sandbox::provision_sample(pg::Connection& cat, const Fleet& fleet, int scale) {
-  // Customers 1..N split into contiguous ranges, one per shard; the first and last ranges are
-  // unbounded so the whole key space is mapped.
-  const std::int64_t customers = 1000LL * scale;
-  const auto n = static_cast<std::int64_t>(fleet.shards.size());
-  catalog::Store store(cat);
-  auto map = store.create_map("customers", routing::MapKind::range, routing::KeyType::int8);
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::int64_t first = 1 + i * customers / n, next = 1 + (i + 1) * customers / n;
-    const auto& [shard_name, shard_dsn] = fleet.shards[static_cast<std::size_t>(i)];
-    store.add_shard(shard_name, shard_dsn);
-    std::string range = (i == 0 ? "" : std::to_string(first)) + ".." + (i == n - 1 ? "" : std::to_string(next));
-    store.add_range(map.name, range, shard_name);
-    pg::Connection shard(shard_dsn, "shard " + shard_name);
-    load_sample_shard(shard, first, next - 1);
-  }
-  store.add_reference_table("public.region");
-  store.add_reference_table("public.product");
-  for (const char* t : {"public.customers", "public.orders", "public.order_lines"})
-    store.add_sharded_table(t, map.name, "customer_id");
-  catalog::Xref x;
-  x.name = "order_lines_order";
-  x.child_table = "public.order_lines";
-  x.child_columns = {"customer_id", "order_id"};
-  x.parent_table = "public.orders";
-  x.parent_columns = {"customer_id", "order_id"};
-  x.route_column = "customer_id";
-  x.map = map.name;
-  store.add_xref(x);
 }
 
 std::string Sandbox::env_script() const {
@@ -389,7 +360,7 @@ json Sandbox::env_json() const {
   for (const auto& f : fleets())
     if (f.name == "demo") db = "demo_catalog";
   j["PGDATABASE"] = db;
-  if (fs::exists(dir_ / "shardctl.toml")) j["SHARDCTL_CONFIG"] = (dir_ / "shardctl.toml").string();
+  if (fs::exists(config_file())) j["SHARDCTL_CONFIG"] = config_file().string();
   j["SHARDCTL_SANDBOX_DIR"] = dir_.string();
   return j;
 }

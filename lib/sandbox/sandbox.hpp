@@ -38,6 +38,9 @@ struct FleetOptions {
   int shards = 4;
   int scale = 1;
   bool empty = false;  // databases and an initialized catalog, nothing registered or loaded
+  // Clone the fleet from template databases built on first use for these options (and kept
+  // until `down`) instead of creating and loading every database.
+  bool from_template = false;
 };
 
 struct UpResult {
@@ -55,7 +58,12 @@ class Sandbox {
   explicit Sandbox(const std::optional<std::string>& dir);
 
   const std::filesystem::path& dir() const noexcept { return dir_; }
-  std::filesystem::path run_dir() const { return dir_ / "run"; }
+  // Where the clusters' data, logs and sockets live: dir() itself, or, when the server user
+  // cannot reach dir() (root running the sandbox under /root or in a mode-700 directory), a
+  // private directory of that user outside it (see outside_server_dir()).
+  const std::filesystem::path& server_dir() const noexcept { return server_dir_; }
+  std::filesystem::path run_dir() const { return server_dir_ / "run"; }
+  std::filesystem::path config_file() const { return dir_ / "shardctl.toml"; }
   bool exists() const;
 
   UpResult up(const UpOptions& options);
@@ -74,13 +82,23 @@ class Sandbox {
   std::string dsn(const Cluster& cluster, const std::string& dbname) const;
 
  private:
+  void choose_server_dir();
+  void check_socket_path() const;
   void start_clusters(UpResult& result);
   std::vector<std::string> stop_and_remove();
-  void provision_sample(pg::Connection& catalog, const Fleet& fleet, int scale);
+  void stop_clusters(std::vector<std::string>& stopped) const;
+  Fleet make_fleet(const std::string& prefix, const FleetOptions& options) const;
+  void ensure_template(const FleetOptions& options);
+  Fleet clone_template(const std::string& name, const FleetOptions& options) const;
 
   std::filesystem::path dir_;
+  std::filesystem::path server_dir_;
 };
 
 std::filesystem::path default_sandbox_dir();
+
+// The directory the clusters of sandbox `dir` use when their server user cannot reach `dir`:
+// /var/tmp/shardctl-sandbox-HASH, HASH a stable 64-bit hash of the absolute path of `dir`.
+std::filesystem::path outside_server_dir(const std::filesystem::path& dir);
 
 }  // namespace shardctl::sandbox
