@@ -15,13 +15,17 @@ int main(int argc, char** argv) {
   auto* sharded = fam.command("add-sharded", "Declare a table present on every shard of a map", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     if (ctx.dry_run()) {
+      auto name = catalog::qualify_table(table);
+      auto column = catalog::parse_column_name(key);
       store.get_map(map);
-      ctx.out() << "would declare " << catalog::qualify_table(table) << " sharded by " << key << " on map " << map << '\n';
+      ctx.out() << "would declare " << name << " sharded by " << catalog::display_ident(column) << " on map " << map
+                << '\n';
       return;
     }
     auto t = store.add_sharded_table(table, map, key);
     if (ctx.json()) return ctx.print_json(catalog::to_json(t));
-    ctx.out() << "declared " << t.name << " sharded by " << *t.key_column << " on map " << *t.map << '\n';
+    ctx.out() << "declared " << t.name << " sharded by " << catalog::display_ident(*t.key_column) << " on map "
+              << *t.map << '\n';
   });
   sharded->add_option("TABLE", table, "Table name ([schema.]table; default schema public)")->required();
   sharded->add_option("--map", map, "The map that routes its rows")->required()->type_name("MAP");
@@ -48,7 +52,8 @@ int main(int argc, char** argv) {
       return ctx.print_json({{"tables", arr}});
     }
     output::TextTable out({"TABLE", "KIND", "MAP", "KEY"});
-    for (const auto& t : tables) out.add_row({t.name, t.kind, t.map.value_or("-"), t.key_column.value_or("-")});
+    for (const auto& t : tables)
+      out.add_row({t.name, t.kind, t.map.value_or("-"), t.key_column ? catalog::display_ident(*t.key_column) : "-"});
     out.print(ctx.out());
   });
 

@@ -9,9 +9,10 @@ using namespace shardctl;
 
 namespace {
 
+// Raw column names in display form: quoted only where SQL needs it.
 std::string join(const std::vector<std::string>& items) {
   std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + catalog::display_ident(i);
   return out;
 }
 
@@ -25,12 +26,13 @@ int main(int argc, char** argv) {
                           [&](cli::Context& ctx) {
     auto c = catalog::parse_table_columns(child);
     auto p = catalog::parse_table_columns(parent);
-    catalog::Xref x{name, c.table, c.columns, p.table, p.columns, route, map};
+    auto route_column = catalog::parse_column_name(route);
+    catalog::Xref x{name, c.table, c.columns, p.table, p.columns, route_column, map};
     catalog::Store store(ctx.catalog());
     if (ctx.dry_run()) {
       store.get_map(map);
       ctx.out() << "would declare xref " << name << ": " << c.table << "(" << join(c.columns) << ") -> " << p.table
-                << "(" << join(p.columns) << ") routed by " << route << " on map " << map << '\n';
+                << "(" << join(p.columns) << ") routed by " << catalog::display_ident(route_column) << " on map " << map << '\n';
       return;
     }
     auto made = store.add_xref(x);
@@ -60,7 +62,7 @@ int main(int argc, char** argv) {
     output::TextTable t({"NAME", "CHILD", "PARENT", "ROUTE", "MAP"});
     for (const auto& x : xrefs)
       t.add_row({x.name, x.child_table + "(" + join(x.child_columns) + ")",
-                 x.parent_table + "(" + join(x.parent_columns) + ")", x.route_column, x.map});
+                 x.parent_table + "(" + join(x.parent_columns) + ")", catalog::display_ident(x.route_column), x.map});
     t.print(ctx.out());
   });
 

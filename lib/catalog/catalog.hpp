@@ -46,20 +46,22 @@ struct Mapping {
   std::string status;  // online | offline
 };
 
+// Table names are "schema.table" in display form (names.hpp: public.orders, "Sales"."Order
+// Lines"; catalog::quote_qualified makes SQL of them); column names are raw PostgreSQL names.
 struct TableDef {
-  std::string name;  // schema-qualified, as the operator wrote it (e.g. public.orders)
+  std::string name;  // display form, schema-qualified
   std::string kind;  // sharded | reference
   std::optional<std::string> map;
-  std::optional<std::string> key_column;
+  std::optional<std::string> key_column;  // raw
 };
 
 struct Xref {
   std::string name;
-  std::string child_table;
-  std::vector<std::string> child_columns;
+  std::string child_table;                 // display form (add_xref also takes operator syntax)
+  std::vector<std::string> child_columns;  // raw
   std::string parent_table;
-  std::vector<std::string> parent_columns;
-  std::string route_column;
+  std::vector<std::string> parent_columns;  // raw
+  std::string route_column;                 // raw
   std::string map;
 };
 
@@ -104,7 +106,8 @@ class Store {
                          const std::optional<std::string>& range);
   LoadedMap load_map(const std::string& name);
 
-  // Tables and xrefs.
+  // Tables and xrefs. `table` and `key_column` are operator input in SQL syntax
+  // (parse_qualified_name, parse_column_name); a table is found by its raw parts, however spelled.
   TableDef add_sharded_table(const std::string& table, const std::string& map, const std::string& key_column);
   TableDef add_reference_table(const std::string& table);
   std::vector<TableDef> list_tables();

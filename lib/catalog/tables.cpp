@@ -1,16 +1,21 @@
 // Store: sharded and reference tables, and cross-shard references.
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "catalog/catalog.hpp"
 #include "catalog/names.hpp"
+#include "catalog/utf8.hpp"
 #include "core/error.hpp"
 
 namespace shardctl::catalog {
 namespace {
 
+// Names leave the store in display form, so catalogs written before the identifier syntax (which
+// kept the operator's spelling) read the same as new ones.
 TableDef table_from(const pqxx::row& r) {
   TableDef t;
-  t.name = r["name"].as<std::string>();
+  t.name = display_stored(r["name"].as<std::string>());
   t.kind = r["kind"].as<std::string>();
   if (!r["map"].is_null()) t.map = r["map"].as<std::string>();
   if (!r["key_column"].is_null()) t.key_column = r["key_column"].as<std::string>();
@@ -30,22 +35,47 @@ std::vector<std::string> text_array(const pqxx::field& f) {
 }
 
 
-void refuse_existing_table(pqxx::work& tx, const std::string& name) {
-  auto r = tx.exec_params("SELECT kind FROM shardctl.tables WHERE name = $1", name);
-  if (!r.empty())
-    throw usage_error("table " + name + " is already declared (" + r[0][0].as<std::string>() + ")",
-                      "remove it first with `shardctl table remove " + name + "`");
+struct Declared {
+  std::string stored;  // the name exactly as the row has it
+  std::string kind;
+};
+
+// The declaration of a table, compared by raw parts: older catalogs hold the same table under
+// other spellings ("public.\"orders\"", "public.Orders" meaning "Orders"), so the stored text
+// cannot be matched with =. The table list is small; reading it whole is cheap.
+std::optional<Declared> find_table(pqxx::work& tx, const QualifiedName& want) {
+  for (const auto& r : tx.exec("SELECT name, kind FROM shardctl.tables"))
+    if (split_stored(r[0].as<std::string>()) == want) return Declared{r[0].as<std::string>(), r[1].as<std::string>()};
+  return std::nullopt;
+}
+
+void refuse_existing_table(pqxx::work& tx, const QualifiedName& name) {
+  if (auto d = find_table(tx, name)) {
+    std::string shown = display_name(name);
+    throw usage_error("table " + shown + " is already declared (" + d->kind + ")",
+                      "remove it first with `shardctl table remove '" + shown + "'`");
+  }
+}
+
+// Columns of an Xref arrive raw (parsed by the caller); they must still be names PostgreSQL can hold.
+void require_raw_columns(const std::vector<std::string>& raw) {
+  for (const auto& c : raw)
+    if (c.empty() || c.size() > 63 || !valid_utf8(c))
+      throw usage_error("invalid column name " + display_ident(printable(c)),
+                        "a column name is 1 to 63 bytes of UTF-8");
 }
 
 }  // namespace
 
-TableDef Store::add_sharded_table(const std::string& table, const std::string& map_name, const std::string& key_column) {
-  std::string name = qualify_table(table);
+TableDef Store::add_sharded_table(const std::string& table, const std::string& map_name, const std::string& key_text) {
+  auto parsed = parse_qualified_name(table);
+  std::string name = display_name(parsed);
+  if (key_text.empty()) throw usage_error("--key must name the key column");
+  std::string key_column = parse_column_name(key_text);
   Map map = get_map(map_name);
-  if (key_column.empty()) throw usage_error("--key must name the key column");
   TableDef out;
   conn_.transact([&](pqxx::work& tx) {
-    refuse_existing_table(tx, name);
+    refuse_existing_table(tx, parsed);
     out = table_from(tx.exec_params1(
         "WITH ins AS (INSERT INTO shardctl.tables (name, kind, map_id, key_column) "
         "VALUES ($1, 'sharded', $2, $3) RETURNING *) "
@@ -56,10 +86,11 @@ TableDef Store::add_sharded_table(const std::string& table, const std::string& m
 }
 
 TableDef Store::add_reference_table(const std::string& table) {
-  std::string name = qualify_table(table);
+  auto parsed = parse_qualified_name(table);
+  std::string name = display_name(parsed);
   TableDef out;
   conn_.transact([&](pqxx::work& tx) {
-    refuse_existing_table(tx, name);
+    refuse_existing_table(tx, parsed);
     out = table_from(tx.exec_params1(
         "WITH ins AS (INSERT INTO shardctl.tables (name, kind) VALUES ($1, 'reference') RETURNING *) "
         "SELECT ins.name, ins.kind, NULL::text AS map, ins.key_column FROM ins",
@@ -78,15 +109,17 @@ std::vector<TableDef> Store::list_tables() {
 }
 
 void Store::remove_table(const std::string& table, bool force) {
-  std::string name = qualify_table(table);
+  auto parsed = parse_qualified_name(table);
   conn_.transact([&](pqxx::work& tx) {
-    if (tx.exec_params("SELECT 1 FROM shardctl.tables WHERE name = $1", name).empty())
-      throw usage_error("unknown table '" + name + "'", "`shardctl table list` shows the declared tables");
+    auto found = find_table(tx, parsed);
+    if (!found)
+      throw usage_error("unknown table " + display_name(parsed), "`shardctl table list` shows the declared tables");
+    const std::string& name = found->stored;
     auto xrefs = tx.exec_params1(
         "SELECT count(*), string_agg(name, ', ') FROM shardctl.xrefs WHERE child_table = $1 OR parent_table = $1",
         name);
     if (xrefs[0].as<std::int64_t>() > 0 && !force)
-      throw usage_error("table " + name + " is used by xref(s) " + xrefs[1].as<std::string>(),
+      throw usage_error("table " + display_name(parsed) + " is used by xref(s) " + xrefs[1].as<std::string>(),
                         "remove them with `shardctl xref remove NAME`, or pass --force");
     tx.exec_params("DELETE FROM shardctl.xrefs WHERE child_table = $1 OR parent_table = $1", name);
     tx.exec_params("DELETE FROM shardctl.tables WHERE name = $1", name);
@@ -99,24 +132,34 @@ Xref Store::add_xref(const Xref& xref) {
     throw usage_error("the child has " + std::to_string(xref.child_columns.size()) + " column(s) and the parent " +
                       std::to_string(xref.parent_columns.size()) + "; they must pair up");
   if (xref.route_column.empty()) throw usage_error("--route must name the routing column of the child");
-  Map map = get_map(xref.map);
   Xref out = xref;
-  out.child_table = qualify_table(xref.child_table);
-  out.parent_table = qualify_table(xref.parent_table);
+  require_raw_columns(xref.child_columns);
+  require_raw_columns(xref.parent_columns);
+  require_raw_columns({xref.route_column});
+  auto child = parse_qualified_name(xref.child_table);
+  auto parent = parse_qualified_name(xref.parent_table);
+  Map map = get_map(xref.map);
+  std::string child_stored, parent_stored;
   conn_.transact([&](pqxx::work& tx) {
     if (!tx.exec_params("SELECT 1 FROM shardctl.xrefs WHERE name = $1", xref.name).empty())
       throw usage_error("xref " + xref.name + " already exists");
-    for (const auto& t : {out.child_table, out.parent_table})
-      if (tx.exec_params("SELECT 1 FROM shardctl.tables WHERE name = $1", t).empty())
-        throw usage_error("table " + t + " is not declared",
-                          "declare it first: `shardctl table add-sharded " + t + " --map " + map.name +
-                              " --key COLUMN`");
+    // The xref names each table exactly as its declaration row does: check matches them by text.
+    for (auto [want, stored] : {std::pair{&child, &child_stored}, std::pair{&parent, &parent_stored}}) {
+      auto found = find_table(tx, *want);
+      if (!found)
+        throw usage_error("table " + display_name(*want) + " is not declared",
+                          "declare it first: `shardctl table add-sharded '" + display_name(*want) + "' --map " +
+                              map.name + " --key COLUMN`");
+      *stored = found->stored;
+    }
     tx.exec_params(
         "INSERT INTO shardctl.xrefs (name, child_table, child_columns, parent_table, parent_columns, "
         "route_column, map_id) VALUES ($1, $2, $3::text[], $4, $5::text[], $6, $7)",
-        out.name, out.child_table, text_array_literal(out.child_columns), out.parent_table,
+        out.name, child_stored, text_array_literal(out.child_columns), parent_stored,
         text_array_literal(out.parent_columns), out.route_column, map.id);
   });
+  out.child_table = display_name(child);
+  out.parent_table = display_name(parent);
   out.map = map.name;
   return out;
 }
@@ -130,9 +173,9 @@ std::vector<Xref> Store::list_xrefs() {
              "ORDER BY x.name")) {
       Xref x;
       x.name = r["name"].as<std::string>();
-      x.child_table = r["child_table"].as<std::string>();
+      x.child_table = display_stored(r["child_table"].as<std::string>());
       x.child_columns = text_array(r["child_columns"]);
-      x.parent_table = r["parent_table"].as<std::string>();
+      x.parent_table = display_stored(r["parent_table"].as<std::string>());
       x.parent_columns = text_array(r["parent_columns"]);
       x.route_column = r["route_column"].as<std::string>();
       x.map = r["map"].as<std::string>();
