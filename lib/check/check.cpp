@@ -116,12 +116,16 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
   Options sweep_options = options;
   if (options.fix == FixMode::rehome) sweep_options.fix = FixMode::report;
   auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
-    return ShardSweep(shard, sweep_options, since).run();
+    return ShardSweep(shard, sweep_options, since, fleet).run();
   });
   merge(outcomes, report);
   grade(report.findings, cfg);
   // Rehome routes with the catalog as it is now, leaving out operations touched since `since`.
-  if (options.fix == FixMode::rehome) rehome_strays(load_fleet(catalog, since), options, report);
+  if (options.fix == FixMode::rehome) {
+    Fleet now = load_fleet(catalog, since);
+    carry_exclusions(fleet, now);
+    rehome_strays(now, options, report);
+  }
   if (options.fix != FixMode::report && !options.dry_run && !report.fixes.empty())
     report.operation = journal_fixes(catalog, std::string(fix_mode_name(options.fix)), report);
   return report;

@@ -43,16 +43,16 @@ Fleet load_fleet(pg::Connection& conn, const std::string& since) {
     // An operation that finished after the check began still moved rows under it: the
     // timestamps catch it. One whose transactions began before `since` but committed later
     // was unfinished when an earlier read of this run saw it, or its finished_at is later.
-    std::string touched = since.empty() ? "false"
-                                        : "(o.updated_at >= " + tx.quote(since) + "::timestamptz OR o.created_at >= " +
-                                              tx.quote(since) + "::timestamptz OR o.finished_at >= " + tx.quote(since) +
-                                              "::timestamptz)";
-    for (const auto& r : tx.exec(
+    // 'infinity': no time bound, only unfinished operations.
+    std::string from = since.empty() ? "infinity" : since;
+    for (const auto& r : tx.exec_params(
              "SELECT o.op_id::text, o.status NOT IN ('done', 'cancelled'), mp.name, "
              "coalesce(lower(o.int_range)::text, lower(o.text_range)::text, lower(o.uuid_range)::text), "
              "coalesce(upper(o.int_range)::text, upper(o.text_range)::text, upper(o.uuid_range)::text) "
              "FROM shardctl.operations o LEFT JOIN shardctl.maps mp USING (map_id) "
-             "WHERE o.status NOT IN ('done', 'cancelled') OR " + touched + " ORDER BY o.created_at")) {
+             "WHERE o.status NOT IN ('done', 'cancelled') OR o.updated_at >= $1::timestamptz "
+             "OR o.created_at >= $1::timestamptz OR o.finished_at >= $1::timestamptz ORDER BY o.created_at",
+             from)) {
       std::string id = r[0].as<std::string>();
       if (r[1].as<bool>()) fleet.live_ops.insert(id);
       if (r[2].is_null()) continue;  // an operation on no map (a check's own fix journal) moves no keys
@@ -64,10 +64,20 @@ Fleet load_fleet(pg::Connection& conn, const std::string& since) {
       routing::KeyRange range;  // an operation without a range covers the whole map
       if (!r[3].is_null()) range.low = routing::parse_key(type, r[3].as<std::string>());
       if (!r[4].is_null()) range.high = routing::parse_key(type, r[4].as<std::string>());
-      fleet.in_flight[lm.map.name].push_back(std::move(range));
+      fleet.in_flight[lm.map.name].push_back(range);
+      fleet.excluded_ranges[id] = {lm.map.name, std::move(range)};
     }
   });
   return fleet;
+}
+
+void carry_exclusions(const Fleet& earlier, Fleet& later) {
+  for (const auto& [id, what] : earlier.excluded_ranges) {
+    if (later.excluded_ops.count(id) || !later.maps.count(what.first)) continue;
+    later.excluded_ops.insert(id);
+    later.excluded_ranges[id] = what;
+    later.in_flight[what.first].push_back(what.second);
+  }
 }
 
 migrate::RouteSpace space_of(const catalog::LoadedMap& map) { return {map.map.kind, map.map.key_type}; }

@@ -27,6 +27,7 @@ struct Fleet {
   std::set<std::string> excluded_ops;
   // Those operations' key ranges (hash ranges for hash maps), by map.
   std::map<std::string, std::vector<routing::KeyRange>> in_flight;
+  std::map<std::string, std::pair<std::string, routing::KeyRange>> excluded_ranges;  // op id -> (map, range)
 
   const catalog::LoadedMap& map(const std::string& name) const;
   const catalog::Shard* shard(const std::string& name) const;
@@ -40,6 +41,11 @@ std::string catalog_now(pg::Connection& catalog);
 // `since`: the catalog time the check began (catalog_now); empty means only unfinished
 // operations are excluded.
 Fleet load_fleet(pg::Connection& catalog, const std::string& since = {});
+
+// Adds the operations `earlier` excluded to `later`: once in flight during a run, always left
+// out (an operation whose finishing transaction began before `since` but committed after an
+// earlier read would otherwise drop out of later reads).
+void carry_exclusions(const Fleet& earlier, Fleet& later);
 
 migrate::RouteSpace space_of(const catalog::LoadedMap& map);
 

@@ -86,8 +86,14 @@ void fault_point(std::string_view step) {
 }
 }  // namespace
 
-ShardSweep::ShardSweep(const catalog::Shard& shard, const Options& options, std::string since)
-    : shard_(shard), options_(options), since_(std::move(since)) {}
+ShardSweep::ShardSweep(const catalog::Shard& shard, const Options& options, std::string since, const Fleet& initial)
+    : shard_(shard), options_(options), since_(std::move(since)), initial_(initial) {}
+
+Fleet ShardSweep::read_view(const Fleet& earlier) {
+  Fleet view = load_fleet(*catalog_, since_);
+  carry_exclusions(earlier, view);
+  return view;
+}
 
 migrate::RawConn& ShardSweep::conn() {
   if (!conn_) conn_ = std::make_unique<migrate::RawConn>(shard_.dsn, "shard " + shard_.name);
@@ -135,7 +141,7 @@ ShardOutcome ShardSweep::run() {
   conn();
   if (!catalog_) catalog_ = std::make_unique<pg::Connection>(options_.catalog_dsn, "catalog");
   for (int pass = 1;; ++pass) {
-    fleet_ = load_fleet(*catalog_, since_);
+    fleet_ = read_view(pass == 1 ? initial_ : fleet_);
     out_.findings.clear();
     out_.unreachable.clear();
     missing_.clear();
@@ -144,7 +150,7 @@ ShardOutcome ShardSweep::run() {
     bool moved = false;
     try {
       sweep_pass();
-      moved = fleet_moved(fleet_, load_fleet(*catalog_, since_));
+      moved = fleet_moved(fleet_, read_view(fleet_));
     } catch (const ViewMoved&) {
       moved = true;
       // The cursor transaction of an orphan sweep may still be open.
@@ -175,7 +181,7 @@ void ShardSweep::sweep_pass() {
 }
 
 void ShardSweep::recheck_view() {
-  if (fleet_moved(fleet_, load_fleet(*catalog_, since_))) throw ViewMoved{};
+  if (fleet_moved(fleet_, read_view(fleet_))) throw ViewMoved{};
 }
 
 std::string ShardSweep::settled(migrate::RawConn& c, const std::string& map, const std::string& quoted_column) {

@@ -28,7 +28,8 @@ class ShardSweep {
  public:
   // `since`: the catalog time the check began (catalog_now). The sweep opens its own catalog
   // connection (options.catalog_dsn) and re-reads the catalog per pass (load_fleet).
-  ShardSweep(const catalog::Shard& shard, const Options& options, std::string since);
+  // `initial`: the run's first read of the catalog, whose exclusions every pass keeps.
+  ShardSweep(const catalog::Shard& shard, const Options& options, std::string since, const Fleet& initial);
   // Throws an unavailable Error when the shard itself cannot be reached.
   ShardOutcome run();
 
@@ -48,12 +49,14 @@ class ShardSweep {
   std::string settled(migrate::RawConn& c, const std::string& map, const std::string& quoted_column);
   // Re-reads the catalog; throws ViewMoved when it no longer matches this pass's view.
   void recheck_view();
+  Fleet read_view(const Fleet& earlier);
   void fix_rows(const std::string& table, const std::string& quoted_table, const std::string& predicate,
                 const std::vector<std::string>& params, const std::string& why);
 
   const catalog::Shard& shard_;
   const Options& options_;
   std::string since_;
+  const Fleet& initial_;
   std::unique_ptr<pg::Connection> catalog_;
   Fleet fleet_;  // this pass's view of the catalog
   std::unique_ptr<migrate::RawConn> conn_, fix_conn_;
