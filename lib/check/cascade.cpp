@@ -203,13 +203,15 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
                                   " FOR UPDATE OF t0 RETURNING 1) SELECT count(*) FROM b",
                               rows.params);
         if (picked == 0) return;
-        std::size_t first = out.size();
-        process(conn, root, how, false, {}, out);
+        // This batch's counts alone (process() puts each table first in its output).
+        std::vector<TableRows> batch;
+        process(conn, root, how, false, {}, batch);
         // A trigger that silently skips the DELETE would make this loop forever.
-        for (std::size_t i = first; i < out.size(); ++i)
-          if (out[i].table == root.schema + "." + root.table && out[i].rows != picked)
-            throw internal_error("only " + std::to_string(out[i].rows) + " of " + std::to_string(picked) + " rows of " +
-                                 out[i].table + " could be taken out (a trigger refusing the DELETE?)");
+        for (const auto& t : batch)
+          if (t.table == root.schema + "." + root.table && t.rows != picked)
+            throw internal_error("only " + std::to_string(t.rows) + " of " + std::to_string(picked) + " rows of " +
+                                 t.table + " could be taken out (a trigger refusing the DELETE?)");
+        out.insert(out.end(), batch.begin(), batch.end());
       });
       if (picked == 0 || batch_rows <= 0) break;
     }

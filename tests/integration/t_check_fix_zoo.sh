@@ -17,16 +17,11 @@ SQL
 done
 shardctl table add-sharded public.zoo_nopk --map customers --key customer_id >/dev/null
 shardctl table add-sharded public.zoo_ident --map customers --key customer_id >/dev/null
-# The quoted form first. Identifier parsing is being reworked elsewhere: a build that keeps
-# the quotes as part of the stored name gets the plain form instead, which it resolves.
-shardctl table add-sharded '"Sales"."Order Notes"' --map customers --key customer_id >/dev/null 2>&1 || true
-notes_name=$(shardctl table list --format json | jq -r '[.. | objects | select(has("name")) | .name | select(test("Order Notes"))][0] // ""')
-if [ -z "$notes_name" ] || [[ "$notes_name" == *'"'* ]]; then
-  [ -z "$notes_name" ] || shardctl table remove "$notes_name" >/dev/null
-  echo "note: table add-sharded '\"Sales\".\"Order Notes\"' is not resolved by this build; registered as 'Sales.Order Notes'" >&2
-  shardctl table add-sharded 'Sales.Order Notes' --map customers --key customer_id >/dev/null
-  notes_name='Sales.Order Notes'
-fi
+# The documented quoted form (identifier parsing is being reworked elsewhere; whatever name
+# form the catalog stores, findings name the table as registered).
+shardctl table add-sharded '"Sales"."Order Notes"' --map customers --key customer_id >/dev/null
+notes_name=$(shardctl table list --format json | jq -r '[.tables[] | .name | select(test("Order Notes"))][0] // ""')
+[ -n "$notes_name" ] || fail "\"Sales\".\"Order Notes\" was not registered"
 
 # Good rows where the map routes them; identity values differ per shard (restart).
 psql_shard 1 -qc "insert into zoo_nopk values (1, 'a'), (2, 'b'), (2, 'b');
