@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     opt.sample = sample ? *sample : static_cast<int>(cfg.check.sample);
     opt.fix = check::parse_fix_mode(fix);
     opt.dry_run = ctx.dry_run();
+    opt.catalog_dsn = ctx.catalog_dsn();
     check::Report report;
     if (restore) {
       if (opt.orphans || opt.strays || opt.map_consistency || opt.fix != check::FixMode::report)

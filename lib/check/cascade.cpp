@@ -111,6 +111,26 @@ void process(migrate::RawConn& conn, const Node& n, Removal how, bool dry_run, c
   out.insert(out.begin(), TableRows{n.schema + "." + n.table, rows});
 }
 
+// Moves a quarantine table's rows back into `original` by column name. The quarantine copy
+// holds every column as a plain one (CREATE TABLE ... LIKE copies neither identity nor
+// generation), so: stored generated columns are left out and the server recomputes them;
+// GENERATED ALWAYS identity columns get their old values back through OVERRIDING SYSTEM VALUE.
+std::string restore_sql(migrate::RawConn& conn, const std::string& original, const std::string& q) {
+  std::vector<std::string> cols;
+  bool identity_always = false;
+  for (auto& r : conn.query("SELECT attname, attgenerated::text, attidentity::text FROM pg_attribute "
+                            "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+                            {original})) {
+    if (!r[1].empty()) continue;  // generated: recomputed from the restored columns
+    if (r[2] == "a") identity_always = true;
+    cols.push_back(quote_ident(r[0]));
+  }
+  std::string list = join(cols, ", ");
+  return "WITH r AS (DELETE FROM " + q + " RETURNING *), ins AS (INSERT INTO " + original + " (" + list + ")" +
+         (identity_always ? " OVERRIDING SYSTEM VALUE" : "") + " SELECT " + list +
+         " FROM r RETURNING 1) SELECT count(*) FROM ins";
+}
+
 // Runs `body` in one transaction on `conn`, rolled back when it throws.
 template <class F>
 void in_transaction(migrate::RawConn& conn, F&& body) {
@@ -130,7 +150,7 @@ void in_transaction(migrate::RawConn& conn, F&& body) {
 }  // namespace
 
 std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
-                                int batch_rows) {
+                                int batch_rows, const std::function<void()>& before_batch) {
   Node root;
   auto names = conn.query("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                           "WHERE c.oid = $1::regclass",
@@ -141,10 +161,20 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
   root.alias = "t0";
   // A batch's root rows are fixed up front in a temporary table, so the statements of the
   // batch (children first, then the root) all see the same rows, whatever else changes.
-  std::vector<std::string> ident;
-  for (const auto& c : migrate::primary_key(conn, root.quoted)) ident.push_back("t0." + quote_ident(c));
-  if (ident.empty()) ident.push_back("t0.ctid");  // no primary key: stable within the transaction
+  // Without a primary key a row is its ctid: the batch locks its rows (FOR UPDATE) when it
+  // picks them, so no concurrent UPDATE can move one to another ctid before the DELETE. The
+  // batch table names the column row_ctid: a user column cannot be called "ctid".
+  std::vector<std::string> ident, picked_cols;
+  for (const auto& c : migrate::primary_key(conn, root.quoted)) {
+    ident.push_back("t0." + quote_ident(c));
+    picked_cols.push_back("t0." + quote_ident(c));
+  }
+  if (ident.empty()) {
+    ident.push_back("t0.ctid");
+    picked_cols.push_back("t0.ctid AS row_ctid");
+  }
   std::string ident_list = join(ident, ", ");
+  std::string picked_list = join(picked_cols, ", ");
   root.predicate = dry_run ? rows.predicate
                            : "(" + ident_list + ") IN (SELECT * FROM pg_temp.shardctl_fix_batch)";
   std::vector<std::string> path{root.quoted};
@@ -163,22 +193,25 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
                     ".manifest (quarantine_table text PRIMARY KEY, source_schema text NOT NULL, "
                     "source_table text NOT NULL)");
         }
-        conn.exec("CREATE TEMP TABLE shardctl_fix_batch ON COMMIT DROP AS SELECT " + ident_list + " FROM " +
+        if (before_batch) before_batch();
+        conn.exec("CREATE TEMP TABLE shardctl_fix_batch ON COMMIT DROP AS SELECT " + picked_list + " FROM " +
                   root.quoted + " t0 WITH NO DATA");
         picked = single_count(conn,
-                              "WITH b AS (INSERT INTO pg_temp.shardctl_fix_batch SELECT " + ident_list + " FROM " +
+                              "WITH b AS (INSERT INTO pg_temp.shardctl_fix_batch SELECT " + picked_list + " FROM " +
                                   root.quoted + " t0 WHERE " + rows.predicate +
                                   (batch_rows > 0 ? " LIMIT " + std::to_string(batch_rows) : std::string()) +
-                                  " RETURNING 1) SELECT count(*) FROM b",
+                                  " FOR UPDATE OF t0 RETURNING 1) SELECT count(*) FROM b",
                               rows.params);
         if (picked == 0) return;
-        std::size_t first = out.size();
-        process(conn, root, how, false, {}, out);
+        // This batch's counts alone (process() puts each table first in its output).
+        std::vector<TableRows> batch;
+        process(conn, root, how, false, {}, batch);
         // A trigger that silently skips the DELETE would make this loop forever.
-        for (std::size_t i = first; i < out.size(); ++i)
-          if (out[i].table == root.schema + "." + root.table && out[i].rows != picked)
-            throw internal_error("only " + std::to_string(out[i].rows) + " of " + std::to_string(picked) + " rows of " +
-                                 out[i].table + " could be taken out (a trigger refusing the DELETE?)");
+        for (const auto& t : batch)
+          if (t.table == root.schema + "." + root.table && t.rows != picked)
+            throw internal_error("only " + std::to_string(t.rows) + " of " + std::to_string(picked) + " rows of " +
+                                 t.table + " could be taken out (a trigger refusing the DELETE?)");
+        out.insert(out.end(), batch.begin(), batch.end());
       });
       if (picked == 0 || batch_rows <= 0) break;
     }
@@ -219,12 +252,8 @@ std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run) 
     }
     for (const auto& original : migrate::fk_order(conn, originals)) {  // parents first
       const auto& q = quarantined_of[original];
-      std::int64_t rows =
-          dry_run ? single_count(conn, "SELECT count(*) FROM " + q, {})
-                  : single_count(conn,
-                                 "WITH r AS (DELETE FROM " + q + " RETURNING *), ins AS (INSERT INTO " + original +
-                                     " SELECT * FROM r RETURNING 1) SELECT count(*) FROM ins",
-                                 {});
+      std::int64_t rows = dry_run ? single_count(conn, "SELECT count(*) FROM " + q, {})
+                                  : single_count(conn, restore_sql(conn, original, q), {});
       auto unquoted = conn.query("SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON "
                                  "n.oid = c.relnamespace WHERE c.oid = $1::regclass",
                                  {original});

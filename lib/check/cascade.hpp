@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,15 @@ enum class Removal { quarantine, remove };
 // Moves (quarantine) or deletes (remove) the rows and their FK descendants, children first,
 // one transaction per batch of at most `batch_rows` root rows (0: all in one). With `dry_run`,
 // only counts what it would take. Returns rows per table, the root table first.
+// `before_batch`, when set, runs before each batch picks its rows (the sweep re-reads the
+// catalog there and throws to stop when operations changed under it).
+// A table without a primary key identifies its rows by ctid, locked when picked.
 std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
-                                int batch_rows);
+                                int batch_rows, const std::function<void()>& before_batch = {});
 
 // Puts every quarantined row of this shard back into its table (parents first), in one
-// transaction, and drops the quarantine schema. With `dry_run`, only counts.
+// transaction, and drops the quarantine schema. With `dry_run`, only counts. Stored generated
+// columns are recomputed; identity columns get their quarantined values back.
 std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run);
 
 }  // namespace shardctl::check

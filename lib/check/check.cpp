@@ -3,11 +3,13 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "check/cascade.hpp"
 #include "check/catalog_checks.hpp"
+#include "check/fix_lock.hpp"
 #include "check/fleet.hpp"
 #include "check/journal.hpp"
 #include "check/rehome.hpp"
@@ -81,6 +83,7 @@ void merge(std::vector<ShardOutcome>& outcomes, Report& report) {
     for (auto& f : o.findings) report.findings.push_back(std::move(f));
     for (auto& u : o.unreachable)
       if (down.insert(u.shard).second) report.unreachable.push_back(std::move(u));
+    for (auto& u : o.undetermined) report.undetermined.push_back(std::move(u));
     for (auto& a : o.fixes) report.fixes.push_back(std::move(a));
   }
 }
@@ -90,7 +93,13 @@ void merge(std::vector<ShardOutcome>& outcomes, Report& report) {
 Report run_check(pg::Connection& catalog, const Options& options, const config::CheckConfig& cfg) {
   if (options.fix == FixMode::rehome && !options.strays)
     throw usage_error("--fix rehome moves strays; it needs --strays (or no kind flag)");
-  Fleet fleet = load_fleet(catalog);
+  // Operations touched from this moment on are left out of every shard's results.
+  std::string since = catalog_now(catalog);
+  Fleet fleet = load_fleet(catalog, since);
+  // Taken before any row is read, held until the run ends: no move of these maps runs while
+  // the fix decides and changes anything.
+  std::optional<FixLock> lock;
+  if (options.fix != FixMode::report && !options.dry_run) lock.emplace(catalog, fleet);
   Report report;
   for (Kind k : all_kinds) {
     bool on = k == Kind::orphans ? options.orphans
@@ -107,11 +116,16 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
   Options sweep_options = options;
   if (options.fix == FixMode::rehome) sweep_options.fix = FixMode::report;
   auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
-    return ShardSweep(fleet, shard, sweep_options).run();
+    return ShardSweep(shard, sweep_options, since, fleet).run();
   });
   merge(outcomes, report);
   grade(report.findings, cfg);
-  if (options.fix == FixMode::rehome) rehome_strays(fleet, options, report);
+  // Rehome routes with the catalog as it is now, leaving out operations touched since `since`.
+  if (options.fix == FixMode::rehome) {
+    Fleet now = load_fleet(catalog, since);
+    carry_exclusions(fleet, now);
+    rehome_strays(now, options, report);
+  }
   if (options.fix != FixMode::report && !options.dry_run && !report.fixes.empty())
     report.operation = journal_fixes(catalog, std::string(fix_mode_name(options.fix)), report);
   return report;
@@ -119,6 +133,9 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
 
 Report restore_quarantined(pg::Connection& catalog, const Options& options) {
   Fleet fleet = load_fleet(catalog);
+  // Restored rows land in sharded tables: not while a move of their map runs.
+  std::optional<FixLock> lock;
+  if (!options.dry_run) lock.emplace(catalog, fleet);
   Report report;
   auto shards = swept_shards(fleet);
   for (const auto* s : shards) report.shards.push_back(s->name);

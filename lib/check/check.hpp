@@ -23,6 +23,7 @@ struct Options {
   int probe_batch = 5000;      // child keys per cross-shard probe round trip
   FixMode fix = FixMode::report;
   bool dry_run = false;        // with a fix: say what would change, change nothing
+  std::string catalog_dsn;     // each sweep thread opens its own catalog connection
 };
 
 // Sweeps every online or readonly shard, grades the findings with `cfg`, applies the fix the

@@ -77,7 +77,7 @@ Status status_of(const Report& report) noexcept {
   bool critical = false, warning = false;
   for (const auto& f : report.findings) (f.severity == Severity::critical ? critical : warning) = true;
   if (critical) return Status::critical;
-  if (!report.unreachable.empty()) return Status::unknown;
+  if (!report.unreachable.empty() || !report.undetermined.empty()) return Status::unknown;
   return warning ? Status::warning : Status::ok;
 }
 

@@ -71,6 +71,9 @@ struct Report {
   std::vector<std::string> shards;     // shards swept (reachable or not)
   std::vector<Finding> findings;
   std::vector<Unreachable> unreachable;
+  // Shards whose orphan and stray results were dropped: the catalog's routing kept changing
+  // under the sweep (error says how). Like an unreachable shard, the run is UNKNOWN.
+  std::vector<Unreachable> undetermined;
   std::vector<FixAction> fixes;
   std::string operation;               // the journaled fix operation, if any
 };

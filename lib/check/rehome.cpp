@@ -77,7 +77,11 @@ void land_rows(migrate::RawConn& src, migrate::RawConn& dst, const Table& t, std
                           std::to_string(differ) + " of them exist on " + target + " with other contents; nothing was changed",
                       "the rows exist on both shards: compare the copies, then remove the stray with "
                       "--fix quarantine or --fix delete");
-  dst.exec("INSERT INTO " + t.quoted + " (" + t.columns + ") SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp +
+  // GENERATED ALWAYS identity values move as they are (generated columns are not in t.columns).
+  bool identity_always = dst.query("SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass AND attidentity = 'a' "
+                                   "AND NOT attisdropped",
+                                   {t.quoted})[0][0] != "0";
+  dst.exec("INSERT INTO " + t.quoted + " (" + t.columns + ")" + (identity_always ? " OVERRIDING SYSTEM VALUE" : "") + " SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp +
            " r WHERE NOT EXISTS (SELECT 1 FROM " + t.quoted + " x WHERE " + same_key + ")");
   auto landed = dst.query("SELECT count(*), coalesce(sum(('x' || substr(md5(y::text), 1, 16))::bit(64)::bigint::numeric), 0) "
                           "FROM (SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp + " r JOIN " + t.quoted + " x ON " +

@@ -78,6 +78,7 @@ void print_text(std::ostream& out, const Report& report) {
     t.print(out);
   }
   for (const auto& u : report.unreachable) out << "shard " << u.shard << " unreachable: " << u.error << '\n';
+  for (const auto& u : report.undetermined) out << "shard " << u.shard << " not determined: " << u.error << '\n';
   for (const auto& a : report.fixes)
     out << (a.dry_run ? "would " : "") << a.action << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
         << (a.target.empty() ? "" : " to " + a.target) << (a.detail.empty() ? "" : " (" + a.detail + ")") << '\n';
@@ -100,6 +101,8 @@ nlohmann::json to_json(const Report& report) {
   doc["shards"] = report.shards;
   doc["unreachable"] = json::array();
   for (const auto& u : report.unreachable) doc["unreachable"].push_back({{"shard", u.shard}, {"error", u.error}});
+  doc["undetermined"] = json::array();
+  for (const auto& u : report.undetermined) doc["undetermined"].push_back({{"shard", u.shard}, {"error", u.error}});
   doc["summary"] = json::object();
   for (const auto& [k, n] : totals(report)) doc["summary"][std::string(kind_name(k))] = n;
   doc["findings"] = json::array();
@@ -129,6 +132,7 @@ std::string nagios_line(const Report& report) {
   Status status = status_of(report);
   std::vector<std::string> parts;
   for (const auto& u : report.unreachable) parts.push_back("shard " + u.shard + " unreachable");
+  for (const auto& u : report.undetermined) parts.push_back("shard " + u.shard + " not determined");
   // Critical groups first, then warnings; within a severity, in kind order.
   for (Severity sev : {Severity::critical, Severity::warning})
     for (Kind k : all_kinds) {

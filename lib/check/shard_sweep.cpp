@@ -1,11 +1,13 @@
 #include "check/shard_sweep.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include "catalog/names.hpp"
 #include "check/cascade.hpp"
 #include "check/predicates.hpp"
 #include "core/error.hpp"
+#include "migrate/fault.hpp"
 #include "migrate/shard_schema.hpp"
 
 namespace shardctl::check {
@@ -70,8 +72,28 @@ void keep_sample(std::vector<std::string>& samples, std::string key, int limit) 
   if (static_cast<int>(samples.size()) > limit) samples.pop_back();
 }
 
-ShardSweep::ShardSweep(const Fleet& fleet, const catalog::Shard& shard, const Options& options)
-    : fleet_(fleet), shard_(shard), options_(options) {}
+namespace {
+// Thrown when the catalog changed under a pass in a way its view did not exclude.
+struct ViewMoved {};
+
+// Fault point "check.shard" (SHARDCTL_FAULT_PAUSE=check.shard:N stops the process before its
+// N-th shard), counted across sweep threads, so tests can move data between two shards' sweeps.
+void fault_point(std::string_view step) {
+  static std::mutex mutex;
+  static migrate::FaultInjector faults;
+  std::lock_guard<std::mutex> lock(mutex);
+  faults.point(step);
+}
+}  // namespace
+
+ShardSweep::ShardSweep(const catalog::Shard& shard, const Options& options, std::string since, const Fleet& initial)
+    : shard_(shard), options_(options), since_(std::move(since)), initial_(initial) {}
+
+Fleet ShardSweep::read_view(const Fleet& earlier) {
+  Fleet view = load_fleet(*catalog_, since_);
+  carry_exclusions(earlier, view);
+  return view;
+}
 
 migrate::RawConn& ShardSweep::conn() {
   if (!conn_) conn_ = std::make_unique<migrate::RawConn>(shard_.dsn, "shard " + shard_.name);
@@ -106,8 +128,49 @@ bool ShardSweep::present(migrate::RawConn& c, const std::string& table) {
   return c.query("SELECT to_regclass($1) IS NOT NULL", {quote_qualified(table)})[0][0] == "t";
 }
 
+// A pass sweeps the shard with the catalog as it was read just before (routing, and the key
+// ranges of every operation live or touched since the check began, which it leaves out). Read
+// again after the pass (and before every fix batch): if an operation appeared that the pass
+// did not leave out, or mappings outside the left-out ranges changed, the pass may have seen
+// rows mid-move under the wrong routing, so its findings are dropped and the shard is swept
+// again under the new view. After max_sweep_passes the shard's row results are given up as
+// not determined rather than reported. Fixes already made stay made: each ran under a view
+// re-read just before its batch, on keys no operation touched.
 ShardOutcome ShardSweep::run() {
+  fault_point("check.shard");
   conn();
+  if (!catalog_) catalog_ = std::make_unique<pg::Connection>(options_.catalog_dsn, "catalog");
+  for (int pass = 1;; ++pass) {
+    fleet_ = read_view(pass == 1 ? initial_ : fleet_);
+    out_.findings.clear();
+    out_.unreachable.clear();
+    missing_.clear();
+    down_.clear();
+    probes_.clear();
+    bool moved = false;
+    try {
+      sweep_pass();
+      moved = fleet_moved(fleet_, read_view(fleet_));
+    } catch (const ViewMoved&) {
+      moved = true;
+      // The cursor transaction of an orphan sweep may still be open.
+      try {
+        conn().exec("ROLLBACK");
+      } catch (...) {
+      }
+    }
+    if (!moved) return std::move(out_);
+    if (pass >= max_sweep_passes) {
+      std::erase_if(out_.findings, [](const Finding& f) { return f.kind == Kind::orphans || f.kind == Kind::strays; });
+      out_.undetermined.push_back(
+          {shard_.name, "operations or mappings changed under " + std::to_string(pass) +
+                            " passes over this shard; its orphans and strays are not reported: run the check again"});
+      return std::move(out_);
+    }
+  }
+}
+
+void ShardSweep::sweep_pass() {
   check_tables();
   if (options_.strays)
     for (const auto& t : fleet_.sharded_tables)
@@ -115,7 +178,16 @@ ShardOutcome ShardSweep::run() {
   if (options_.orphans)
     for (const auto& x : fleet_.xrefs) sweep_orphans(x);
   if (options_.map_consistency) sweep_guards();
-  return std::move(out_);
+}
+
+void ShardSweep::recheck_view() {
+  if (fleet_moved(fleet_, read_view(fleet_))) throw ViewMoved{};
+}
+
+std::string ShardSweep::settled(migrate::RawConn& c, const std::string& map, const std::string& quoted_column) {
+  auto it = fleet_.in_flight.find(map);
+  if (it == fleet_.in_flight.end() || it->second.empty() || !fleet_.maps.count(map)) return "true";
+  return "NOT " + in_ranges(c, fleet_.map(map), quoted_column, it->second);
 }
 
 void ShardSweep::check_tables() {
@@ -139,7 +211,8 @@ void ShardSweep::fix_rows(const std::string& table, const std::string& quoted_ta
                           const std::vector<std::string>& params, const std::string& why) {
   if (options_.fix != FixMode::quarantine && options_.fix != FixMode::remove) return;
   auto how = options_.fix == FixMode::quarantine ? Removal::quarantine : Removal::remove;
-  auto moved = take_out(fix_conn(), RowSet{quoted_table, predicate, params}, how, options_.dry_run, options_.probe_batch);
+  auto moved = take_out(fix_conn(), RowSet{quoted_table, predicate, params}, how, options_.dry_run, options_.probe_batch,
+                        [this] { recheck_view(); });
   for (const auto& t : moved) {
     FixAction a;
     a.action = options_.fix == FixMode::quarantine ? "quarantine" : "delete";
@@ -164,6 +237,7 @@ void ShardSweep::sweep_strays(const catalog::TableDef& table) {
   std::string quoted = quote_qualified(table.name);
   std::string key = "t0." + quote_ident(*table.key_column);
   auto flying = fleet_.in_flight.find(map.map.name);
+  // Keys of operations in flight are left out: a live move has them on two shards.
   std::string pred = stray_predicate(c, map, key, shard_.name,
                                      flying == fleet_.in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
   auto pk = migrate::primary_key(c, quoted);
@@ -194,6 +268,14 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
   std::string not_null;
   for (const auto& col : child_cols) not_null += col + " IS NOT NULL AND ";
   std::string here = routed_to(c, map, route, shard_.name);
+  // Left out: children whose parent key an operation in flight moves (the parent may be on
+  // either shard), and children an operation moves themselves (keyed by their own table's map).
+  std::string quiet = settled(c, x.map, route);
+  auto child_def = std::find_if(fleet_.sharded_tables.begin(), fleet_.sharded_tables.end(),
+                                [&](const catalog::TableDef& t) { return t.name == x.child_table; });
+  if (child_def != fleet_.sharded_tables.end() && child_def->map && child_def->key_column)
+    quiet += " AND " + settled(c, *child_def->map, "t0." + quote_ident(*child_def->key_column));
+  not_null += quiet + " AND ";
   auto parent_match = [&](const std::string& alias) {
     std::string m;
     for (std::size_t i = 0; i < x.child_columns.size(); ++i)
@@ -239,7 +321,7 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
   std::string k_alias = "k(";
   for (std::size_t i = 0; i < types.size(); ++i) k_alias += (i ? ", c" : "c") + std::to_string(i);
   k_alias += ")";
-  std::string fix_pred = "(" + join(child_cols, ", ") + ") IN (SELECT * FROM " + unnest + ")";
+  std::string fix_pred = quiet + " AND (" + join(child_cols, ", ") + ") IN (SELECT * FROM " + unnest + ")";
 
   auto record = [&](const std::vector<std::vector<std::string>>& orphan_columns, std::int64_t& counter,
                     const std::string& why) {
@@ -328,36 +410,92 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
   if (f.count > 0) out_.findings.push_back(std::move(f));
 }
 
+// The shard side of guards (schema shardctl, on shards that were ever a move's source):
+// shardctl.guard_ranges rows, 'offline' while a batch moves and 'fenced' once it moved away,
+// and the triggers shardctl_guard / shardctl_guard_truncate on sharded tables. A fence is
+// expected after a move; what is left over is an offline range whose operation is over or
+// unknown, a fence of an unknown operation or past its expiry, and a trigger on a table whose
+// map has no guarded range on this shard.
 void ShardSweep::sweep_guards() {
   auto& c = conn();
-  bool live_here = fleet_.shards_with_live_ops.count(shard_.name) > 0;
-  if (!live_here)
-    for (auto& r : c.query("SELECT n.nspname || '.' || cl.relname FROM pg_trigger t JOIN pg_class cl ON cl.oid = t.tgrelid "
-                           "JOIN pg_namespace n ON n.oid = cl.relnamespace "
-                           "WHERE t.tgname = 'shardctl_guard' AND NOT t.tgisinternal ORDER BY 1")) {
-      Finding f;
+  std::set<std::string> guarded_maps;  // map ids with ranges here
+  if (c.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t") {
+    auto rows = c.query(
+        "SELECT op_id::text, map_id::text, batch_no::text, coalesce(lo, ''), coalesce(hi, ''), state, new_shard, "
+        "coalesce(expires_at < now(), false)::text, coalesce(expires_at::text, '') "
+        "FROM shardctl.guard_ranges ORDER BY op_id, batch_no");
+    std::vector<std::string> ids;
+    for (const auto& r : rows) {
+      guarded_maps.insert(r[1]);
+      if (ids.empty() || ids.back() != r[0]) ids.push_back(r[0]);
+    }
+    std::map<std::string, std::string> status;  // op id -> status; absent: unknown to the catalog
+    if (!ids.empty())
+      catalog_->read([&](pqxx::work& tx) {
+        for (const auto& r : tx.exec_params("SELECT op_id::text, status FROM shardctl.operations WHERE op_id = ANY($1::uuid[])",
+                                            catalog::text_array_literal(ids)))
+          status[r[0].as<std::string>()] = r[1].as<std::string>();
+      });
+    // One finding per operation and kind of leftover, so each names what to run.
+    std::map<std::pair<std::string, int>, Finding> found;
+    for (const auto& r : rows) {
+      auto st = status.find(r[0]);
+      bool known = st != status.end();
+      bool over = known && (st->second == "done" || st->second == "cancelled");
+      int what;  // 0 offline range of an operation over or unknown, 1 fence of an unknown one, 2 expired fence
+      std::string detail;
+      if (r[5] == "offline") {
+        if (known && !over) continue;
+        what = 0;
+        detail = "offline key ranges of an operation that is " + (known ? st->second : std::string("unknown")) +
+                 ": writes to those keys are refused";
+      } else if (!known) {
+        what = 1;
+        detail = "fenced key ranges of an operation the catalog does not know: writes to those keys are refused";
+      } else if (r[7] == "true") {
+        what = 2;
+        detail = "fences past their expiry (" + r[8] + ") still refuse writes to those keys; lift them with "
+                 "`shardctl op unfence " + r[0] + "`";
+      } else {
+        continue;  // a fence after a move: expected until the operator lifts it
+      }
+      auto& f = found[{r[0], what}];
       f.kind = Kind::leftover_guard;
       f.shard = shard_.name;
-      f.table = r[0];
-      f.object = "trigger shardctl_guard";
-      f.count = 1;
-      f.detail = "write guard trigger with no live operation on this shard";
-      out_.findings.push_back(std::move(f));
+      f.object = "guard ranges of operation " + r[0];
+      f.detail = detail;
+      ++f.count;
+      keep_sample(f.samples, "#" + r[2] + " " + r[3] + ".." + r[4] + (r[5] == "fenced" ? " -> " + r[6] : ""), options_.sample);
     }
-  if (c.query("SELECT to_regclass('shardctl.offline_ranges') IS NOT NULL")[0][0] != "t") return;
-  Finding f;
-  f.kind = Kind::leftover_guard;
-  f.shard = shard_.name;
-  f.object = "shardctl.offline_ranges";
-  for (auto& r : c.query("SELECT op_id::text, batch_no::text, coalesce(lo, ''), coalesce(hi, '') "
-                         "FROM shardctl.offline_ranges ORDER BY 1, 2")) {
-    if (fleet_.live_ops.count(r[0])) continue;
-    ++f.count;
-    keep_sample(f.samples, r[0] + "#" + r[1] + " " + r[2] + ".." + r[3], options_.sample);
+    for (auto& [key, f] : found) out_.findings.push_back(std::move(f));
   }
-  if (f.count == 0) return;
-  f.detail = "offline key ranges of operations that are over or unknown: writes to those keys are refused";
-  out_.findings.push_back(std::move(f));
+
+  // Which map each sharded table here belongs to, by table oid.
+  std::map<std::string, const catalog::TableDef*> by_oid;
+  for (const auto& t : fleet_.sharded_tables) {
+    auto oid = c.query("SELECT coalesce(to_regclass($1)::oid::text, '')", {quote_qualified(t.name)})[0][0];
+    if (!oid.empty()) by_oid[oid] = &t;
+  }
+  for (auto& r : c.query("SELECT cl.oid::text, n.nspname || '.' || cl.relname, t.tgname FROM pg_trigger t "
+                         "JOIN pg_class cl ON cl.oid = t.tgrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
+                         "WHERE t.tgname IN ('shardctl_guard', 'shardctl_guard_truncate') AND NOT t.tgisinternal "
+                         "ORDER BY 2, 3")) {
+    auto def = by_oid.find(r[0]);
+    std::string map_id;
+    if (def != by_oid.end() && def->second->map && fleet_.maps.count(*def->second->map))
+      map_id = std::to_string(fleet_.map(*def->second->map).map.id);
+    if (!map_id.empty() && guarded_maps.count(map_id)) continue;
+    Finding f;
+    f.kind = Kind::leftover_guard;
+    f.shard = shard_.name;
+    f.table = r[1];
+    f.object = "trigger " + r[2];
+    f.count = 1;
+    f.detail = map_id.empty() ? "write guard trigger on a table no map of the catalog declares"
+                              : "write guard trigger, but map " + *def->second->map +
+                                    " has no guarded key ranges on this shard";
+    out_.findings.push_back(std::move(f));
+  }
 }
 
 }  // namespace shardctl::check

@@ -17,12 +17,19 @@ namespace shardctl::check {
 struct ShardOutcome {
   std::vector<Finding> findings;
   std::vector<Unreachable> unreachable;
+  std::vector<Unreachable> undetermined;
   std::vector<FixAction> fixes;
 };
 
+// Passes over one shard before its results are given up as not determined.
+inline constexpr int max_sweep_passes = 3;
+
 class ShardSweep {
  public:
-  ShardSweep(const Fleet& fleet, const catalog::Shard& shard, const Options& options);
+  // `since`: the catalog time the check began (catalog_now). The sweep opens its own catalog
+  // connection (options.catalog_dsn) and re-reads the catalog per pass (load_fleet).
+  // `initial`: the run's first read of the catalog, whose exclusions every pass keeps.
+  ShardSweep(const catalog::Shard& shard, const Options& options, std::string since, const Fleet& initial);
   // Throws an unavailable Error when the shard itself cannot be reached.
   ShardOutcome run();
 
@@ -37,12 +44,21 @@ class ShardSweep {
   void sweep_strays(const catalog::TableDef& table);
   void sweep_orphans(const catalog::Xref& xref);
   void sweep_guards();
+  void sweep_pass();
+  // "NOT (keys of operations in flight)" for a column routed by `map`, or "true".
+  std::string settled(migrate::RawConn& c, const std::string& map, const std::string& quoted_column);
+  // Re-reads the catalog; throws ViewMoved when it no longer matches this pass's view.
+  void recheck_view();
+  Fleet read_view(const Fleet& earlier);
   void fix_rows(const std::string& table, const std::string& quoted_table, const std::string& predicate,
                 const std::vector<std::string>& params, const std::string& why);
 
-  const Fleet& fleet_;
   const catalog::Shard& shard_;
   const Options& options_;
+  std::string since_;
+  const Fleet& initial_;
+  std::unique_ptr<pg::Connection> catalog_;
+  Fleet fleet_;  // this pass's view of the catalog
   std::unique_ptr<migrate::RawConn> conn_, fix_conn_;
   std::map<std::string, std::unique_ptr<migrate::RawConn>> probes_;
   std::set<std::string> down_;

@@ -7,10 +7,47 @@ source "$(dirname "$0")/lib.sh"
 fresh_fleet check_map --shards 3 --scale 1
 kinds() { jq -c '[.findings[] | [.kind, .severity, .shard, .table, .object, .count]]' "$STDOUT"; }
 
+# Shard-side guard state is made by hand (schema shardctl: guard_ranges and the guard
+# triggers), so this test does not depend on how the runner writes it. reset_guards N drops
+# every guard trigger and guard table on shard N and creates an empty shardctl.guard_ranges.
+reset_guards() {
+  psql_shard "$1" -q <<'SQL'
+set client_min_messages = warning;
+do $$ declare r record; begin
+  for r in select t.tgname, t.tgrelid::regclass::text rel from pg_trigger t
+           where t.tgname in ('shardctl_guard', 'shardctl_guard_truncate') and not t.tgisinternal loop
+    execute format('drop trigger %I on %s', r.tgname, r.rel);
+  end loop;
+end $$;
+create schema if not exists shardctl;
+drop table if exists shardctl.offline_ranges;
+drop table if exists shardctl.guard_ranges;
+create table shardctl.guard_ranges (
+  op_id uuid NOT NULL, map_id bigint NOT NULL, batch_no integer NOT NULL, lo text, hi text,
+  state text NOT NULL, new_shard text NOT NULL, purge_xid xid8, expires_at timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (op_id, batch_no));
+create or replace function shardctl.test_guard() returns trigger language plpgsql as $f$ begin return null; end $f$;
+SQL
+}
+# add_guard_triggers N TABLE: shardctl_guard (row) and shardctl_guard_truncate (statement), ENABLE ALWAYS.
+add_guard_triggers() {
+  psql_shard "$1" -qc "create trigger shardctl_guard after insert or update or delete on $2
+                         for each row execute function shardctl.test_guard();
+                       create trigger shardctl_guard_truncate after truncate on $2
+                         for each statement execute function shardctl.test_guard();
+                       alter table $2 enable always trigger shardctl_guard;
+                       alter table $2 enable always trigger shardctl_guard_truncate"
+}
+map_id=$(psql_catalog -XAtc "select map_id from shardctl.maps where name = 'customers'")
+
 # A split stopped after its second batch went offline: guard and offline mapping belong to a
 # live (resumable) operation.
 SHARDCTL_FAULT=journal.offline:2 expect_exit 99 shardctl split --map customers --at 200 --to shard_3 --batch-size 50
 op=$(last_op)
+for n in 1 2 3; do reset_guards $n; done
+psql_shard 1 -qc "insert into shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard)
+                  values ('$op', $map_id, 1, '200', '250', 'fenced', 'shard_3'), ('$op', $map_id, 2, '250', '300', 'offline', 'shard_3')"
+for t in public.customers public.orders public.order_lines; do add_guard_triggers 1 $t; done
 expect_exit 0 shardctl check --map-consistency --format json
 assert_eq "$(kinds)" "[]"
 
@@ -19,23 +56,45 @@ psql_catalog -qc "update shardctl.operations set lease_until = now() - interval 
 expect_exit 1 shardctl check --map-consistency --format json
 assert_eq "$(kinds)" "[[\"expired_lease\",\"warning\",null,null,\"operation $op\",1]]"
 
-# The operation is over but left its offline mapping and guards behind.
+# The operation is over but left its offline mapping and guards behind. On shard_1 its
+# offline range is left over; its fence is expected (not a finding) until it expires. A fence
+# of an operation the catalog does not know is left over. On shard_2, a guard trigger without
+# any guard_ranges table; on shard_3, one whose map has no range there (only another map's).
 psql_catalog -qc "update shardctl.operations set status = 'done' where op_id = '$op'"
 offline=$(psql_catalog -XAtc "select int_range from shardctl.mappings where status = 'offline'")
-ranges=$(psql_shard 1 -XAtc "select count(*) from shardctl.offline_ranges")
-[ "$ranges" -gt 0 ] || fail "the interrupted split left no offline range"
+unknown=00000000-0000-4000-8000-000000000001
+psql_shard 1 -qc "insert into shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard)
+                  values ('$unknown', $map_id, 1, '5', '6', 'fenced', 'shard_2')"
+psql_shard 2 -qc "drop table shardctl.guard_ranges"
+add_guard_triggers 2 public.orders
+psql_shard 3 -qc "insert into shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard)
+                  values ('$unknown', $((map_id + 100)), 7, 'a', null, 'offline', 'shard_1')"
+add_guard_triggers 3 public.order_lines
 expect_exit 2 shardctl check --map-consistency --format json
 assert_eq "$(jq -c '[.findings[] | select(.kind == "offline_mapping") | [.severity, .shard, .object]]' "$STDOUT")" \
   "[[\"critical\",\"shard_1\",\"customers $offline\"]]"
-assert_eq "$(jq -c '[.findings[] | select(.kind == "leftover_guard" and .object == "trigger shardctl_guard") | .table]' "$STDOUT")" \
-  '["public.customers","public.order_lines","public.orders"]'
-assert_eq "$(jq -r '[.findings[] | select(.kind == "leftover_guard" and .object == "shardctl.offline_ranges") | .count] | add' "$STDOUT")" "$ranges"
+shard_guards() { jq -c '[.findings[] | select(.kind == "leftover_guard" and .shard != null and (.object | startswith("operation ") | not))
+                         | [.shard, .table, .object, .count, .samples, (.detail | split(":")[0])]] | sort' "$STDOUT"; }
+assert_eq "$(shard_guards)" "$(jq -nc --arg op "$op" --arg u "$unknown" '[
+  ["shard_1", null, "guard ranges of operation \($op)", 1, ["#2 250..300"], "offline key ranges of an operation that is done"],
+  ["shard_1", null, "guard ranges of operation \($u)", 1, ["#1 5..6 -> shard_2"], "fenced key ranges of an operation the catalog does not know"],
+  ["shard_2", "public.orders", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"],
+  ["shard_2", "public.orders", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"],
+  ["shard_3", null, "guard ranges of operation \($u)", 1, ["#7 a.."], "offline key ranges of an operation that is unknown"],
+  ["shard_3", "public.order_lines", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"],
+  ["shard_3", "public.order_lines", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"]
+] | sort')"
 assert_eq "$(jq -r '[.findings[] | select(.kind == "leftover_guard" and (.object | startswith("operation "))) | .table] | sort | join(",")' "$STDOUT")" \
   "$(psql_catalog -XAtc "select string_agg(table_name, ',' order by table_name) from shardctl.guards where op_id = '$op'")"
 assert_eq "$(jq -r '.summary.expired_lease' "$STDOUT")" "0"
 expect_exit 2 shardctl check --map-consistency --format nagios
 expect_stdout_contains "SHARDCTL CRITICAL - 1 offline mapping without operation, "
 expect_stdout_contains "left-over write guards | "
+# A fence past its expiry is left over, with the command that lifts it.
+psql_shard 1 -qc "update shardctl.guard_ranges set expires_at = now() - interval '1 hour' where op_id = '$op' and batch_no = 1"
+expect_exit 2 shardctl check --map-consistency --format json
+assert_eq "$(jq -r --arg op "$op" '[.findings[] | select(.object == "guard ranges of operation \($op)") | .detail | select(startswith("fences past"))] | length' "$STDOUT")" "1"
+expect_stdout_contains "lift them with \`shardctl op unfence $op\`"
 
 # A second fleet: unmapped key space, a readonly shard, a missing table.
 fresh_fleet check_map2 --shards 3 --scale 1
@@ -87,6 +146,12 @@ assert_eq "$(kinds)" '[["mapping_offline_shard","critical","shard_x",null,"custo
 fresh_fleet check_map3 --shards 3 --scale 1
 SHARDCTL_FAULT=journal.flipped:2 expect_exit 99 shardctl split --map customers --at 200 --to shard_3 --batch-size 50
 op=$(last_op)
+# The shard-side guard state as the new design has it, by hand (see reset_guards).
+for n in 1 2 3; do reset_guards $n; done
+map_id=$(psql_catalog -XAtc "select map_id from shardctl.maps where name = 'customers'")
+psql_shard 1 -qc "insert into shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard)
+                  values ('$op', $map_id, 2, '250', '300', 'offline', 'shard_3')"
+for t in public.customers public.orders public.order_lines; do add_guard_triggers 1 $t; done
 misplaced=$(psql_shard 1 -XAtc "select customer_id from customers" | shardctl lookup --map customers - 2>/dev/null |
   awk -F'\t' '$2 != "shard_1"' | wc -l)
 [ "$misplaced" -gt 0 ] || fail "the interrupted split left no rows on both shards"
