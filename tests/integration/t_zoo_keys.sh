@@ -1,0 +1,124 @@
+# Schema zoo, part 2 (issue 8): key types and indexes unlike the sample. A range map over text
+# keys (byte order, default-collation btree in a locale-C database), a range map over uuid keys,
+# a hash map over bigint with the expression index hash batches need, and sharded tables
+# without a primary key (one with a unique index, one with a plain index and duplicate rows).
+# Each map through split, split, merge and move with several batches, check after each.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/zoo_lib.sh"
+
+zoo_fleet zookeys
+[ "$(psql_shard 1 -XAtc "select datcollate from pg_database where datname = current_database()")" = C ] ||
+  fail "the sandbox databases are expected to use locale C"
+zoo_all_shards <<'SQL'
+-- text keys
+create table accounts (account text primary key, opened date not null, balance numeric(14,2) not null);
+create table ledger (
+  account  text not null references accounts,
+  entry_id bigint not null,
+  amount   numeric(14,2) not null,
+  memo     text,
+  primary key (account, entry_id)
+);
+create table account_flags (account text not null, flag text not null, set_on date);  -- no primary key
+create unique index account_flags_uq on account_flags (account, flag);
+-- uuid keys
+create table devices (device_id uuid primary key, model text not null, registered timestamptz not null);
+create table readings (
+  device_id uuid not null references devices on delete cascade,
+  seq       int not null,
+  value     double precision not null,
+  primary key (device_id, seq)
+);
+-- hash map over bigint: the expression index on every table
+create table streams (stream_id bigint primary key, name text not null);
+create index streams_hash on streams ((hashint8extended(stream_id, 0)));
+create table stream_events (stream_id bigint not null references streams, n int not null, payload jsonb,
+                            primary key (stream_id, n));
+create index stream_events_hash on stream_events ((hashint8extended(stream_id, 0)));
+create table stream_log (stream_id bigint not null, at int not null, line text);  -- no primary key, duplicates
+create index stream_log_key on stream_log (stream_id);
+create index stream_log_hash on stream_log ((hashint8extended(stream_id, 0)));
+SQL
+
+shardctl map create accounts --kind range --key-type text >/dev/null
+shardctl map create devices --kind range --key-type uuid >/dev/null
+shardctl map create streams --kind hash --key-type bigint >/dev/null
+for m in accounts devices streams; do shardctl mapping add --map $m --range .. --shard shard_1 >/dev/null; done
+zoo_sharded ledger accounts account
+zoo_sharded accounts accounts account
+zoo_sharded account_flags accounts account
+zoo_sharded devices devices device_id
+zoo_sharded readings devices device_id
+zoo_sharded stream_log streams stream_id
+zoo_sharded stream_events streams stream_id
+zoo_sharded streams streams stream_id
+
+psql_shard 1 -q -1 <<'SQL'
+-- Text keys in byte order: upper case < lower case < 'é' (0xC3) < 'Ω' (0xCE); spaces and
+-- punctuation inside.
+insert into accounts
+select (array['Alpha', 'BRAVO', 'charlie', 'delta west', 'echo', 'émile', 'zoë', 'Ωmega'])[1 + i % 8] || '-' || lpad(i::text, 4, '0'),
+       date '2020-01-01' + i, (i * 37 % 10000) / 100.0
+from generate_series(1, 320) i;
+insert into ledger select a.account, e, (e * 3.25)::numeric(14,2), case when e % 2 = 0 then 'memo ' || e end
+from accounts a, generate_series(1, 3) e;
+insert into account_flags select account, f, date '2021-06-01' from accounts, unnest(array['vip', 'frozen']) f
+where length(account) % 2 = 0 or f = 'vip';
+-- uuid keys spread over the whole space
+insert into devices select md5('dev' || i)::uuid, 'model ' || i % 7, timestamptz '2023-01-01 00:00+00' + i * interval '1 hour'
+from generate_series(1, 300) i;
+insert into readings select d.device_id, s, (s * 1.1 + ascii(d.device_id::text)) / 3.0 from devices d, generate_series(1, 3) s;
+-- hash map keys
+insert into streams select s, 'stream ' || s from generate_series(1, 300) s;
+insert into stream_events select s, n, jsonb_build_object('s', s, 'n', n, 'tags', jsonb_build_array('a', n))
+from generate_series(1, 300) s, generate_series(1, 2) n;
+insert into stream_log select s, a, 'line ' || s || '/' || a from generate_series(1, 300) s, generate_series(1, 2) a;
+insert into stream_log select s, 0, 'duplicate' from generate_series(1, 300, 10) s, generate_series(1, 2);
+analyze;
+SQL
+zoo_baseline
+echo "# baseline: $ZOO_BASE_SHARDED"
+zoo_verify "initial load"
+# The routing check can fail: a text key on a shard that does not hold it.
+psql_shard 3 -qc "insert into accounts values ('émile-9999', date '2020-01-01', 0)"
+must_fail "text key on the wrong shard" zoo_assert_routed control
+psql_shard 3 -qc "delete from accounts"
+
+# --- text keys ------------------------------------------------------------------------------
+zoo_op "text: split at c to shard_2" split --map accounts --at c --to shard_2 --batch-size 30
+assert_eq "$(zoo_mappings accounts)" "..c>shard_1 c..>shard_2"
+# Byte order: 'Alpha', 'BRAVO' stay; 'charlie' .. 'Ωmega' moved.
+assert_eq "$(psql_shard 1 -XAtc "select string_agg(distinct split_part(account, '-', 1), ',') from accounts")" "Alpha,BRAVO"
+zoo_op "text: split at é to shard_3" split --map accounts --at é --to shard_3 --batch-size 25
+assert_eq "$(zoo_mappings accounts)" "..c>shard_1 c..é>shard_2 é..>shard_3"
+assert_eq "$(psql_shard 3 -XAtc "select string_agg(distinct split_part(account, '-', 1), ',' order by split_part(account, '-', 1) collate \"C\") from accounts")" "émile,Ωmega"
+zoo_op "text: merge c.. into shard_4" merge --map accounts --range c.. --into shard_4 --batch-size 40
+assert_eq "$(zoo_mappings accounts)" "..c>shard_1 c..>shard_4"
+zoo_op "text: move c.. to shard_2" move --map accounts --key 'zoë-0006' --to shard_2 --batch-size 50
+assert_eq "$(zoo_mappings accounts)" "..c>shard_1 c..>shard_2"
+
+# --- uuid keys ------------------------------------------------------------------------------
+zoo_op "uuid: split at 8000... to shard_2" split --map devices --at 80000000-0000-0000-0000-000000000000 --to shard_2 --batch-size 30
+assert_eq "$(zoo_mappings devices)" "..80000000-0000-0000-0000-000000000000>shard_1 80000000-0000-0000-0000-000000000000..>shard_2"
+zoo_op "uuid: split at c000... to shard_3" split --map devices --at C0000000-0000-0000-0000-000000000000 --to shard_3 --batch-size 20
+zoo_op "uuid: merge 8000.. into shard_4" merge --map devices --range 80000000-0000-0000-0000-000000000000.. --into shard_4 --batch-size 40
+assert_eq "$(zoo_mappings devices)" "..80000000-0000-0000-0000-000000000000>shard_1 80000000-0000-0000-0000-000000000000..>shard_4"
+ukey=$(psql_shard 1 -XAtc "select device_id from devices order by device_id limit 1")
+zoo_op "uuid: move ..8000 to shard_3" move --map devices --key "$ukey" --to shard_3 --batch-size 50
+assert_eq "$(zoo_mappings devices)" "..80000000-0000-0000-0000-000000000000>shard_3 80000000-0000-0000-0000-000000000000..>shard_4"
+
+# --- hash map over bigint -------------------------------------------------------------------
+zoo_op "hash: split at 0 to shard_2" split --map streams --at 0 --to shard_2 --batch-size 30
+assert_eq "$(zoo_mappings streams)" "..0>shard_1 0..>shard_2"
+# The server's own hash agrees with where the rows went.
+assert_eq "$(psql_shard 2 -XAtc "select count(*) from streams where hashint8extended(stream_id, 0) < 0")" "0"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from streams where hashint8extended(stream_id, 0) >= 0")" "0"
+zoo_op "hash: split at 2^62 to shard_3" split --map streams --at 4611686018427387904 --to shard_3 --batch-size 25
+zoo_op "hash: merge 0.. into shard_4" merge --map streams --range 0.. --into shard_4 --batch-size 40
+assert_eq "$(zoo_mappings streams)" "..0>shard_1 0..>shard_4"
+hkey=$(psql_shard 1 -XAtc "select stream_id from streams order by stream_id limit 1")
+zoo_op "hash: move ..0 to shard_3" move --map streams --key "$hkey" --to shard_3 --batch-size 50
+assert_eq "$(zoo_mappings streams)" "..0>shard_3 0..>shard_4"
+# The duplicate rows of the table without a primary key moved as duplicates.
+assert_eq "$(zoo_fingerprint "stream_log|x.line = 'duplicate'" | awk '{print $(NF-1)}')" "60"
+pass
