@@ -1,8 +1,9 @@
-# Schema zoo, part 2 (issue 8): key types and indexes unlike the sample. A range map over text
-# keys (byte order, default-collation btree in a locale-C database), a range map over uuid keys,
-# a hash map over bigint with the expression index hash batches need, and sharded tables
-# without a primary key (one with a unique index, one with a plain index and duplicate rows).
-# Each map through split, split, merge and move with several batches, check after each.
+# Schema zoo, part 2 (issue 8): key types unlike the sample. A range map over text keys (byte
+# order, default-collation btree in a locale-C database; keys in upper and lower case, with
+# spaces and non-ASCII letters), with a sharded table without a primary key (a unique index
+# holds the key), and a range map over uuid keys with an ON DELETE CASCADE child among the
+# moving tables. Each map through split, split, merge and move with several batches, check
+# after each. (The hash map is in t_zoo_hash.sh.)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/zoo_lib.sh"
 
@@ -29,29 +30,16 @@ create table readings (
   value     double precision not null,
   primary key (device_id, seq)
 );
--- hash map over bigint: the expression index on every table
-create table streams (stream_id bigint primary key, name text not null);
-create index streams_hash on streams ((hashint8extended(stream_id, 0)));
-create table stream_events (stream_id bigint not null references streams, n int not null, payload jsonb,
-                            primary key (stream_id, n));
-create index stream_events_hash on stream_events ((hashint8extended(stream_id, 0)));
-create table stream_log (stream_id bigint not null, at int not null, line text);  -- no primary key, duplicates
-create index stream_log_key on stream_log (stream_id);
-create index stream_log_hash on stream_log ((hashint8extended(stream_id, 0)));
 SQL
 
 shardctl map create accounts --kind range --key-type text >/dev/null
 shardctl map create devices --kind range --key-type uuid >/dev/null
-shardctl map create streams --kind hash --key-type bigint >/dev/null
-for m in accounts devices streams; do shardctl mapping add --map $m --range .. --shard shard_1 >/dev/null; done
+for m in accounts devices; do shardctl mapping add --map $m --range .. --shard shard_1 >/dev/null; done
 zoo_sharded ledger accounts account
 zoo_sharded accounts accounts account
 zoo_sharded account_flags accounts account
 zoo_sharded devices devices device_id
 zoo_sharded readings devices device_id
-zoo_sharded stream_log streams stream_id
-zoo_sharded stream_events streams stream_id
-zoo_sharded streams streams stream_id
 
 psql_shard 1 -q -1 <<'SQL'
 -- Text keys in byte order: upper case < lower case < 'é' (0xC3) < 'Ω' (0xCE); spaces and
@@ -68,12 +56,6 @@ where length(account) % 2 = 0 or f = 'vip';
 insert into devices select md5('dev' || i)::uuid, 'model ' || i % 7, timestamptz '2023-01-01 00:00+00' + i * interval '1 hour'
 from generate_series(1, 300) i;
 insert into readings select d.device_id, s, (s * 1.1 + ascii(d.device_id::text)) / 3.0 from devices d, generate_series(1, 3) s;
--- hash map keys
-insert into streams select s, 'stream ' || s from generate_series(1, 300) s;
-insert into stream_events select s, n, jsonb_build_object('s', s, 'n', n, 'tags', jsonb_build_array('a', n))
-from generate_series(1, 300) s, generate_series(1, 2) n;
-insert into stream_log select s, a, 'line ' || s || '/' || a from generate_series(1, 300) s, generate_series(1, 2) a;
-insert into stream_log select s, 0, 'duplicate' from generate_series(1, 300, 10) s, generate_series(1, 2);
 analyze;
 SQL
 zoo_baseline
@@ -88,10 +70,10 @@ psql_shard 3 -qc "delete from accounts"
 zoo_op "text: split at c to shard_2" split --map accounts --at c --to shard_2 --batch-size 30
 assert_eq "$(zoo_mappings accounts)" "..c>shard_1 c..>shard_2"
 # Byte order: 'Alpha', 'BRAVO' stay; 'charlie' .. 'Ωmega' moved.
-assert_eq "$(psql_shard 1 -XAtc "select string_agg(distinct split_part(account, '-', 1), ',') from accounts")" "Alpha,BRAVO"
+assert_eq "$(psql_shard 1 -XAtc "select string_agg(distinct split_part(account, '-', 1), ',' order by split_part(account, '-', 1)) from accounts")" "Alpha,BRAVO"
 zoo_op "text: split at é to shard_3" split --map accounts --at é --to shard_3 --batch-size 25
 assert_eq "$(zoo_mappings accounts)" "..c>shard_1 c..é>shard_2 é..>shard_3"
-assert_eq "$(psql_shard 3 -XAtc "select string_agg(distinct split_part(account, '-', 1), ',' order by split_part(account, '-', 1) collate \"C\") from accounts")" "émile,Ωmega"
+assert_eq "$(psql_shard 3 -XAtc "select string_agg(distinct split_part(account, '-', 1), ',' order by split_part(account, '-', 1)) from accounts")" "émile,Ωmega"
 zoo_op "text: merge c.. into shard_4" merge --map accounts --range c.. --into shard_4 --batch-size 40
 assert_eq "$(zoo_mappings accounts)" "..c>shard_1 c..>shard_4"
 zoo_op "text: move c.. to shard_2" move --map accounts --key 'zoë-0006' --to shard_2 --batch-size 50
@@ -107,18 +89,4 @@ ukey=$(psql_shard 1 -XAtc "select device_id from devices order by device_id limi
 zoo_op "uuid: move ..8000 to shard_3" move --map devices --key "$ukey" --to shard_3 --batch-size 50
 assert_eq "$(zoo_mappings devices)" "..80000000-0000-0000-0000-000000000000>shard_3 80000000-0000-0000-0000-000000000000..>shard_4"
 
-# --- hash map over bigint -------------------------------------------------------------------
-zoo_op "hash: split at 0 to shard_2" split --map streams --at 0 --to shard_2 --batch-size 30
-assert_eq "$(zoo_mappings streams)" "..0>shard_1 0..>shard_2"
-# The server's own hash agrees with where the rows went.
-assert_eq "$(psql_shard 2 -XAtc "select count(*) from streams where hashint8extended(stream_id, 0) < 0")" "0"
-assert_eq "$(psql_shard 1 -XAtc "select count(*) from streams where hashint8extended(stream_id, 0) >= 0")" "0"
-zoo_op "hash: split at 2^62 to shard_3" split --map streams --at 4611686018427387904 --to shard_3 --batch-size 25
-zoo_op "hash: merge 0.. into shard_4" merge --map streams --range 0.. --into shard_4 --batch-size 40
-assert_eq "$(zoo_mappings streams)" "..0>shard_1 0..>shard_4"
-hkey=$(psql_shard 1 -XAtc "select stream_id from streams order by stream_id limit 1")
-zoo_op "hash: move ..0 to shard_3" move --map streams --key "$hkey" --to shard_3 --batch-size 50
-assert_eq "$(zoo_mappings streams)" "..0>shard_3 0..>shard_4"
-# The duplicate rows of the table without a primary key moved as duplicates.
-assert_eq "$(zoo_fingerprint "stream_log|x.line = 'duplicate'" | awk '{print $(NF-1)}')" "60"
 pass

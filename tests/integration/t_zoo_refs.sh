@@ -77,7 +77,7 @@ echo "# baseline: $ZOO_BASE_SHARDED"
 zoo_verify "initial load"
 
 # The checks can fail at all: a stray row, a changed value, a doubled reference table.
-psql_shard 2 -qc "insert into region values (1, 'region 1'); insert into nation values (1, 'nation 1', 2);
+psql_shard 2 -qc "insert into region values (1, 'region 1'); insert into nation values (1, 'nation 1', 1);
                   insert into tenants values (5, 'stray', 1)"
 must_fail "row on an unrouted shard" zoo_assert_routed control
 must_fail "row added" zoo_assert_unchanged control

@@ -60,48 +60,97 @@ zoo_reference() {
   ZOO_REFS+=("$1")
 }
 
-# SQL for one relation's fingerprint row: LABEL, count, sum of a 64-bit hash of each row's text.
-# SPEC is REL or REL|CONDITION (CONDITION on alias x). Row text includes every column
-# (identity and generated ones too), so a changed value, a lost or a doubled row all show.
+# psql without Debian's perl wrapper (pg_wrapper costs a fifth of a second per call on a busy
+# machine); lib.sh's psql_shard and psql_catalog use it too.
+for _zoo_psql in $(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1); do
+  eval "psql() { \"$_zoo_psql\" \"\$@\"; }"
+done
+
+# SQL for one relation's fingerprint: LABEL, count, and the sums of the high and the low 32 bits
+# of a 64-bit hash of each row's text (two sums that fit in 64 bits, so the shell can add them
+# up exactly). SPEC is REL or REL|CONDITION (CONDITION on alias x). Row text includes every
+# column (identity and generated ones too): a changed value, a lost or a doubled row all show.
 _zoo_fp_sql() {
   local spec=$1 rel cond=true
   rel=${spec%%|*}
   [[ "$spec" == *"|"* ]] && cond=${spec#*|}
-  printf "select \$zl\$%s\$zl\$ as t, count(*) as c, coalesce(sum(('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint::numeric), 0) as h from %s x where %s" \
+  printf "select 'F' as w, \$zl\$%s\$zl\$ as t, count(*)::text as c, (coalesce(sum(h >> 32), 0)::bigint || ' ' || coalesce(sum(h & 4294967295), 0)::bigint) as h from (select ('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint as h from %s x where %s) f" \
     "$spec" "$rel" "$cond"
 }
 
-# zoo_fingerprint SPEC...: one line per SPEC, "SPEC COUNT SUM", over every shard of the fleet.
-zoo_fingerprint() {
-  local i spec sql="" values="" t c h
-  for spec in "$@"; do sql+="${sql:+ union all }$(_zoo_fp_sql "$spec")"; done
-  for ((i = 1; i <= ZOO_SHARDS; i++)); do
-    while IFS=$'\t' read -r t c h; do
-      values+="${values:+,}(\$zl\$$t\$zl\$, $c::numeric, $h::numeric)"
-    done < <(psql_shard "$i" -XAt -F $'\t' -c "$sql" || fail "fingerprint query failed on shard $i")
-  done
-  psql_catalog -XAtc "select t || ' ' || sum(c) || ' ' || sum(h) from (values $values) v(t, c, h) group by t order by t"
+# SQL for the keys of one sharded table: 'K', MAP, key as text.
+_zoo_keys_sql() {
+  local rel=$1 map=$2 key=$3
+  printf "select 'K', \$zl\$%s\$zl\$, (%s)::text, '' from %s where (%s) is not null" "$map" "$key" "$rel" "$key"
 }
 
-# zoo_shard_fingerprint I SPEC: "COUNT SUM" of one relation on shard I alone.
+# _zoo_collect SQL-PARTS...: runs the union of the parts on every shard, one query per shard;
+# writes $TEST_TMP/zoo_collect.I (tab-separated: W T C H).
+_zoo_collect() {
+  local i sql="" part
+  for part in "$@"; do sql+="${sql:+ union all }$part"; done
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do
+    psql_shard "$i" -XAt -F $'\t' -c "$sql" > "$TEST_TMP/zoo_collect.$i" || fail "query failed on shard $i: ${sql:0:300}"
+  done
+}
+
+# Fleet-wide fingerprint lines "SPEC COUNT HI LO" (sorted) from the collected files.
+_zoo_fleet_fp() {
+  local i
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do awk -F'\t' '$1 == "F"' "$TEST_TMP/zoo_collect.$i"; done |
+    awk -F'\t' '{ split($4, h, " "); c[$2] += $3; hi[$2] += h[1]; lo[$2] += h[2] }
+                END { for (t in c) printf "%s %.0f %.0f %.0f\n", t, c[t], hi[t], lo[t] }' | LC_ALL=C sort
+}
+
+# zoo_fingerprint SPEC...: one line per SPEC, "SPEC COUNT HI LO", over every shard of the fleet.
+zoo_fingerprint() {
+  local spec parts=()
+  for spec in "$@"; do parts+=("$(_zoo_fp_sql "$spec")"); done
+  _zoo_collect "${parts[@]}"
+  _zoo_fleet_fp
+}
+
+# zoo_shard_fingerprint I SPEC: "COUNT HI LO" of one relation on shard I alone.
 zoo_shard_fingerprint() {
   psql_shard "$1" -XAt -F ' ' -c "select c, h from ($(_zoo_fp_sql "$2")) f" || fail "fingerprint query failed on shard $1"
 }
 
-_zoo_sharded_specs() { local e; for e in "${ZOO_SHARDED[@]}"; do echo "${e%%|*}"; done; }
+# Collects fingerprints of every declared table and the keys of every sharded table, one query
+# per shard.
+_zoo_collect_all() {
+  local e rel map key parts=()
+  for e in "${ZOO_SHARDED[@]}"; do
+    IFS='|' read -r rel map key <<<"$e"
+    parts+=("$(_zoo_fp_sql "$rel")" "$(_zoo_keys_sql "$rel" "$map" "$key")")
+  done
+  for rel in "${ZOO_REFS[@]}"; do parts+=("$(_zoo_fp_sql "$rel")"); done
+  _zoo_collect "${parts[@]}"
+}
+
+# The fingerprint of sharded tables (fleet-wide) from the collected files.
+_zoo_sharded_fp() {
+  local e
+  _zoo_fleet_fp | while read -r line; do
+    for e in "${ZOO_SHARDED[@]}"; do [ "${line%% *}" = "${e%%|*}" ] && echo "$line"; done
+  done
+}
+
+# A reference table's fingerprint on shard I from the collected files: "COUNT HI LO".
+_zoo_ref_fp() {
+  awk -F'\t' -v t="$2" '$1 == "F" && $2 == t { print $3 " " $4 }' "$TEST_TMP/zoo_collect.$1"
+}
 
 # The baseline: fleet-wide fingerprints of the sharded tables; for each reference table, the
-# fingerprint of its fullest copy (every shard holds that copy or nothing).
+# fingerprint of its fullest copy (every shard must hold that copy or nothing).
 zoo_baseline() {
-  local -a specs
-  mapfile -t specs < <(_zoo_sharded_specs)
-  ZOO_BASE_SHARDED=$(zoo_fingerprint "${specs[@]}")
+  _zoo_collect_all
+  ZOO_BASE_SHARDED=$(_zoo_sharded_fp)
   ZOO_BASE_REF=()
   local r i fp best
   for r in "${ZOO_REFS[@]}"; do
-    best="0 0"
+    best="0 0 0"
     for ((i = 1; i <= ZOO_SHARDS; i++)); do
-      fp=$(zoo_shard_fingerprint "$i" "$r")
+      fp=$(_zoo_ref_fp "$i" "$r")
       [ "${fp%% *}" -gt "${best%% *}" ] && best=$fp
     done
     ZOO_BASE_REF[$r]=$best
@@ -109,56 +158,47 @@ zoo_baseline() {
 }
 
 # Rows unchanged: the sharded tables' fleet fingerprints equal the baseline; every reference
-# table is, on every shard, either the full baseline copy or empty.
-zoo_assert_unchanged() {
-  local label=$1
-  local -a specs
-  mapfile -t specs < <(_zoo_sharded_specs)
-  local now
-  now=$(zoo_fingerprint "${specs[@]}")
+# table is, on every shard, either the full baseline copy or empty. (Uses the collected files:
+# call after _zoo_collect_all.)
+_zoo_unchanged_collected() {
+  local label=$1 now r i fp
+  now=$(_zoo_sharded_fp)
   if [ "$now" != "$ZOO_BASE_SHARDED" ]; then
     diff <(echo "$ZOO_BASE_SHARDED") <(echo "$now") >&2 || true
     fail "$label: sharded rows changed (fingerprint: < before, > after)"
   fi
-  local r i fp
   for r in "${ZOO_REFS[@]}"; do
     for ((i = 1; i <= ZOO_SHARDS; i++)); do
-      fp=$(zoo_shard_fingerprint "$i" "$r")
-      [ "$fp" = "${ZOO_BASE_REF[$r]}" ] || [ "$fp" = "0 0" ] ||
+      fp=$(_zoo_ref_fp "$i" "$r")
+      [ "$fp" = "${ZOO_BASE_REF[$r]}" ] || [ "$fp" = "0 0 0" ] ||
         fail "$label: reference table $r on $(shard_name "$i") is neither the full copy nor empty: [$fp], want [${ZOO_BASE_REF[$r]}]"
     done
   done
 }
 
 # Every row of every declared sharded table sits on the shard `shardctl lookup` routes its key
-# to (one query and one lookup stream per shard and map); no key is unmapped.
-zoo_assert_routed() {
-  local label=$1 i name map e sql wrong
+# to; no key is unmapped. (Uses the collected files: one lookup stream per map.)
+_zoo_routed_collected() {
+  local label=$1 i map wrong
   local -A maps=()
-  for e in "${ZOO_SHARDED[@]}"; do
-    IFS='|' read -r _ map _ <<<"$e"
-    maps[$map]=1
-  done
   for ((i = 1; i <= ZOO_SHARDS; i++)); do
-    name=$(shard_name "$i")
-    for map in "${!maps[@]}"; do
-      sql=""
-      for e in "${ZOO_SHARDED[@]}"; do
-        local rel m key
-        IFS='|' read -r rel m key <<<"$e"
-        [ "$m" = "$map" ] || continue
-        sql+="${sql:+ union }select ($key)::text from $rel where ($key) is not null"
-      done
-      psql_shard "$i" -XAtc "$sql" > "$TEST_TMP/zoo_keys" || fail "$label: key query failed on $name"
-      "$SHARDCTL_BIN/shardctl" lookup --map "$map" - < "$TEST_TMP/zoo_keys" > "$TEST_TMP/zoo_routes" 2>"$TEST_TMP/zoo_lookup_err" ||
-        fail "$label: lookup --map $map failed: $(cat "$TEST_TMP/zoo_lookup_err")"
-      [ "$(wc -l < "$TEST_TMP/zoo_routes")" = "$(wc -l < "$TEST_TMP/zoo_keys")" ] ||
-        fail "$label: lookup --map $map returned $(wc -l < "$TEST_TMP/zoo_routes") lines for $(wc -l < "$TEST_TMP/zoo_keys") keys"
-      wrong=$(awk -F'\t' -v s="$name" '$2 != s' "$TEST_TMP/zoo_routes" | head -3)
-      [ -z "$wrong" ] || fail "$label: rows of map $map on $name that the map routes elsewhere: $(echo "$wrong" | tr '\n\t' ';>')"
-    done
+    while IFS= read -r map; do maps[$map]=1; done < <(awk -F'\t' '$1 == "K" { print $2 }' "$TEST_TMP/zoo_collect.$i" | sort -u)
+  done
+  for map in "${!maps[@]}"; do
+    for ((i = 1; i <= ZOO_SHARDS; i++)); do
+      awk -F'\t' -v m="$map" -v s="$(shard_name "$i")" '$1 == "K" && $2 == m { print s "\t" $3 }' "$TEST_TMP/zoo_collect.$i"
+    done > "$TEST_TMP/zoo_keys"
+    cut -f2 "$TEST_TMP/zoo_keys" | "$SHARDCTL_BIN/shardctl" lookup --map "$map" - > "$TEST_TMP/zoo_routes" 2>"$TEST_TMP/zoo_lookup_err" ||
+      fail "$label: lookup --map $map failed: $(cat "$TEST_TMP/zoo_lookup_err")"
+    [ "$(wc -l < "$TEST_TMP/zoo_routes")" = "$(wc -l < "$TEST_TMP/zoo_keys")" ] ||
+      fail "$label: lookup --map $map returned $(wc -l < "$TEST_TMP/zoo_routes") lines for $(wc -l < "$TEST_TMP/zoo_keys") keys"
+    wrong=$(paste "$TEST_TMP/zoo_keys" "$TEST_TMP/zoo_routes" | awk -F'\t' '$1 != $4 { print $2 " on " $1 ", routed to " $4 }' | head -3)
+    [ -z "$wrong" ] || fail "$label: rows of map $map on a shard the map does not route them to: $(echo "$wrong" | tr '\n' ';')"
   done
 }
+
+zoo_assert_unchanged() { _zoo_collect_all; _zoo_unchanged_collected "$1"; }
+zoo_assert_routed() { _zoo_collect_all; _zoo_routed_collected "$1"; }
 
 # No mapping left offline, no operation left unfinished.
 zoo_assert_settled() {
@@ -169,15 +209,12 @@ zoo_assert_settled() {
   [ "$n" = 0 ] || fail "$label: $n operation(s) not done"
 }
 
-zoo_check() {
-  expect_exit 0 shardctl check
-}
-
 # zoo_verify LABEL: everything that must hold after an operation.
 zoo_verify() {
   zoo_assert_settled "$1"
-  zoo_assert_unchanged "$1"
-  zoo_assert_routed "$1"
+  _zoo_collect_all
+  _zoo_unchanged_collected "$1"
+  _zoo_routed_collected "$1"
   local got=0
   "$SHARDCTL_BIN/shardctl" check >"$STDOUT" 2>"$STDERR" || got=$?
   [ "$got" = 0 ] || { cat "$STDOUT" "$STDERR" >&2; fail "$1: shardctl check exited $got"; }
