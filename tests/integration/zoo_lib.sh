@@ -94,15 +94,15 @@ _zoo_collect() {
   done
 }
 
-# Fleet-wide fingerprint lines "SPEC COUNT HI LO" (sorted) from the collected files.
+# Fleet-wide fingerprint lines "SPEC<TAB>COUNT HI LO" (sorted) from the collected files.
 _zoo_fleet_fp() {
   local i
   for ((i = 1; i <= ZOO_SHARDS; i++)); do awk -F'\t' '$1 == "F"' "$TEST_TMP/zoo_collect.$i"; done |
     awk -F'\t' '{ split($4, h, " "); c[$2] += $3; hi[$2] += h[1]; lo[$2] += h[2] }
-                END { for (t in c) printf "%s %.0f %.0f %.0f\n", t, c[t], hi[t], lo[t] }' | LC_ALL=C sort
+                END { for (t in c) printf "%s\t%.0f %.0f %.0f\n", t, c[t], hi[t], lo[t] }' | LC_ALL=C sort
 }
 
-# zoo_fingerprint SPEC...: one line per SPEC, "SPEC COUNT HI LO", over every shard of the fleet.
+# zoo_fingerprint SPEC...: one line per SPEC, "SPEC<TAB>COUNT HI LO", over every shard of the fleet.
 zoo_fingerprint() {
   local spec parts=()
   for spec in "$@"; do parts+=("$(_zoo_fp_sql "$spec")"); done
@@ -130,8 +130,8 @@ _zoo_collect_all() {
 # The fingerprint of sharded tables (fleet-wide) from the collected files.
 _zoo_sharded_fp() {
   local e
-  _zoo_fleet_fp | while read -r line; do
-    for e in "${ZOO_SHARDED[@]}"; do [ "${line%% *}" = "${e%%|*}" ] && echo "$line"; done
+  _zoo_fleet_fp | while IFS= read -r line; do
+    for e in "${ZOO_SHARDED[@]}"; do [ "${line%%$'\t'*}" = "${e%%|*}" ] && echo "$line"; done
   done
 }
 
