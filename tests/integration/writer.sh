@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# An application writer for t_live_writers.sh: bash + psql, one autocommit statement per write,
-# on the sample fleet (customers / orders keyed by customer_id, range map `customers`).
+# An application writer for t_live_writers.sh: bash + psql, one autocommit statement per write
+# over a psql session per shard kept open, on the sample fleet (customers / orders keyed by customer_id, range map `customers`).
 #
 #   writer.sh MODE ID LOG STOPFILE
 #     MODE   stale:   routes every key once, at start, and keeps writing there (a stale map);
@@ -15,7 +15,7 @@
 #
 # Each write is one of: a new order for an existing customer (60%), an update of the status of
 # one of this writer's own acknowledged orders (20%), a new customer (20%). Log lines:
-#   ACK  KIND CID OID SHARD VALUE      psql exited 0: the write is acknowledged (committed)
+#   ACK  KIND CID OID SHARD VALUE      the statement succeeded (SQLSTATE 00000): acknowledged
 #   MISS KIND CID OID SHARD VALUE      an UPDATE that matched no row (not acknowledged)
 #   REF  KIND CID OID SHARD SQLSTATE MESSAGE   refused with SQLSTATE 55000
 #   ERR  KIND CID OID SHARD SQLSTATE MESSAGE   anything else: the test fails on it
@@ -48,24 +48,33 @@ fi
 
 acked=()      # "CID OID" of this writer's acknowledged orders
 seq=0
-out=""
 
-# run SHARD SQL: sets $rc, $out (stdout+stderr), $state and $msg (SQLSTATE and message on error).
+# One psql session per shard, kept open (as an application's connection pool would): the
+# writer sends a statement and a \echo of its outcome, and reads that line back.
+sessions="$(dirname "$log")/writer.$id.sessions"
+rm -rf "$sessions"; mkdir -p "$sessions"
+declare -A to=() from=()
+open_session() {  # open_session SHARD
+  local s=$1 fi fo
+  mkfifo "$sessions/$s.in" "$sessions/$s.out"
+  "$PSQL" -X -q -At -v ON_ERROR_STOP=0 "${dsn[$s]}" <"$sessions/$s.in" >"$sessions/$s.out" 2>>"$sessions/$s.err" &
+  exec {fi}>"$sessions/$s.in"
+  exec {fo}<"$sessions/$s.out"
+  to[$s]=$fi from[$s]=$fo
+}
+for s in "${!dsn[@]}"; do open_session "$s"; done
+
+# run SHARD SQL: sets $rc (0 done, 1 failed), $rows (rows affected), $state and $msg (SQLSTATE
+# and message of a failure).
 run() {
-  local shard=$1 sql=$2
-  state="" msg=""
-  if [ -z "$shard" ] || [ -z "${dsn[$shard]:-}" ]; then rc=99; state=none; msg="no shard for key (lookup gave '$shard')"; return; fi
-  out=$("$PSQL" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=verbose "${dsn[$shard]}" -c "$sql" 2>&1)
-  rc=$?
-  if [ $rc != 0 ]; then
-    local line
-    line=$(grep -m1 -E '^(psql:[^ ]* )?(ERROR|FATAL): ' <<<"$out")
-    if [[ "$line" =~ (ERROR|FATAL):\ +([0-9A-Z]{5}):\ (.*)$ ]]; then
-      state=${BASH_REMATCH[2]} msg=${BASH_REMATCH[3]}
-    else
-      state=none msg=$(tr '\n\t' '  ' <<<"$out" | head -c 300)
-    fi
-  fi
+  local shard=$1 sql=$2 line=""
+  state="" msg="" rows=0
+  if [ -z "$shard" ] || [ -z "${dsn[$shard]:-}" ]; then rc=1; state=none; msg="no shard for key (lookup gave '$shard')"; return; fi
+  printf '%s;\n\\echo __R :SQLSTATE :ROW_COUNT :LAST_ERROR_MESSAGE\n' "$sql" >&"${to[$shard]}" 2>/dev/null
+  while IFS= read -r -t 60 -u "${from[$shard]}" line; do [[ "$line" == "__R "* ]] && break; done
+  if [[ "$line" != "__R "* ]]; then rc=1; state=none; msg="session to $shard lost: $(tail -c 300 "$sessions/$shard.err" | tr '\n\t' '  ')"; return; fi
+  read -r _ state rows msg <<<"$line"
+  if [ "$state" = 00000 ]; then rc=0 msg=""; else rc=1; fi
 }
 
 shard_for() {  # shard_for CID: where this writer sends the key now
@@ -82,7 +91,7 @@ attempt() {
   shard=$(shard_for "$cid")
   run "$shard" "$sql"
   if [ $rc = 0 ]; then
-    if [ "$kind" = upd_order ] && [ -z "$out" ]; then
+    if [ "$kind" = upd_order ] && [ "$rows" = 0 ]; then
       printf 'MISS\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$cid" "$oid" "$shard" "$value" >>"$log"
       return 3
     fi
@@ -103,7 +112,7 @@ while [ ! -e "$stopfile" ]; do
     # Update one of our own orders (new rows only: pre-existing rows are never touched).
     read -r cid oid <<<"${acked[$((RANDOM % ${#acked[@]}))]}"
     value="u$id-$seq"
-    sql="update orders set status = '$value' where customer_id = $cid and order_id = $oid returning order_id"
+    sql="update orders set status = '$value' where customer_id = $cid and order_id = $oid"
     attempt upd_order "$cid" "$oid" "$value" "$sql"
     res=$?
     if [ $res = 1 ] && [ "$mode" = routing ]; then attempt upd_order "$cid" "$oid" "$value" "$sql"; fi
@@ -130,4 +139,6 @@ while [ ! -e "$stopfile" ]; do
     done
   fi
 done
+for s in "${!to[@]}"; do fd=${to[$s]}; exec {fd}>&-; done
+wait
 exit 0
