@@ -110,8 +110,8 @@ after=$(zoo_fingerprint "${old_rows[@]}")
 [ "$after" = "$before" ] || { diff <(echo "$before") <(echo "$after") >&2; fail "pre-existing rows changed"; }
 
 # --- refusals: some, all 55000, and stale writes fenced with the new shard named -----------
-n_ack=$(grep -c '^ACK' "$TEST_TMP/all.log")
-n_ref=$(grep -c '^REF' "$TEST_TMP/all.log")
+n_ack=$(grep -c '^ACK' "$TEST_TMP/all.log" || true)
+n_ref=$(grep -c '^REF' "$TEST_TMP/all.log" || true)
 [ "$n_ack" -ge 100 ] || fail "only $n_ack acknowledged writes: the test did not exercise much"
 [ "$n_ref" -ge 1 ] || fail "no write was refused (55000) although keys moved under the writers"
 # A fence refusal: a stale writer, refused on a shard, the message naming another shard.
@@ -122,7 +122,7 @@ fenced=$(awk -F'\t' '$1 == "REF" { print FILENAME "\t" $5 "\t" $7 }' "$TEST_TMP"
   fail "no stale write was refused by a fence naming the new shard (refusal messages above)"
 }
 # Routing writers got through: their acknowledged writes outnumber their final refusals.
-r_ack=$(cat "$TEST_TMP"/writer.3.log "$TEST_TMP"/writer.4.log | grep -c '^ACK')
+r_ack=$(cat "$TEST_TMP"/writer.3.log "$TEST_TMP"/writer.4.log | grep -c '^ACK' || true)
 [ "$r_ack" -ge 20 ] || fail "routing writers acknowledged only $r_ack writes"
 echo "# $n_ack acknowledged, $n_ref refused, $fenced stale writes fenced"
 
