@@ -22,13 +22,6 @@ declare -A ZOO_BASE_REF=()
 
 shard_name() { jq -r ".shards[$(($1 - 1))].name" "$FLEET_JSON"; }
 
-# Index (1..N) of the shard called NAME in the fleet.
-shard_index() {
-  local i
-  for ((i = 1; i <= ZOO_SHARDS; i++)); do [ "$(shard_name "$i")" = "$1" ] && { echo "$i"; return; }; done
-  fail "no shard named $1"
-}
-
 zoo_fleet() {
   fresh_fleet "$1" --empty
   ZOO_SHARDS=$(jq '.shards | length' "$FLEET_JSON")
@@ -73,7 +66,7 @@ done
 _zoo_fp_sql() {
   local spec=$1 rel cond=true
   rel=${spec%%|*}
-  [[ "$spec" == *"|"* ]] && cond=${spec#*|}
+  if [[ "$spec" == *"|"* ]]; then cond=${spec#*|}; fi
   printf "select 'F' as w, \$zl\$%s\$zl\$ as t, count(*)::text as c, (coalesce(sum(h >> 32), 0)::bigint || ' ' || coalesce(sum(h & 4294967295), 0)::bigint) as h from (select ('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint as h from %s x where %s) f" \
     "$spec" "$rel" "$cond"
 }
@@ -131,8 +124,11 @@ _zoo_collect_all() {
 _zoo_sharded_fp() {
   local e
   _zoo_fleet_fp | while IFS= read -r line; do
-    for e in "${ZOO_SHARDED[@]}"; do [ "${line%%$'\t'*}" = "${e%%|*}" ] && echo "$line"; done
+    for e in "${ZOO_SHARDED[@]}"; do
+      if [ "${line%%$'\t'*}" = "${e%%|*}" ]; then echo "$line"; fi
+    done
   done
+  return 0
 }
 
 # A reference table's fingerprint on shard I from the collected files: "COUNT HI LO".
@@ -151,7 +147,7 @@ zoo_baseline() {
     best="0 0 0"
     for ((i = 1; i <= ZOO_SHARDS; i++)); do
       fp=$(_zoo_ref_fp "$i" "$r")
-      [ "${fp%% *}" -gt "${best%% *}" ] && best=$fp
+      if [ "${fp%% *}" -gt "${best%% *}" ]; then best=$fp; fi
     done
     ZOO_BASE_REF[$r]=$best
   done
