@@ -14,6 +14,13 @@
 
 namespace shardctl::apps {
 
+// The engine options the configuration sets.
+inline migrate::EngineOptions engine_options(cli::Context& ctx) {
+  migrate::EngineOptions o;
+  o.fence_grace = ctx.config().fence_grace;
+  return o;
+}
+
 inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan) {
   for (const auto& w : plan.warnings) ctx.warn(w);
   if (ctx.dry_run()) {

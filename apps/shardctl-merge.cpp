@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
 
   fam.root_handler([&](cli::Context& ctx) {
     req.batch_size = batch_size ? *batch_size : static_cast<int>(ctx.config().batch_size);
-    migrate::Engine engine(ctx.catalog());
+    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     apps::run_operation(ctx, engine, engine.plan_merge(req));
   });
   return fam.main(argc, argv);

@@ -9,6 +9,7 @@
 #include "migrate/operation.hpp"
 #include "migrate/render.hpp"
 #include "output/table.hpp"
+#include "run_operation.hpp"
 
 using namespace shardctl;
 
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   int timeout = 3600;
 
   fam.command("list", "List operations, newest first", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog());
+    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     auto ops = engine.list();
     if (ctx.json()) {
       nlohmann::json arr = nlohmann::json::array();
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   });
 
   auto show_cmd = [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog());
+    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     auto o = engine.status(id);
     if (ctx.json()) return ctx.print_json(migrate::to_json(o));
     migrate::print_status(ctx.out(), o);
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   fam.command("show", "Show one operation", show_cmd)->add_option("ID", id, "Operation id")->required();
 
   fam.command("resume", "Finish an interrupted operation", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog());
+    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
       migrate::print_status(ctx.out(), engine.status(id));
       return;
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
   })->add_option("ID", id, "Operation id")->required();
 
   fam.command("cancel", "Stop an operation after its current batch", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog());
+    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
       ctx.out() << "would request cancellation of operation " << id << '\n';
       return;
@@ -72,8 +73,22 @@ int main(int argc, char** argv) {
     }
   })->add_option("ID", id, "Operation id")->required();
 
+  fam.command("unfence", "Lift the fences a finished operation left on its source shards", [&](cli::Context& ctx) {
+    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+    auto lifted = engine.unfence(id, ctx.dry_run());
+    if (ctx.json()) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& u : lifted) arr.push_back({{"shard", u.shard}, {"fences", u.ranges}});
+      return ctx.print_json({{"id", id}, {"dry_run", ctx.dry_run()}, {"shards", arr}});
+    }
+    for (const auto& u : lifted)
+      ctx.out() << (ctx.dry_run() ? "would lift " : "lifted ") << u.ranges << " fence(s) of operation " << id << " on "
+                << u.shard << '\n';
+    if (lifted.empty()) ctx.out() << "operation " << id << " left no fences\n";
+  })->add_option("ID", id, "Operation id")->required();
+
   auto* wait = fam.command("wait", "Wait until an operation is done, cancelled or failed", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog());
+    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
     for (;;) {
       auto o = engine.status(id);

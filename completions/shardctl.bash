@@ -45,8 +45,9 @@ _shardctl() {
         show) words="-h --help" ;;
         resume) words="-h --help" ;;
         cancel) words="-h --help" ;;
+        unfence) words="-h --help" ;;
         wait) words="-h --help --timeout" ;;
-        *) words="list show resume cancel wait" ;;
+        *) words="list show resume cancel unfence wait" ;;
       esac ;;
     sandbox)
       case $sub in

@@ -27,6 +27,7 @@ constexpr KeyDef known_keys[] = {
     {"defaults", Type::table},
     {"defaults.batch_size", Type::integer},
     {"defaults.parallel", Type::integer},
+    {"defaults.fence_grace", Type::string},
     {"archive", Type::table},
     {"archive.job", Type::array_of_tables},
     {"archive.job[].name", Type::string, true},
@@ -255,6 +256,12 @@ Config parse_config(std::string_view text, const std::string& origin) {
     if (v < 1) reader.fail(*node.node(), "\"defaults." + std::string(key) + "\" must be at least 1");
     (std::string_view(key) == "batch_size" ? cfg.batch_size : cfg.parallel) = v;
   }
+  if (auto node = root["defaults"]["fence_grace"]) {
+    auto text = *node.value<std::string>();
+    cfg.fence_grace = grace_interval(text);
+    if (!cfg.fence_grace)
+      reader.fail(*node.node(), "\"defaults.fence_grace\" must be a duration like 30m, 12h or 7d, not \"" + text + "\"");
+  }
   if (auto jobs = root["archive"]["job"].as_array()) {
     for (const auto& elem : *jobs) {
       const auto& t = *elem.as_table();
@@ -273,6 +280,21 @@ Config parse_config(std::string_view text, const std::string& origin) {
   }
   read_check(reader, root, cfg.check);
   return cfg;
+}
+
+std::optional<std::string> grace_interval(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && digits < 9 && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits + 1 != text.size()) return std::nullopt;
+  std::string unit;
+  switch (text.back()) {
+    case 's': unit = " seconds"; break;
+    case 'm': unit = " minutes"; break;
+    case 'h': unit = " hours"; break;
+    case 'd': unit = " days"; break;
+    default: return std::nullopt;
+  }
+  return text.substr(0, digits) + unit;
 }
 
 Config load_config(const std::optional<std::string>& explicit_path) {

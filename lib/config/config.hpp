@@ -44,6 +44,9 @@ struct Config {
   std::optional<std::string> catalog;         // catalog DSN
   std::int64_t batch_size = 1000;             // [defaults] batch_size
   std::int64_t parallel = 4;                  // [defaults] parallel
+  // [defaults] fence_grace ("30m", "12h", "7d") as a PostgreSQL interval: how long the source
+  // of a move keeps refusing writes to the keys it gave away. None: until `op unfence`.
+  std::optional<std::string> fence_grace;
   std::vector<ArchiveJob> archive_jobs;       // [[archive.job]]
   CheckConfig check;                          // [check]
 };
@@ -57,6 +60,9 @@ std::optional<std::filesystem::path> locate_config(const std::optional<std::stri
 
 // Parses config text; `origin` names the file in error messages ("path:line:col: ...").
 Config parse_config(std::string_view text, const std::string& origin);
+
+// "12h" -> "12 hours" (units s, m, h, d); nullopt when the text is not such a duration.
+std::optional<std::string> grace_interval(const std::string& text);
 
 // Reads and parses the located file, or returns defaults when there is none.
 Config load_config(const std::optional<std::string>& explicit_path);

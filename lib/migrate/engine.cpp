@@ -3,14 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 
 #include "catalog/key_sql.hpp"
 #include "catalog/locks.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "migrate/guard.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/runner.hpp"
+#include "migrate/shard_schema.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -95,7 +98,29 @@ nlohmann::json to_json(const OpStatus& o) {
           {"created_at", o.created_at}, {"updated_at", o.updated_at}};
 }
 
-Engine::Engine(pg::Connection& catalog) : catalog_(catalog) { catalog::Store check(catalog_); }
+Engine::Engine(pg::Connection& catalog, EngineOptions options) : catalog_(catalog), options_(std::move(options)) {
+  catalog::Store check(catalog_);
+}
+
+Engine::~Engine() {
+  for (auto id : locked_maps_) try {
+      catalog_.read([&](pqxx::work& tx) { tx.exec_params(catalog::map_data_unlock_shared_sql, catalog::lock_class, id); });
+    } catch (...) {
+      // The session ends with the process, and its locks with it.
+    }
+}
+
+void Engine::hold_map_lock(std::int64_t map_id, const std::string& map_name) {
+  if (std::find(locked_maps_.begin(), locked_maps_.end(), map_id) != locked_maps_.end()) return;
+  bool got = false;
+  catalog_.read([&](pqxx::work& tx) {
+    got = tx.exec_params1(catalog::map_data_lock_shared_sql, catalog::lock_class, map_id)[0].as<bool>();
+  });
+  if (!got)
+    throw locked_error("`shardctl check --fix` is fixing rows of map " + map_name + "; moves of the map wait until it is done",
+                       "try again when the check has finished");
+  locked_maps_.push_back(map_id);
+}
 
 std::string Engine::start(const Plan& plan) {
   std::string column = catalog::range_column(plan.map.kind, plan.map.key_type);
@@ -107,6 +132,7 @@ std::string Engine::start(const Plan& plan) {
   std::optional<std::int64_t> single_source;
   if (plan.segments.size() == 1) single_source = plan.segments.front().source.id;
   std::string op_id;
+  hold_map_lock(plan.map.id, plan.map.name);
   catalog_.transact([&](pqxx::work& tx) {
     // Operations on one map are created one at a time, so the overlap check below cannot race.
     tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext('map:' || $2::text))", catalog::lock_class, plan.map.id);
@@ -193,6 +219,8 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
 
   catalog::Store store(catalog_);
   ctx.map = store.get_map(map_name);
+  ctx.fence_grace = options_.fence_grace;
+  ctx.guard_wait_seconds = options_.guard_wait_seconds;
   ctx.space = RouteSpace{ctx.map.kind, ctx.map.key_type};
   routing::KeyType bt = catalog::bound_type(ctx.map.kind, ctx.map.key_type);
   if (low) ctx.range.low = routing::parse_key(bt, *low);
@@ -203,6 +231,7 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
   ctx.ctor = catalog::range_constructor(ctx.map.kind, ctx.map.key_type);
 
   try {
+    hold_map_lock(ctx.map.id, ctx.map.name);
     // Table shapes come from the target, which every batch copies into.
     RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
     for (const auto& t : store.list_tables()) {
@@ -210,6 +239,7 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
       if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t));
     }
     sort_by_foreign_keys(target, ctx.tables);
+    ctx.references = fk_order(target, ctx.references);  // parents first: nation after region
     Runner(catalog_, ctx, progress).run();
   } catch (const Error& e) {
     // Journal the failure for `op show`; the operation stays resumable.
@@ -269,6 +299,39 @@ std::vector<OpStatus> Engine::list() {
     for (const auto& r : tx.exec(std::string(op_select) + "ORDER BY o.created_at DESC")) out.push_back(op_from(r));
   });
   for (auto& op : out) mark_interrupted(catalog_, op);
+  return out;
+}
+
+std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
+  auto op = status(op_id);
+  if (op.status != "done" && op.status != "cancelled")
+    throw locked_error("operation " + op_id + " is " + op.status + ": its fences are lifted once it is done or cancelled",
+                       "`shardctl op wait " + op_id + "`, then unfence");
+  catalog::Store store(catalog_);
+  auto map = store.get_map(op.map);
+  std::vector<GuardedTable> tables;
+  for (const auto& t : store.list_tables())
+    if (t.kind == "sharded" && t.map == map.name) tables.push_back({catalog::quote_qualified(t.name), t.key_column.value_or("")});
+  std::vector<std::int64_t> sources;
+  catalog_.read([&](pqxx::work& tx) {
+    for (const auto& r : tx.exec_params("SELECT DISTINCT coalesce(b.source_shard_id, o.source_shard_id) FROM shardctl.op_batches b "
+                                        "JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 AND b.step = 'done'",
+                                        op_id))
+      sources.push_back(r[0].as<std::int64_t>());
+  });
+  std::map<std::int64_t, catalog::Shard> shards;
+  for (const auto& s : store.list_shards()) shards[s.id] = s;
+  std::vector<Unfenced> out;
+  for (auto id : sources) {
+    const auto& s = shards.at(id);
+    RawConn conn(s.dsn, "shard " + s.name);
+    bool has = conn.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
+    int fences = has ? std::stoi(conn.query("SELECT count(*) FROM shardctl.guard_ranges WHERE op_id = $1 AND state = 'fenced'",
+                                            {op_id})[0][0])
+                     : 0;
+    if (!dry_run && has) release_guard(conn, op_id, map.id, tables, true);
+    out.push_back({s.name, fences});
+  }
   return out;
 }
 

@@ -1,10 +1,30 @@
-// The write guard: a trigger installed by shardctl on every sharded table of the source shard
-// that refuses INSERT, UPDATE and DELETE of rows whose key lies in a range being moved. The
-// database enforces it, so even a plain psql session cannot write to a moving key. Ranges live
-// in the shard's own table shardctl.offline_ranges; shardctl's purge of moved rows sets
-// shardctl.guard_bypass for its own transaction only.
+// The write guard and the fence: shardctl's state on a source shard that makes the database
+// itself refuse writes to keys an operation is moving (offline) or has moved away (fenced).
+//
+// Shard-side state, in schema shardctl of every shard that was ever the source of a move:
+//   shardctl.guard_ranges (
+//     range_id   bigint identity PRIMARY KEY,
+//     op_id      uuid NOT NULL,        -- the operation that owns the range
+//     map_id     bigint NOT NULL,      -- the catalog map; triggers look at their own map only
+//     batch_no   integer NOT NULL,
+//     lo, hi     text,                 -- bounds in the map's route space, NULL = unbounded
+//     state      text NOT NULL,        -- 'offline': being moved, writes refused (55000)
+//                                      -- 'fenced': moved away to new_shard; writes refused
+//                                      --   (55000, naming new_shard) until lifted
+//     new_shard  text NOT NULL,        -- the target shard's name
+//     purge_xid  xid8,                 -- the owning operation's purge transaction: its only bypass
+//     expires_at timestamptz,          -- a fence stops refusing after this; NULL = until lifted
+//     created_at timestamptz NOT NULL DEFAULT now())
+// Triggers on each sharded table of the map, both ENABLE ALWAYS (they fire under
+// session_replication_role = replica too) and calling SECURITY DEFINER functions, so an
+// application role needs no privilege on schema shardctl and cannot write it:
+//   shardctl_guard           BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW
+//   shardctl_guard_truncate  BEFORE TRUNCATE FOR EACH STATEMENT
+// A map's triggers exist while the map has any range on that shard; the last range removed
+// drops them. The table of earlier versions, shardctl.offline_ranges, is dropped when found.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +38,44 @@ struct GuardedTable {
   std::string key_column;  // raw name
 };
 
-// Creates the guard function and range table (idempotent) and the trigger on each table.
-void install_guard(RawConn& shard, const RouteSpace& space, const std::vector<GuardedTable>& tables);
-// Records a range as offline for (op, batch) (idempotent).
-void add_offline_range(RawConn& shard, const std::string& op_id, int batch_no, const routing::KeyRange& range);
-// Drops the op's remaining ranges and, when no operation has ranges left, the triggers.
-void remove_guard(RawConn& shard, const std::string& op_id, const std::vector<GuardedTable>& tables);
+struct GuardOwner {
+  std::string op_id;
+  std::int64_t map_id = 0;
+  std::string new_shard;  // the operation's target
+};
+
+// In one transaction of the source, under lock_timeout with retries: the guard functions and
+// table (idempotent), the map's triggers where missing, and the batch's range as offline.
+// Committed before it returns, so the guard is in force before the batch's first row is read.
+// Gives up with a locked Error (75) naming the session that holds a table lock.
+void guard_batch(RawConn& shard, const RouteSpace& space, const std::vector<GuardedTable>& tables, const GuardOwner& owner,
+                 int batch_no, const routing::KeyRange& range);
+
+// Waits until every transaction of the shard's database that began before now has ended: a
+// REPEATABLE READ writer whose snapshot predates the guard would not see it, and a writer
+// whose row is uncommitted would commit it after the copy read the batch. Gives up after
+// `seconds` with a locked Error naming the sessions.
+void wait_for_older_transactions(RawConn& shard, int seconds);
+
+// The batch's guard state on the source: "offline", "fenced" or "" when there is none.
+std::string batch_guard_state(RawConn& shard, const std::string& op_id, int batch_no);
+
+// Inside the caller's open transaction on the source: lets this transaction (only) write the
+// batch's keys. The purge calls it before deleting.
+void bypass_batch_guard(RawConn& shard, const std::string& op_id, int batch_no);
+
+// Inside the caller's open transaction on the source: turns the batch's offline range into a
+// fence, expiring after `grace` (a PostgreSQL interval) or never.
+void fence_batch(RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace);
+
+// Inside the caller's open transaction on a target: removes the part of any fence of the map
+// that covers `range` (keys coming back to a shard that once gave them away).
+void lift_fences_in(RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range);
+
+// Removes the op's offline ranges (and its fences too when `fences` is set) in one
+// transaction, and drops the map's triggers when the map has no range left. Returns the
+// number of fence ranges of the op left on the shard.
+int release_guard(RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
+                  bool fences);
 
 }  // namespace shardctl::migrate

@@ -121,9 +121,24 @@ struct Progress {
   double copy_seconds = 0, verify_seconds = 0, purge_seconds = 0, catalog_seconds = 0;
 };
 
+// What the configuration decides about running operations.
+struct EngineOptions {
+  std::optional<std::string> fence_grace;  // [defaults] fence_grace as a PostgreSQL interval; none = until lifted
+  int guard_wait_seconds = 60;             // wait for transactions older than a batch's guard
+};
+
+// One source shard's fences of an operation, as `op unfence` reports them.
+struct Unfenced {
+  std::string shard;
+  int ranges = 0;
+};
+
 class Engine {
  public:
-  explicit Engine(pg::Connection& catalog);
+  explicit Engine(pg::Connection& catalog, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   // Each checks every precondition (all problems reported together, usage Error) and plans the
   // batches from the real key distribution on the sources. They change nothing.
@@ -140,12 +155,20 @@ class Engine {
   void request_cancel(const std::string& op_id);
   OpStatus status(const std::string& op_id);
   std::vector<OpStatus> list();
+  // Lifts the fences a finished operation left on its source shards (`dry_run`: only counts
+  // them). Exit 75 while the operation is unfinished.
+  std::vector<Unfenced> unfence(const std::string& op_id, bool dry_run);
 
  private:
   // The checks and batch planning every kind shares, once its segments are known.
   void finish_plan(Plan& plan);
+  // Takes the map's data lock shared for this process (see catalog/locks.hpp), once per map;
+  // exit 75 while `check --fix` holds it.
+  void hold_map_lock(std::int64_t map_id, const std::string& map_name);
 
   pg::Connection& catalog_;
+  EngineOptions options_;
+  std::vector<std::int64_t> locked_maps_;
 };
 
 }  // namespace shardctl::migrate

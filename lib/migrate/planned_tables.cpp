@@ -8,7 +8,7 @@ namespace shardctl::migrate {
 
 PlannedTable describe_table(RawConn& source, const catalog::TableDef& table) {
   std::string quoted = catalog::quote_qualified(table.name);
-  PlannedTable pt{table.name, quoted, table.key_column.value_or(""), {}, primary_key(source, quoted)};
+  PlannedTable pt{table.name, quoted, table.key_column.value_or(""), false, {}, primary_key(source, quoted)};
   for (const auto& c : table_columns(source, quoted)) pt.columns.push_back(c.name);
   return pt;
 }

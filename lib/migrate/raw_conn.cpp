@@ -65,6 +65,8 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
         std::string(state).rfind("57P", 0) == 0)
       throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg,
                               "`shardctl op resume ID` finishes the operation once it is back");
+    // lock_timeout expired: another session holds a lock; the caller may retry (75).
+    if (std::string(state) == "55P03") throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
     throw internal_error("query on " + role_ + " (" + where_ + ") failed: " + msg);
   }
   std::vector<std::vector<std::string>> rows;

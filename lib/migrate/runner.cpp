@@ -1,10 +1,14 @@
-// Runner: the per-batch protocol. Every step is idempotent and is journaled after it happens,
-// so a process killed anywhere leaves the operation resumable: `op resume` redoes at most the
-// step in flight, and each step checks what is already done.
+// Runner: the per-batch protocol. Catalog steps commit together with their journal entry;
+// steps on the shards are idempotent and journaled right after they happen, so a process
+// killed anywhere leaves the operation resumable: `op resume` redoes at most the step in
+// flight, and each step checks what is already done. `op cancel` of a batch that is offline
+// or copied rolls it back; a flipped batch is finished (its keys already live on the target).
 #include "migrate/runner.hpp"
 
 #include <chrono>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
@@ -104,10 +108,10 @@ std::vector<Runner::Batch> Runner::batches() {
     for (const auto& r : tx.exec_params(
              "SELECT b.batch_no, coalesce(lower(b.int_range)::text, lower(b.text_range)::text, lower(b.uuid_range)::text), "
              "coalesce(upper(b.int_range)::text, upper(b.text_range)::text, upper(b.uuid_range)::text), b.step, "
-             "coalesce(b.source_shard_id, o.source_shard_id) "
+             "coalesce(b.source_shard_id, o.source_shard_id), coalesce(b.checksum, '') "
              "FROM shardctl.op_batches b JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 ORDER BY b.batch_no",
              ctx_.op_id)) {
-      Batch b{r[0].as<int>(), {}, r[3].as<std::string>(), r[4].as<std::int64_t>()};
+      Batch b{r[0].as<int>(), {}, r[3].as<std::string>(), r[4].as<std::int64_t>(), r[5].as<std::string>()};
       if (!r[1].is_null()) b.range.low = routing::parse_key(bt, r[1].as<std::string>());
       if (!r[2].is_null()) b.range.high = routing::parse_key(bt, r[2].as<std::string>());
       if (points()) b.range = routing::point_range(bt, *b.range.low);  // journaled as [k,k]
@@ -126,7 +130,7 @@ bool Runner::cancel_requested() {
 }
 
 // Marks the batch's mapping offline (cutting it out of the mapping that holds it, for ranges)
-// and installs the write guard for it on the source.
+// and journals it, in one catalog transaction; then guards the batch on the source.
 void Runner::take_offline(const Batch& b) {
   CatalogRange c = catalog_range(b.range);
   catalog_.transact([&](pqxx::work& tx) {
@@ -135,22 +139,35 @@ void Runner::take_offline(const Batch& b) {
     auto exact = tx.exec_params("UPDATE shardctl.mappings SET status = 'offline' WHERE map_id = $1 AND shard_id = $2 AND " +
                                     ctx_.column + " = " + batch_expr + " RETURNING mapping_id",
                                 ctx_.map.id, b.source_id, c.low, c.high, c.bounds);
-    if (!exact.empty()) return;
-    if (points())
-      throw internal_error("map " + ctx_.map.name + " no longer maps key " + routing::format_key(*b.range.low) + " to " +
-                           shard(b.source_id).name);
-    cut_mapping(tx, b, c);
+    if (exact.empty()) {
+      if (points())
+        throw internal_error("map " + ctx_.map.name + " no longer maps key " + routing::format_key(*b.range.low) + " to " +
+                             shard(b.source_id).name);
+      cut_mapping(tx, b, c);
+    }
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'offline', updated_at = now() WHERE op_id = $1 AND batch_no = $2",
+                   ctx_.op_id, b.no);
+    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
+                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
+                   ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
   });
   faults_.point("offline.mapping");
+  guard_source(b);
+}
+
+// The batch's write guard on the source, committed before any row is read, then a wait for
+// the transactions that began before it (their snapshots cannot see the guard). Idempotent:
+// a resumed batch runs it again.
+void Runner::guard_source(const Batch& b) {
   RawConn& src = source(b);
-  install_guard(src, ctx_.space, guarded());
-  add_offline_range(src, ctx_.op_id, b.no, b.range);
+  guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range);
   catalog_.transact([&](pqxx::work& tx) {
     for (const auto& t : ctx_.tables)
       tx.exec_params("INSERT INTO shardctl.guards (op_id, shard_id, table_name) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                      ctx_.op_id, b.source_id, t.name);
   });
   faults_.point("offline.guard");
+  wait_for_older_transactions(src, ctx_.guard_wait_seconds);
 }
 
 // Replaces the source mapping holding the batch by up to three: the part before the batch,
@@ -191,6 +208,9 @@ std::int64_t Runner::copy(const Batch& b) {
   std::int64_t rows = 0;
   if (!present) {
     target_->exec("BEGIN");
+    // Keys coming back to a shard that once gave them away: its fence on them ends with this
+    // transaction, which makes them its own again.
+    lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
     for (const auto& t : ctx_.tables) {
       std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
       stats_.bytes += pump_copy(src,
@@ -207,45 +227,97 @@ std::int64_t Runner::copy(const Batch& b) {
   return rows;
 }
 
-void Runner::verify(const Batch& b) {
+// Compares count and checksum of every table's batch on both sides; returns them (JSON,
+// table -> "count:checksum") for the flip to journal and the purge to hold its deletes to.
+std::string Runner::verify(const Batch& b) {
   // A process that lost its lease stops here: another runner may already have purged the batch,
   // and a failed comparison would only confuse.
   catalog_.read([&](pqxx::work& tx) { fence(tx); });
   RawConn& src = source(b);
   const auto& from = shard(b.source_id);
+  nlohmann::json verified = nlohmann::json::object();
   for (const auto& t : ctx_.tables) {
     auto s = checksum(src, t, b.range), d = checksum(*target_, t, b.range);
     if (s != d)
       throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
                                from.name + " has count:checksum " + s + ", " + ctx_.target.name + " has " + d,
                            "nothing was deleted; the batch stays offline on " + from.name + " until resolved");
+    verified[t.name] = s;
   }
   faults_.point("verify");
+  return verified.dump();
 }
 
-void Runner::flip(const Batch& b) {
+// Points the batch's mapping at the target, online, and journals the step with what was
+// verified, in one catalog transaction.
+void Runner::flip(const Batch& b, const std::string& verified) {
   CatalogRange c = catalog_range(b.range);
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
     tx.exec_params("UPDATE shardctl.mappings SET shard_id = $6, status = 'online' WHERE map_id = $1 AND shard_id IN ($2, $6) AND " +
                        ctx_.column + " = " + ctx_.ctor + "($3, $4, $5)",
                    ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, updated_at = now() "
+                   "WHERE op_id = $1 AND batch_no = $2",
+                   ctx_.op_id, b.no, verified);
+    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
+                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
+                   ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
   });
   faults_.point("flip");
 }
 
-// Deletes the moved rows from the source, children first, and lifts the batch's guard range,
-// in one source transaction; the lease is checked just before commit.
-void Runner::purge(const Batch& b) {
+// Deletes the moved rows from the source, children first, and turns the batch's guard into a
+// fence, in one source transaction. The deletes are held to what was verified: each table's
+// deleted rows (DELETE ... RETURNING) must match the verified count and checksum, or the
+// transaction rolls back. A batch already fenced was purged by an earlier run.
+void Runner::purge(const Batch& b, const std::string& verified) {
   RawConn& src = source(b);
+  std::string state = batch_guard_state(src, ctx_.op_id, b.no);
+  if (state == "fenced") return;
+  if (state.empty()) guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range);  // lost with a restored shard
+  nlohmann::json expected = verified.empty() ? nlohmann::json::object() : nlohmann::json::parse(verified);
   src.exec("BEGIN");
-  src.exec("SET LOCAL shardctl.guard_bypass = 'on'");
-  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
-    src.exec("DELETE FROM " + it->quoted + " WHERE " + filter(src, *it, b.range));
-  src.query("DELETE FROM shardctl.offline_ranges WHERE op_id = $1 AND batch_no = $2", {ctx_.op_id, std::to_string(b.no)});
+  bypass_batch_guard(src, ctx_.op_id, b.no);
+  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it) {
+    auto got = src.query("WITH d AS (DELETE FROM " + it->quoted + " WHERE " + filter(src, *it, b.range) + " RETURNING " +
+                         column_list(it->columns) + ") SELECT count(*) || ':' || "
+                         "coalesce(sum(('x' || substr(md5(d::text), 1, 16))::bit(64)::bigint::numeric), 0) FROM d")[0][0];
+    // Operations journaled before the purge was held to the verify have nothing to compare.
+    if (!expected.contains(it->name) || expected[it->name] == got) continue;
+    src.exec("ROLLBACK");
+    throw internal_error("purge of " + it->name + " batch " + routing::format_range(b.range) + " on " + shard(b.source_id).name +
+                             " would delete count:checksum " + got + " where " + expected[it->name].get<std::string>() +
+                             " was verified; rolled back: a write reached the batch's keys past the guard",
+                         "the batch is served by " + ctx_.target.name + " and stays guarded on " + shard(b.source_id).name +
+                             "; compare its rows on both shards, then `shardctl op resume ID`");
+  }
+  fence_batch(src, ctx_.op_id, b.no, ctx_.fence_grace);
   catalog_.read([&](pqxx::work& tx) { fence(tx); });
   src.exec("COMMIT");
   faults_.point("purge");
+}
+
+// Undoes a batch that is offline or copied (`op cancel`): its rows leave the target, its
+// mapping goes back online on the source, in that order; the guard goes with the rest of the
+// operation's in finish(). Idempotent.
+void Runner::roll_back(const Batch& b) {
+  target_->exec("BEGIN");
+  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
+    target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
+  target_->exec("COMMIT");
+  faults_.point("rollback.target");
+  CatalogRange c = catalog_range(b.range);
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    tx.exec_params("UPDATE shardctl.mappings SET status = 'online' WHERE map_id = $1 AND shard_id = $2 AND " + ctx_.column +
+                       " = " + ctx_.ctor + "($3, $4, $5)",
+                   ctx_.map.id, b.source_id, c.low, c.high, c.bounds);
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'planned', rows_moved = 0, updated_at = now() "
+                   "WHERE op_id = $1 AND batch_no = $2",
+                   ctx_.op_id, b.no);
+  });
+  faults_.point("rollback.mapping");
 }
 
 void Runner::copy_references(RawConn& from) {
@@ -302,9 +374,12 @@ void Runner::coalesce() {
 
 void Runner::finish(const std::string& status, const std::vector<Batch>& all) {
   coalesce();
+  // Offline ranges go; fences stay on each source until lifted (`op unfence`) or expired.
   std::set<std::int64_t> done;
   for (const auto& b : all)
-    if (done.insert(b.source_id).second) remove_guard(source(b), ctx_.op_id, guarded());
+    if (done.insert(b.source_id).second) release_guard(source(b), ctx_.op_id, ctx_.map.id, guarded(), false);
+  // The target may have lifted its last fence of the map by loading keys it once gave away.
+  release_guard(*target_, ctx_.op_id, ctx_.map.id, guarded(), false);
   faults_.point("unguard");
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
@@ -314,6 +389,8 @@ void Runner::finish(const std::string& status, const std::vector<Batch>& all) {
                    ctx_.op_id, status);
   });
 }
+
+GuardOwner Runner::owner() const { return GuardOwner{ctx_.op_id, ctx_.map.id, ctx_.target.name}; }
 
 std::vector<GuardedTable> Runner::guarded() const {
   std::vector<GuardedTable> out;
@@ -337,24 +414,32 @@ void Runner::run() {
   target_->exec(session_settings);
   auto all = batches();
   if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");
-  copy_references(source(all.front()));
+  bool cancel = cancel_requested();
+  if (!cancel) copy_references(source(all.front()));
   stats_.batches = static_cast<int>(all.size());
-  for (const auto& b : all) {
+  for (auto& b : all) {
     stats_.batch = b.no;
     if (b.step == "done") continue;
     if (b.step == "planned") {
-      if (cancel_requested()) {
+      if (cancel || cancel_requested()) {
         finish("cancelled", all);
         return;
       }
       {
         Stopwatch w(stats_.catalog_seconds);
         take_offline(b);
-        journal(b, "offline");
       }
       faults_.point("journal.offline");
+    } else if (b.step == "offline" || b.step == "copied") {
+      if (cancel) {  // cancelled while interrupted: undo the batch in flight
+        roll_back(b);
+        finish("cancelled", all);
+        return;
+      }
+      guard_source(b);  // a run killed before the guard committed left the batch unguarded
     }
     std::int64_t rows = 0;
+    std::string verified = b.verified;
     if (b.step != "flipped") {
       // Also when journaled as copied: copy() finds the batch on the target and does nothing,
       // unless the target lost it (a crash of a server that does not sync commits).
@@ -366,22 +451,21 @@ void Runner::run() {
       faults_.point("journal.copied");
       {
         Stopwatch w(stats_.verify_seconds);
-        verify(b);
+        verified = verify(b);
       }
-      flip(b);
-      journal(b, "flipped");
+      flip(b, verified);
       faults_.point("journal.flipped");
     }
     {
       Stopwatch w(stats_.purge_seconds);
-      purge(b);
+      purge(b, verified);
     }
     journal(b, "done");
     faults_.point("journal.done");
     stats_.rows += rows;
     if (progress_) progress_(stats_);
   }
-  finish("done", all);
+  finish("done", all);  // every batch moved, even if a cancel came too late to stop one
   faults_.point("finished");
   if (progress_) progress_(stats_);
 }

@@ -29,6 +29,8 @@ struct RunContext {
   std::vector<PlannedTable> tables;
   std::vector<std::string> references;
   std::string column, ctor;  // the mappings range column of this map and its constructor
+  std::optional<std::string> fence_grace;  // how long a fence refuses writes (interval); none = until lifted
+  int guard_wait_seconds = 60;  // how long to wait for transactions older than a batch's guard
 };
 
 class Runner {
@@ -47,6 +49,7 @@ class Runner {
     routing::KeyRange range;  // half-open; a list point as [k, successor)
     std::string step;
     std::int64_t source_id;
+    std::string verified;  // per-table "count:checksum" (JSON) journaled by the flip
   };
   // Bound parameters of a batch in the catalog's mappings column: a list map's point is
   // stored [k,k]; everything else [low, high).
@@ -64,17 +67,20 @@ class Runner {
   std::vector<Batch> batches();
   bool cancel_requested();
   void take_offline(const Batch& b);
+  void guard_source(const Batch& b);
   void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c);
   std::int64_t copy(const Batch& b);
-  void verify(const Batch& b);
-  void flip(const Batch& b);
-  void purge(const Batch& b);
+  std::string verify(const Batch& b);
+  void flip(const Batch& b, const std::string& verified);
+  void purge(const Batch& b, const std::string& verified);
+  void roll_back(const Batch& b);
   void copy_references(RawConn& from);
   void coalesce();
   void finish(const std::string& status, const std::vector<Batch>& all);
   std::vector<GuardedTable> guarded() const;
   std::string filter(RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
   std::string checksum(RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+  GuardOwner owner() const;
 
   pg::Connection& catalog_;
   RunContext ctx_;
