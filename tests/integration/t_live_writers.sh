@@ -114,11 +114,25 @@ n_ack=$(grep -c '^ACK' "$TEST_TMP/all.log" || true)
 n_ref=$(grep -c '^REF' "$TEST_TMP/all.log" || true)
 [ "$n_ack" -ge 100 ] || fail "only $n_ack acknowledged writes: the test did not exercise much"
 [ "$n_ref" -ge 1 ] || fail "no write was refused (55000) although keys moved under the writers"
-# A fence refusal: a stale writer, refused on a shard, the message naming another shard.
-fenced=$(awk -F'\t' '$1 == "REF" { print FILENAME "\t" $5 "\t" $7 }' "$TEST_TMP"/writer.1.log "$TEST_TMP"/writer.2.log |
-  awk -F'\t' '{ if (match($3, /shard_[0-9]+/)) { s = substr($3, RSTART, RLENGTH); if (s != $2) n++ } } END { print n + 0 }')
+# Fence refusals: a stale writer's write to a shard that gave the key away, refused with a
+# message naming the shard the key moved to ("moved to shard X"; a batch in flight says "being
+# moved ... to shard X"). The name must be the operation's target for that key and source:
+# 875.. left shard_4 for shard_1 (split), 751..875 left shard_4 for shard_3 (merge), 251..501
+# left shard_2 for shard_4 (move); new customers (> 1000) lie in 875...
+awk -F'\t' '$1 == "REF" && $7 ~ /moved to shard / && $7 !~ /being moved/ {
+              match($7, /moved to shard [^ ;,()]+/); named = substr($7, RSTART + 15, RLENGTH - 15)
+              k = $3 + 0; want = "?"
+              if ($5 == "shard_4" && k >= 875) want = "shard_1"
+              else if ($5 == "shard_4" && k >= 751) want = "shard_3"
+              else if ($5 == "shard_2" && k >= 251 && k < 501) want = "shard_4"
+              print (named == want ? "ok" : "bad") "\t" $3 "\t" $5 "\t" named "\t" want }' \
+  "$TEST_TMP"/writer.1.log "$TEST_TMP"/writer.2.log > "$TEST_TMP/fenced"
+fenced=$(grep -c '^ok' "$TEST_TMP/fenced" || true)
+if grep -q '^bad' "$TEST_TMP/fenced"; then
+  fail "fence refusals naming the wrong shard (key, written to, named, want): $(grep '^bad' "$TEST_TMP/fenced" | head -3 | cut -f2- | tr '\n\t' '; ')"
+fi
 [ "$fenced" -ge 1 ] || {
-  grep -h '^REF' "$TEST_TMP"/writer.1.log "$TEST_TMP"/writer.2.log | cut -f7 | sed 's/[0-9]\+/N/g' | sort | uniq -c >&2
+  grep -h '^REF' "$TEST_TMP"/writer.1.log "$TEST_TMP"/writer.2.log | cut -f7 | sed 's/[0-9a-f-]\{36\}/ID/g; s/[0-9]\+/N/g' | sort | uniq -c >&2
   fail "no stale write was refused by a fence naming the new shard (refusal messages above)"
 }
 # Routing writers got through: their acknowledged writes outnumber their final refusals.
