@@ -147,4 +147,5 @@ for op in $(shardctl op list --format json | jq -r '.operations[].id'); do
   expect_exit 0 shardctl op unfence "$op"
 done
 assert_fleet_consistent
+expect_exit 0 shardctl check
 pass
