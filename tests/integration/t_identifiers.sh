@@ -80,6 +80,19 @@ expect_stderr_contains 'table "Sales"."Order Lines" is already declared'
 # ...but case in quotes matters, as in SQL: "MixedCase" is another table.
 expect_exit 0 shardctl table add-reference '"MixedCase"' --dry-run
 
+# Catalogs written before this syntax kept the operator's spelling ("region" quoted, MixedUp bare
+# meaning exactly "MixedUp"): such rows read in display form and are found by any spelling.
+psql_catalog -qc "insert into shardctl.tables (name, kind) values ('public.\"region\"', 'reference'), ('public.MixedUp', 'reference')"
+expect_exit 0 shardctl table list --format json
+assert_eq "$(jq -r '[.tables[] | select(.kind == "reference") | .name] | sort | join(" ")' "$STDOUT")" 'public."MixedUp" public.region'
+expect_exit 64 shardctl table add-reference REGION
+expect_stderr_contains "table public.region is already declared (reference)"
+expect_exit 0 shardctl table remove region
+expect_exit 64 shardctl table remove MixedUp
+expect_stderr_contains "unknown table public.mixedup"
+expect_exit 0 shardctl table remove '"MixedUp"'
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.tables where kind = 'reference'")" "0"
+
 # An xref on quoted columns.
 expect_exit 64 shardctl xref add lines_weird --child '"Sales"."Order Lines"("Tenant Id"' \
   --parent 'public."we""ird"(K)' --route '"Tenant Id"' --map tenants

@@ -1,0 +1,240 @@
+# Shared helpers of the schema-zoo tests (t_zoo_*.sh) and the live-writer test
+# (t_live_writers.sh). Source it after lib.sh:
+#   source "$(dirname "$0")/lib.sh"; source "$(dirname "$0")/zoo_lib.sh"
+#
+# A zoo test builds its own schema on an empty fleet, declares its tables through these
+# helpers (so the checks know every table, its map and key), loads rows, takes a baseline, and
+# calls zoo_verify after every operation:
+#   zoo_fleet NAME                    empty fleet, shards registered as shard_1..shard_N
+#   zoo_all_shards <<'SQL' ... SQL    the same SQL on every shard (one transaction each)
+#   zoo_sharded REL MAP KEY           table add-sharded, remembered for the checks
+#   zoo_reference REL                 table add-reference, remembered for the checks
+#   zoo_baseline                      fingerprints of every declared table, taken now
+#   zoo_verify LABEL                  rows unchanged, each on its routed shard, check exit 0
+# REL and KEY are SQL identifiers as shardctl takes them ('"Sales"."Order Lines"',
+# '"Tenant Id"', plain names fold to lower case) and are pasted into SQL as they are.
+
+ZOO_SHARDS=0
+ZOO_SHARDED=()   # "REL|MAP|KEY"
+ZOO_REFS=()      # "REL"
+ZOO_BASE_SHARDED=""
+declare -A ZOO_BASE_REF=()
+
+shard_name() { jq -r ".shards[$(($1 - 1))].name" "$FLEET_JSON"; }
+
+zoo_fleet() {
+  fresh_fleet "$1" --empty
+  ZOO_SHARDS=$(jq '.shards | length' "$FLEET_JSON")
+  ZOO_SHARDED=()
+  ZOO_REFS=()
+  local i
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do
+    "$SHARDCTL_BIN/shardctl" shard add "$(shard_name "$i")" --dsn "$(shard_dsn "$i")" >/dev/null ||
+      fail "could not register shard $i"
+  done
+}
+
+# zoo_all_shards: SQL from stdin, run on every shard, each in one transaction.
+zoo_all_shards() {
+  local sql i
+  sql=$(cat)
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do
+    psql_shard "$i" -q -1 <<<"$sql" >/dev/null || fail "SQL failed on shard $i: ${sql:0:200}"
+  done
+}
+
+zoo_sharded() {
+  expect_exit 0 shardctl table add-sharded "$1" --map "$2" --key "$3"
+  ZOO_SHARDED+=("$1|$2|$3")
+}
+
+zoo_reference() {
+  expect_exit 0 shardctl table add-reference "$1"
+  ZOO_REFS+=("$1")
+}
+
+# psql without Debian's perl wrapper (pg_wrapper costs a fifth of a second per call on a busy
+# machine); lib.sh's psql_shard and psql_catalog use it too.
+for _zoo_psql in $(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1); do
+  eval "psql() { \"$_zoo_psql\" \"\$@\"; }"
+done
+
+# SQL for one relation's fingerprint: LABEL, count, and the sums of the high and the low 32 bits
+# of a 64-bit hash of each row's text (two sums that fit in 64 bits, so the shell can add them
+# up exactly). SPEC is REL or REL|CONDITION (CONDITION on alias x). Row text includes every
+# column (identity and generated ones too): a changed value, a lost or a doubled row all show.
+_zoo_fp_sql() {
+  local spec=$1 rel cond=true
+  rel=${spec%%|*}
+  if [[ "$spec" == *"|"* ]]; then cond=${spec#*|}; fi
+  printf "select 'F' as w, \$zl\$%s\$zl\$ as t, count(*)::text as c, (coalesce(sum(h >> 32), 0)::bigint || ' ' || coalesce(sum(h & 4294967295), 0)::bigint) as h from (select ('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint as h from %s x where %s) f" \
+    "$spec" "$rel" "$cond"
+}
+
+# SQL for the keys of one sharded table: 'K', MAP, key as text.
+_zoo_keys_sql() {
+  local rel=$1 map=$2 key=$3
+  printf "select 'K', \$zl\$%s\$zl\$, (%s)::text, '' from %s where (%s) is not null" "$map" "$key" "$rel" "$key"
+}
+
+# _zoo_collect SQL-PARTS...: runs the union of the parts on every shard, one query per shard;
+# writes $TEST_TMP/zoo_collect.I (tab-separated: W T C H).
+_zoo_collect() {
+  local i sql="" part
+  for part in "$@"; do sql+="${sql:+ union all }$part"; done
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do
+    psql_shard "$i" -XAt -F $'\t' -c "$sql" > "$TEST_TMP/zoo_collect.$i" || fail "query failed on shard $i: ${sql:0:300}"
+  done
+}
+
+# Fleet-wide fingerprint lines "SPEC<TAB>COUNT HI LO" (sorted) from the collected files.
+_zoo_fleet_fp() {
+  local i
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do awk -F'\t' '$1 == "F"' "$TEST_TMP/zoo_collect.$i"; done |
+    awk -F'\t' '{ split($4, h, " "); c[$2] += $3; hi[$2] += h[1]; lo[$2] += h[2] }
+                END { for (t in c) printf "%s\t%.0f %.0f %.0f\n", t, c[t], hi[t], lo[t] }' | LC_ALL=C sort
+}
+
+# zoo_fingerprint SPEC...: one line per SPEC, "SPEC<TAB>COUNT HI LO", over every shard of the fleet.
+zoo_fingerprint() {
+  local spec parts=()
+  for spec in "$@"; do parts+=("$(_zoo_fp_sql "$spec")"); done
+  _zoo_collect "${parts[@]}"
+  _zoo_fleet_fp
+}
+
+# zoo_shard_fingerprint I SPEC: "COUNT HI LO" of one relation on shard I alone.
+zoo_shard_fingerprint() {
+  psql_shard "$1" -XAt -F ' ' -c "select c, h from ($(_zoo_fp_sql "$2")) f" || fail "fingerprint query failed on shard $1"
+}
+
+# Collects fingerprints of every declared table and the keys of every sharded table, one query
+# per shard.
+_zoo_collect_all() {
+  local e rel map key parts=()
+  for e in "${ZOO_SHARDED[@]}"; do
+    IFS='|' read -r rel map key <<<"$e"
+    parts+=("$(_zoo_fp_sql "$rel")" "$(_zoo_keys_sql "$rel" "$map" "$key")")
+  done
+  for rel in "${ZOO_REFS[@]}"; do parts+=("$(_zoo_fp_sql "$rel")"); done
+  _zoo_collect "${parts[@]}"
+}
+
+# The fingerprint of sharded tables (fleet-wide) from the collected files.
+_zoo_sharded_fp() {
+  local e
+  _zoo_fleet_fp | while IFS= read -r line; do
+    for e in "${ZOO_SHARDED[@]}"; do
+      if [ "${line%%$'\t'*}" = "${e%%|*}" ]; then echo "$line"; fi
+    done
+  done
+  return 0
+}
+
+# A reference table's fingerprint on shard I from the collected files: "COUNT HI LO".
+_zoo_ref_fp() {
+  awk -F'\t' -v t="$2" '$1 == "F" && $2 == t { print $3 " " $4 }' "$TEST_TMP/zoo_collect.$1"
+}
+
+# The baseline: fleet-wide fingerprints of the sharded tables; for each reference table, the
+# fingerprint of its fullest copy (every shard must hold that copy or nothing).
+zoo_baseline() {
+  _zoo_collect_all
+  ZOO_BASE_SHARDED=$(_zoo_sharded_fp)
+  ZOO_BASE_REF=()
+  local r i fp best
+  for r in "${ZOO_REFS[@]}"; do
+    best="0 0 0"
+    for ((i = 1; i <= ZOO_SHARDS; i++)); do
+      fp=$(_zoo_ref_fp "$i" "$r")
+      if [ "${fp%% *}" -gt "${best%% *}" ]; then best=$fp; fi
+    done
+    ZOO_BASE_REF[$r]=$best
+  done
+}
+
+# Rows unchanged: the sharded tables' fleet fingerprints equal the baseline; every reference
+# table is, on every shard, either the full baseline copy or empty. (Uses the collected files:
+# call after _zoo_collect_all.)
+_zoo_unchanged_collected() {
+  local label=$1 now r i fp
+  now=$(_zoo_sharded_fp)
+  if [ "$now" != "$ZOO_BASE_SHARDED" ]; then
+    diff <(echo "$ZOO_BASE_SHARDED") <(echo "$now") >&2 || true
+    fail "$label: sharded rows changed (fingerprint: < before, > after)"
+  fi
+  for r in "${ZOO_REFS[@]}"; do
+    for ((i = 1; i <= ZOO_SHARDS; i++)); do
+      fp=$(_zoo_ref_fp "$i" "$r")
+      [ "$fp" = "${ZOO_BASE_REF[$r]}" ] || [ "$fp" = "0 0 0" ] ||
+        fail "$label: reference table $r on $(shard_name "$i") is neither the full copy nor empty: [$fp], want [${ZOO_BASE_REF[$r]}]"
+    done
+  done
+}
+
+# Every row of every declared sharded table sits on the shard `shardctl lookup` routes its key
+# to; no key is unmapped. (Uses the collected files: one lookup stream per map.)
+_zoo_routed_collected() {
+  local label=$1 i map wrong
+  local -A maps=()
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do
+    while IFS= read -r map; do maps[$map]=1; done < <(awk -F'\t' '$1 == "K" { print $2 }' "$TEST_TMP/zoo_collect.$i" | sort -u)
+  done
+  for map in "${!maps[@]}"; do
+    for ((i = 1; i <= ZOO_SHARDS; i++)); do
+      awk -F'\t' -v m="$map" -v s="$(shard_name "$i")" '$1 == "K" && $2 == m { print s "\t" $3 }' "$TEST_TMP/zoo_collect.$i"
+    done > "$TEST_TMP/zoo_keys"
+    cut -f2 "$TEST_TMP/zoo_keys" | "$SHARDCTL_BIN/shardctl" lookup --map "$map" - > "$TEST_TMP/zoo_routes" 2>"$TEST_TMP/zoo_lookup_err" ||
+      fail "$label: lookup --map $map failed: $(cat "$TEST_TMP/zoo_lookup_err")"
+    [ "$(wc -l < "$TEST_TMP/zoo_routes")" = "$(wc -l < "$TEST_TMP/zoo_keys")" ] ||
+      fail "$label: lookup --map $map returned $(wc -l < "$TEST_TMP/zoo_routes") lines for $(wc -l < "$TEST_TMP/zoo_keys") keys"
+    wrong=$(paste "$TEST_TMP/zoo_keys" "$TEST_TMP/zoo_routes" | awk -F'\t' '$1 != $4 { print $2 " on " $1 ", routed to " $4 }' | head -3)
+    [ -z "$wrong" ] || fail "$label: rows of map $map on a shard the map does not route them to: $(echo "$wrong" | tr '\n' ';')"
+  done
+}
+
+zoo_assert_unchanged() { _zoo_collect_all; _zoo_unchanged_collected "$1"; }
+zoo_assert_routed() { _zoo_collect_all; _zoo_routed_collected "$1"; }
+
+# No mapping left offline, no operation left unfinished.
+zoo_assert_settled() {
+  local label=$1 n
+  n=$(psql_catalog -XAtc "select count(*) from shardctl.mappings where status <> 'online'")
+  [ "$n" = 0 ] || fail "$label: $n mapping(s) left offline"
+  n=$("$SHARDCTL_BIN/shardctl" op list --format json | jq '[.operations[] | select(.status != "done" and .status != "cancelled")] | length')
+  [ "$n" = 0 ] || fail "$label: $n operation(s) not done"
+}
+
+# zoo_verify LABEL: everything that must hold after an operation.
+zoo_verify() {
+  zoo_assert_settled "$1"
+  _zoo_collect_all
+  _zoo_unchanged_collected "$1"
+  _zoo_routed_collected "$1"
+  local got=0
+  "$SHARDCTL_BIN/shardctl" check >"$STDOUT" 2>"$STDERR" || got=$?
+  [ "$got" = 0 ] || { cat "$STDOUT" "$STDERR" >&2; fail "$1: shardctl check exited $got"; }
+}
+
+# zoo_mappings MAP: "RANGE>SHARD ..." in key order.
+zoo_mappings() {
+  "$SHARDCTL_BIN/shardctl" mapping list --map "$1" --format json | jq -r '.mappings | map((.range // .point) + ">" + .shard) | join(" ")'
+}
+
+# zoo_op LABEL CMD...: runs a split/merge/move, which must exit 0 and end "done", then verifies.
+zoo_op() {
+  local label=$1; shift
+  expect_exit 0 shardctl "$@" --format json
+  [ "$(jq -r .status "$STDOUT")" = done ] || { cat "$STDOUT" >&2; fail "$label: operation not done"; }
+  local batches
+  batches=$(jq -r '.batches_done // 0' "$STDOUT")
+  echo "# $label: $batches batch(es), $(jq -r '.rows_moved // "?"' "$STDOUT") rows; mappings now $(zoo_mappings "$(jq -r .map "$STDOUT")")"
+  zoo_verify "$label"
+}
+
+# must_fail DESCRIPTION CMD...: a negative control. CMD (an assertion helper) runs in a subshell
+# and must fail; proves the assertion can fail at all.
+must_fail() {
+  local what=$1; shift
+  if ( "$@" ) >/dev/null 2>&1; then fail "negative control passed although it must fail: $what"; fi
+}
