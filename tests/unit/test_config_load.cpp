@@ -86,6 +86,23 @@ TEST_CASE("empty config gives defaults") {
   CHECK(cfg.parallel == 4);
 }
 
+TEST_CASE("fence_grace is a duration, kept as a PostgreSQL interval") {
+  CHECK(config::grace_interval("7d") == "7 days");
+  CHECK(config::grace_interval("12h") == "12 hours");
+  CHECK(config::grace_interval("30m") == "30 minutes");
+  CHECK(config::grace_interval("45s") == "45 seconds");
+  CHECK_FALSE(config::grace_interval(""));
+  CHECK_FALSE(config::grace_interval("d"));
+  CHECK_FALSE(config::grace_interval("7"));
+  CHECK_FALSE(config::grace_interval("7w"));
+  CHECK_FALSE(config::grace_interval("1 day"));
+  CHECK_FALSE(config::grace_interval("-1d"));
+  CHECK_FALSE(config::grace_interval("1234567890d"));
+  CHECK(config::parse_config("[defaults]\nfence_grace = \"2h\"\n", "cfg.toml").fence_grace == "2 hours");
+  CHECK_FALSE(config::parse_config("", "cfg.toml").fence_grace);
+  CHECK(error_of("[defaults]\nfence_grace = \"soon\"\n").find("cfg.toml:2:15: ") == 0);
+}
+
 TEST_CASE("errors cite file:line:col") {
   CHECK(error_of("catalog = \"x\"\n[defaults]\nbatchsize = 10\n") == "cfg.toml:3:1: unknown key \"defaults.batchsize\"");
   CHECK(error_of("catalgo = \"x\"\n") == "cfg.toml:1:1: unknown key \"catalgo\"");
