@@ -240,6 +240,22 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
     }
     sort_by_foreign_keys(target, ctx.tables);
     ctx.references = fk_order(target, ctx.references);  // parents first: nation after region
+    // Text keys are compared in the column's own collation only where every shard the batches
+    // read orders it like bytes (the plan checked the same; a source may differ from the target).
+    std::vector<std::int64_t> sources;
+    catalog_.read([&](pqxx::work& tx) {
+      for (const auto& r : tx.exec_params("SELECT DISTINCT coalesce(b.source_shard_id, o.source_shard_id) FROM "
+                                          "shardctl.op_batches b JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1",
+                                          op_id))
+        sources.push_back(r[0].as<std::int64_t>());
+    });
+    for (auto& t : ctx.tables) {
+      if (!t.key_native_order) continue;
+      for (auto id : sources) {
+        RawConn src(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name);
+        t.key_native_order = t.key_native_order && key_sorts_bytewise(src, t.quoted, t.key_column);
+      }
+    }
     Runner(catalog_, ctx, progress).run();
   } catch (const Error& e) {
     // Journal the failure for `op show`; the operation stays resumable.

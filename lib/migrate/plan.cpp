@@ -295,7 +295,9 @@ void Engine::finish_plan(Plan& plan) {
       if (a != b) problems.push_back("table " + t.name + " has different columns on " + source_name + " and " + plan.target.name);
       switch (key_index(*source, q, *t.key_column)) {
         case KeyIndex::none:
-          problems.push_back("table " + t.name + " has no primary key or unique index containing " + *t.key_column);
+          // Nothing in a move needs unique rows (batches go by key range, verify and purge
+          // compare multisets); whether batch statements can use an index is checked by
+          // check_index_use below.
           break;
         case KeyIndex::non_leading:
           plan.warnings.push_back("the key index of " + t.name + " does not lead with " + *t.key_column + " (slower batches)");
