@@ -21,11 +21,12 @@ do $$ declare r record; begin
 end $$;
 create schema if not exists shardctl;
 drop table if exists shardctl.offline_ranges;
-drop table if exists shardctl.guard_ranges;
+drop table if exists shardctl.guard_ranges cascade;
 create table shardctl.guard_ranges (
+  range_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   op_id uuid NOT NULL, map_id bigint NOT NULL, batch_no integer NOT NULL, lo text, hi text,
   state text NOT NULL, new_shard text NOT NULL, purge_xid xid8, expires_at timestamptz,
-  created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (op_id, batch_no));
+  created_at timestamptz NOT NULL DEFAULT now());
 create or replace function shardctl.test_guard() returns trigger language plpgsql as $f$ begin return null; end $f$;
 SQL
 }
@@ -65,7 +66,7 @@ offline=$(psql_catalog -XAtc "select int_range from shardctl.mappings where stat
 unknown=00000000-0000-4000-8000-000000000001
 psql_shard 1 -qc "insert into shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard)
                   values ('$unknown', $map_id, 1, '5', '6', 'fenced', 'shard_2')"
-psql_shard 2 -qc "drop table shardctl.guard_ranges"
+psql_shard 2 -qc "set client_min_messages = warning; drop table shardctl.guard_ranges cascade"
 add_guard_triggers 2 public.orders
 psql_shard 3 -qc "insert into shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard)
                   values ('$unknown', $((map_id + 100)), 7, 'a', null, 'offline', 'shard_1')"
