@@ -131,4 +131,15 @@ assert_fleet_consistent() {
     fail "offline mappings or recorded guards left: $(psql_catalog -XAtc "select * from shardctl.mappings where status <> 'online'")"
 }
 
+# wait_stopped PID WHAT OUTFILE: waits until the process stopped itself at its
+# SHARDCTL_FAULT_PAUSE point; fails (showing OUTFILE) if it never does.
+wait_stopped() {
+  for _ in $(seq 1 400); do
+    [ "$(ps -o stat= -p "$1" | cut -c1)" = T ] && return 0
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.05
+  done
+  fail "$2 never reached its pause point: $(cat "$3")"
+}
+
 last_op() { "$SHARDCTL_BIN/shardctl" op list --format json | jq -r '.operations[0].id'; }

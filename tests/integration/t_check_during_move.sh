@@ -11,14 +11,6 @@ before=$(fleet_fingerprint)
 map_id=$(psql_catalog -XAtc "select map_id from shardctl.maps where name = 'customers'")
 lock_class=1397244740  # catalog::lock_class, "SHCD"
 lock_key="$lock_class, hashtext('map-data:' || $map_id)"
-wait_stopped() {
-  for _ in $(seq 1 400); do
-    [ "$(ps -o stat= -p "$1" | cut -c1)" = T ] && return 0
-    kill -0 "$1" 2>/dev/null || break
-    sleep 0.05
-  done
-  fail "$2 never reached its pause point: $(cat "$3")"
-}
 # Sessions holding the map's data lock in `mode` (ShareLock or ExclusiveLock), other than ours.
 holders() {
   psql_catalog -XAtc "select count(*) from pg_locks where locktype = 'advisory' and classid = $lock_class

@@ -9,15 +9,6 @@ source "$(dirname "$0")/lib.sh"
 fresh_fleet guard --shards 3 --scale 1
 before=$(fleet_fingerprint)
 
-# wait_paused PID: until the process stopped itself at its SHARDCTL_FAULT_PAUSE point.
-wait_paused() {
-  for _ in $(seq 1 400); do
-    [ "$(ps -o stat= -p "$1" | cut -c1)" = T ] && return 0
-    kill -0 "$1" 2>/dev/null || break
-    sleep 0.05
-  done
-  fail "process $1 never reached its pause point"
-}
 # refused SHARD SQL: the statement must fail with SQLSTATE 55000; prints the error.
 refused() {
   local out
@@ -39,12 +30,12 @@ psql_shard 1 -qc "insert into tenant_notes values ('acme', 'a'), ('205', 'b')"
 SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" split --map customers --at 200 --to shard_3 \
   --batch-size 20 >"$TEST_TMP/split.out" 2>&1 &
 split_pid=$!
-wait_paused "$split_pid"
+wait_stopped "$split_pid" "the split" "$TEST_TMP/split.out"
 split_op=$(last_op)
 SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" move --map tenants --key acme --to shard_2 \
   >"$TEST_TMP/move.out" 2>&1 &
 move_pid=$!
-wait_paused "$move_pid"
+wait_stopped "$move_pid" "the move" "$TEST_TMP/move.out"
 move_op=$(last_op)
 
 err=$(refused 1 "insert into orders values (205, 999001, now(), 'new')")
