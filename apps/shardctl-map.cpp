@@ -1,6 +1,7 @@
 // shardctl map: create, list, inspect and drop shard maps.
 #include "catalog/catalog.hpp"
 #include "catalog/json.hpp"
+#include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "cli/family.hpp"
 #include "output/table.hpp"
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
     t.print(ctx.out());
     if (!tables.empty()) {
       ctx.out() << "\nsharded tables:\n";
-      for (const auto& tb : tables) ctx.out() << "  " << tb.name << " (key " << *tb.key_column << ")\n";
+      for (const auto& tb : tables) ctx.out() << "  " << tb.name << " (key " << catalog::display_ident(*tb.key_column) << ")\n";
     }
   });
   show->add_option("NAME", name, "Map name")->required();
