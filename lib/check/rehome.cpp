@@ -8,6 +8,7 @@
 #include "check/predicates.hpp"
 #include "core/error.hpp"
 #include "migrate/fault.hpp"
+#include "migrate/row_checksum.hpp"
 #include "migrate/shard_schema.hpp"
 
 namespace shardctl::check {
@@ -22,8 +23,8 @@ struct Sum {
 };
 
 Sum sum_of(migrate::RawConn& c, const std::string& quoted, const std::string& cols, const std::string& pred) {
-  auto r = c.query("SELECT count(*), coalesce(sum(('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint::numeric), 0) "
-                   "FROM (SELECT " + cols + " FROM " + quoted + " t0 WHERE " + pred + ") x");
+  auto r = c.query("SELECT count(*), " + migrate::row_hash_sum() + " FROM (SELECT " + cols + " FROM " + quoted + " t0 WHERE " +
+                   pred + ") " + migrate::row_alias);
   return {std::stoll(r[0][0]), r[0][1]};
 }
 
@@ -83,9 +84,9 @@ void land_rows(migrate::RawConn& src, migrate::RawConn& dst, const Table& t, std
                                    {t.quoted})[0][0] != "0";
   dst.exec("INSERT INTO " + t.quoted + " (" + t.columns + ")" + (identity_always ? " OVERRIDING SYSTEM VALUE" : "") + " SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp +
            " r WHERE NOT EXISTS (SELECT 1 FROM " + t.quoted + " x WHERE " + same_key + ")");
-  auto landed = dst.query("SELECT count(*), coalesce(sum(('x' || substr(md5(y::text), 1, 16))::bit(64)::bigint::numeric), 0) "
-                          "FROM (SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp + " r JOIN " + t.quoted + " x ON " +
-                          same_key + " AND " + r_row + " = " + x_row + ") y");
+  auto landed = dst.query("SELECT count(*), " + migrate::row_hash_sum() + " FROM (SELECT " + prefixed("r", t.quoted_columns) +
+                          " FROM " + tmp + " r JOIN " + t.quoted + " x ON " + same_key + " AND " + r_row + " = " + x_row + ") " +
+                          migrate::row_alias);
   if (std::stoll(landed[0][0]) != moving.rows || numeric_diff(dst, landed[0][1], moving.hash) != "0")
     throw internal_error("rehoming " + t.def->name + " from " + source + " to " + target +
                          ": the target's count or checksum does not match the source's; nothing was changed");

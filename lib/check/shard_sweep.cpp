@@ -478,7 +478,7 @@ void ShardSweep::sweep_guards() {
   }
   for (auto& r : c.query("SELECT cl.oid::text, n.nspname || '.' || cl.relname, t.tgname FROM pg_trigger t "
                          "JOIN pg_class cl ON cl.oid = t.tgrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
-                         "WHERE t.tgname IN ('shardctl_guard', 'shardctl_guard_truncate') AND NOT t.tgisinternal "
+                         "WHERE t.tgname IN ('shardctl_guard', 'shardctl_guard_truncate') AND NOT t.tgisinternal AND t.tgparentid = 0 "
                          "ORDER BY 2, 3")) {
     auto def = by_oid.find(r[0]);
     std::string map_id;

@@ -13,6 +13,7 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "migrate/row_checksum.hpp"
 #include "migrate/shard_schema.hpp"
 
 namespace shardctl::migrate {
@@ -280,9 +281,9 @@ void Runner::purge(const Batch& b, const std::string& verified) {
   src.exec("BEGIN");
   bypass_batch_guard(src, ctx_.op_id, b.no);
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it) {
-    auto got = src.query("WITH d AS (DELETE FROM " + it->quoted + " WHERE " + filter(src, *it, b.range) + " RETURNING " +
-                         column_list(it->columns) + ") SELECT count(*) || ':' || "
-                         "coalesce(sum(('x' || substr(md5(d::text), 1, 16))::bit(64)::bigint::numeric), 0) FROM d")[0][0];
+    auto got = src.query("WITH " + std::string(row_alias) + " AS (DELETE FROM " + it->quoted + " WHERE " +
+                         filter(src, *it, b.range) + " RETURNING " + column_list(it->columns) + ") SELECT count(*) || ':' || " +
+                         row_hash_sum() + " FROM " + row_alias)[0][0];
     // Operations journaled before the purge was held to the verify have nothing to compare.
     if (!expected.contains(it->name) || expected[it->name] == got) continue;
     src.exec("ROLLBACK");
@@ -403,9 +404,8 @@ std::string Runner::filter(RawConn& conn, const PlannedTable& t, const KeyRange&
 }
 
 std::string Runner::checksum(RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  auto row = conn.query("SELECT count(*) || ':' || coalesce(sum(('x' || substr(md5(x::text), 1, 16))::bit(64)::bigint::numeric), 0) "
-                        "FROM (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(conn, t, r) +
-                        ") x");
+  auto row = conn.query("SELECT count(*) || ':' || " + row_hash_sum() + " FROM (SELECT " + column_list(t.columns) + " FROM " +
+                        t.quoted + " WHERE " + filter(conn, t, r) + ") " + row_alias);
   return row[0][0];
 }
 
