@@ -77,6 +77,18 @@ OpStatus op_from(const pqxx::row& r) {
   return o;
 }
 
+// The shards an operation's batches come from (only those of batches done, when asked).
+std::vector<std::int64_t> source_shards(pg::Connection& catalog, const std::string& op_id, bool done_only) {
+  std::vector<std::int64_t> out;
+  catalog.read([&](pqxx::work& tx) {
+    for (const auto& r : tx.exec_params("SELECT DISTINCT coalesce(b.source_shard_id, o.source_shard_id) FROM shardctl.op_batches b "
+                                        "JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 AND (NOT $2 OR b.step = 'done')",
+                                        op_id, done_only))
+      out.push_back(r[0].as<std::int64_t>());
+  });
+  return out;
+}
+
 bool valid_uuid(const std::string& s) {
   routing::Uuid u;
   return routing::try_parse_uuid(s, u);
@@ -242,13 +254,7 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
     ctx.references = fk_order(target, ctx.references);  // parents first: nation after region
     // Text keys are compared in the column's own collation only where every shard the batches
     // read orders it like bytes (the plan checked the same; a source may differ from the target).
-    std::vector<std::int64_t> sources;
-    catalog_.read([&](pqxx::work& tx) {
-      for (const auto& r : tx.exec_params("SELECT DISTINCT coalesce(b.source_shard_id, o.source_shard_id) FROM "
-                                          "shardctl.op_batches b JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1",
-                                          op_id))
-        sources.push_back(r[0].as<std::int64_t>());
-    });
+    auto sources = source_shards(catalog_, op_id, false);
     for (auto& t : ctx.tables) {
       if (!t.key_native_order) continue;
       for (auto id : sources) {
@@ -328,13 +334,7 @@ std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
   std::vector<GuardedTable> tables;
   for (const auto& t : store.list_tables())
     if (t.kind == "sharded" && t.map == map.name) tables.push_back({catalog::quote_qualified(t.name), t.key_column.value_or("")});
-  std::vector<std::int64_t> sources;
-  catalog_.read([&](pqxx::work& tx) {
-    for (const auto& r : tx.exec_params("SELECT DISTINCT coalesce(b.source_shard_id, o.source_shard_id) FROM shardctl.op_batches b "
-                                        "JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 AND b.step = 'done'",
-                                        op_id))
-      sources.push_back(r[0].as<std::int64_t>());
-  });
+  auto sources = source_shards(catalog_, op_id, true);
   std::map<std::int64_t, catalog::Shard> shards;
   for (const auto& s : store.list_shards()) shards[s.id] = s;
   std::vector<Unfenced> out;

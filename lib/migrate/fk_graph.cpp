@@ -32,22 +32,6 @@ std::string delete_action(const std::string& code) {
   return "ON DELETE NO ACTION";
 }
 
-// Runs `body` in a transaction on `conn` that is always rolled back (temp tables vanish).
-template <typename F>
-void in_rolled_back_transaction(RawConn& conn, F&& body) {
-  conn.exec("BEGIN");
-  try {
-    body();
-  } catch (...) {
-    try {
-      conn.exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;
-  }
-  conn.exec("ROLLBACK");
-}
-
 }  // namespace
 
 void check_foreign_keys_into(RawConn& shard, const std::string& shard_name, const Plan& plan,

@@ -59,18 +59,10 @@ void check_index_use(RawConn& shard, const std::string& shard_name, const Plan& 
   for (const auto& t : plan.tables) {
     std::string filter = key_filter(shard, plan.space, KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
     std::string json;
-    shard.exec("BEGIN");
-    try {
+    in_rolled_back_transaction(shard, [&] {
       shard.exec("SET LOCAL enable_seqscan = off");
       json = shard.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + t.quoted + " WHERE " + filter)[0][0];
-    } catch (...) {
-      try {
-        shard.exec("ROLLBACK");
-      } catch (...) {
-      }
-      throw;
-    }
-    shard.exec("ROLLBACK");
+    });
     auto plan_json = nlohmann::json::parse(json);
     if (scans_whole(plan_json.at(0).at("Plan")))
       problems.push_back("no index on " + shard_name + " serves the batch filter of " + t.name +

@@ -35,6 +35,23 @@ class RawConn {
   PGconn* conn_ = nullptr;
 };
 
+// Runs `body` in a transaction on `conn` that is always rolled back: for reads that need
+// transaction-local settings or temporary tables and must change nothing.
+template <typename F>
+void in_rolled_back_transaction(RawConn& conn, F&& body) {
+  conn.exec("BEGIN");
+  try {
+    body();
+  } catch (...) {
+    try {
+      conn.exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+  conn.exec("ROLLBACK");
+}
+
 // Streams `COPY (...) TO STDOUT` on `from` into `COPY ... FROM STDIN` on `to`, chunk by chunk:
 // rows are never parsed, memory stays flat whatever the size. Returns the bytes moved.
 std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql);

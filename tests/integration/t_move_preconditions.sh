@@ -36,11 +36,7 @@ before=$(fleet_fingerprint)
 SHARDCTL_FAULT_PAUSE=journal.done:1 "$SHARDCTL_BIN/shardctl" split --map customers --at 100 --to shard_2 \
   --batch-size 20 >"$TEST_TMP/a.out" 2>&1 &
 a=$!
-for _ in $(seq 1 400); do
-  [ "$(ps -o stat= -p "$a" | cut -c1)" = T ] && break
-  sleep 0.05
-done
-[ "$(ps -o stat= -p "$a" | cut -c1)" = T ] || fail "the first split never reached its pause point: $(cat "$TEST_TMP/a.out")"
+wait_stopped "$a" "the first split" "$TEST_TMP/a.out"
 op=$(last_op)
 dump=$(catalog_dump)
 # The same split again: mapping 100..120 now starts at 100, but the answer is "wait", not "nothing to split".

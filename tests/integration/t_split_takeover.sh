@@ -9,11 +9,7 @@ before=$(fleet_fingerprint)
 SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" split --map customers --at 150 --to shard_2 \
   --batch-size 100 >"$TEST_TMP/a.out" 2>&1 &
 a=$!
-for _ in $(seq 1 200); do
-  [ "$(ps -o stat= -p "$a" | cut -c1)" = T ] && break
-  sleep 0.05
-done
-[ "$(ps -o stat= -p "$a" | cut -c1)" = T ] || fail "runner A never reached its pause point: $(cat "$TEST_TMP/a.out")"
+wait_stopped "$a" "runner A" "$TEST_TMP/a.out"
 op=$(last_op)
 
 # Its catalog session dies (a network cut, a catalog failover); its shard sessions live on.
