@@ -55,6 +55,11 @@ err=$(psql -X "$(shard_dsn 1) user=app_writer_$$" -v VERBOSITY=verbose -qc \
   "update customers set name = 'x' where customer_id = 205" 2>&1) && fail "app role wrote a moving key"
 assert_contains "$err" "55000"
 
+# Fences of an unfinished operation are not lifted: 75, nothing changed.
+expect_exit 75 shardctl op unfence "$split_op"
+expect_stderr_contains "is running"
+refused 1 "update customers set name = 'x' where customer_id = 205" >/dev/null
+
 kill -CONT "$split_pid" "$move_pid"
 wait "$split_pid" || fail "split failed: $(cat "$TEST_TMP/split.out")"
 wait "$move_pid" || fail "move failed: $(cat "$TEST_TMP/move.out")"
