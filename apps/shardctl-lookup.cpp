@@ -1,8 +1,6 @@
 // shardctl lookup: which shard holds these keys. Keys as arguments, or `-` to stream stdin.
 #include <unistd.h>
 
-#include <csignal>
-
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
 #include "cli/family.hpp"
@@ -26,7 +24,6 @@ int main(int argc, char** argv) {
     bool from_stdin = keys.size() == 1 && keys[0] == "-";
 
     if (from_stdin && !ctx.json()) {
-      std::signal(SIGPIPE, SIG_IGN);  // a closed pipe surfaces as EPIPE, ending quietly
       auto stats = lookup::stream_lookup(*loaded.router, names, STDIN_FILENO, STDOUT_FILENO);
       if (stats.output_closed) return;
       ctx.verbose(std::to_string(stats.keys) + " keys routed");

@@ -5,7 +5,6 @@
 #include "core/error.hpp"
 #include "cli/family.hpp"
 #include "output/table.hpp"
-#include "routing/hash_space.hpp"
 
 using namespace shardctl;
 
@@ -16,33 +15,22 @@ int main(int argc, char** argv) {
   bool force = false;
 
   auto* create = fam.command("create", "Create a shard map", [&](cli::Context& ctx) {
-    auto k = routing::parse_map_kind(kind);
-    auto t = routing::parse_key_type(key_type);
-    if (!shards.empty() && k != routing::MapKind::hash)
-      throw shardctl::usage_error("--shards spreads the hash space of a hash map; map " + name + " is a " + kind + " map",
-                        "add ranges or points with `shardctl mapping add`");
-    std::vector<routing::KeyRange> buckets;
-    if (!shards.empty()) buckets = routing::even_hash_ranges(static_cast<int>(shards.size()));
-    if (ctx.dry_run()) {
-      ctx.out() << "would create " << kind << " map " << name << " with " << key_type << " keys\n";
-      for (std::size_t i = 0; i < buckets.size(); ++i)
-        ctx.out() << "would map hash range " << routing::format_range(buckets[i]) << " to " << shards[i] << '\n';
-      return;
-    }
-    catalog::Store store(ctx.catalog());
-    for (const auto& s : shards) store.get_shard(s);  // all known before anything changes
-    auto map = store.create_map(name, k, t);
-    std::vector<catalog::Mapping> made;
-    for (std::size_t i = 0; i < buckets.size(); ++i)
-      made.push_back(store.add_range(name, routing::format_range(buckets[i]), shards[i]));
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
+    auto made = store.create_map(name, routing::parse_map_kind(kind), routing::parse_key_type(key_type), shards);
     if (ctx.json()) {
-      auto doc = catalog::to_json(map);
+      auto doc = catalog::to_json(made.map);
       doc["mappings"] = nlohmann::json::array();
-      for (const auto& m : made) doc["mappings"].push_back(catalog::to_json(m));
+      for (const auto& m : made.mappings) doc["mappings"].push_back(catalog::to_json(m));
       return ctx.print_json(doc);
     }
+    if (ctx.dry_run()) {
+      ctx.out() << "would create " << kind << " map " << name << " with " << key_type << " keys\n";
+      for (const auto& m : made.mappings)
+        ctx.out() << "would map hash range " << catalog::mapping_key_text(m) << " to " << m.shard << '\n';
+      return;
+    }
     ctx.out() << "created " << kind << " map " << name << " (" << key_type << " keys)";
-    if (!made.empty()) ctx.out() << " with " << made.size() << " hash ranges";
+    if (!made.mappings.empty()) ctx.out() << " with " << made.mappings.size() << " hash ranges";
     ctx.out() << '\n';
   });
   create->add_option("NAME", name, "Map name")->required();
@@ -109,9 +97,10 @@ int main(int argc, char** argv) {
   show->add_option("NAME", name, "Map name")->required();
 
   auto* drop = fam.command("drop", "Drop a map from the catalog (never touches shard data)", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
-    store.get_map(name);
+    // Every check first (nothing written), so nobody is asked to confirm a command that fails.
+    catalog::Store(ctx.catalog(), catalog::Writes::preview).drop_map(name, force);
     if (ctx.dry_run()) {
+      if (ctx.json()) return ctx.print_json({{"dropped", name}});
       ctx.out() << "would drop map " << name << (force ? " with its mappings, tables and xrefs" : "") << '\n';
       return;
     }
@@ -119,7 +108,7 @@ int main(int argc, char** argv) {
       ctx.note("nothing dropped");
       return;
     }
-    store.drop_map(name, force);
+    catalog::Store(ctx.catalog()).drop_map(name, force);
     if (ctx.json()) return ctx.print_json({{"dropped", name}});
     ctx.out() << "dropped map " << name << '\n';
   });

@@ -11,22 +11,15 @@ int main(int argc, char** argv) {
   std::string map, shard;
   std::optional<std::string> point, range, map_filter;
 
-  auto describe = [&] { return point ? "point " + *point : "range " + *range; };
 
   auto* add = fam.command("add", "Map a point or a range of keys to a shard", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
-    if (ctx.dry_run()) {
-      // Parse and resolve everything so a dry run fails exactly where the real run would.
-      auto m = store.get_map(map);
-      store.get_shard(shard);
-      if (point) routing::parse_key(m.key_type, *point);
-      if (range) routing::parse_range(m.kind == routing::MapKind::hash ? routing::KeyType::int8 : m.key_type, *range);
-      ctx.out() << "would map " << describe() << " of map " << map << " to shard " << shard << '\n';
-      return;
-    }
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto made = point ? store.add_point(map, *point, shard) : store.add_range(map, *range, shard);
-    if (ctx.json()) return ctx.print_json(catalog::to_json(made));
-    ctx.out() << "mapped " << (made.is_point ? "point " : "range ") << catalog::mapping_key_text(made) << " of map "
+    if (ctx.json()) {
+      auto doc = catalog::to_json(made);
+      return ctx.print_json(doc);
+    }
+    ctx.out() << (ctx.dry_run() ? "would map " : "mapped ") << (made.is_point ? "point " : "range ") << catalog::mapping_key_text(made) << " of map "
               << made.map << " to shard " << made.shard << '\n';
   });
   add->add_option("--map", map, "Map name")->required()->type_name("MAP");
@@ -54,17 +47,20 @@ int main(int argc, char** argv) {
   list->add_option("--map", map_filter, "Only this map")->type_name("MAP");
 
   auto* remove = fam.command("remove", "Remove a mapping (its keys become unmapped)", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
+    // Every check first (nothing written), so nobody is asked to confirm a command that fails.
+    auto gone = catalog::Store(ctx.catalog(), catalog::Writes::preview).remove_mapping(map, point, range);
     if (ctx.dry_run()) {
-      store.get_map(map);
-      ctx.out() << "would remove " << describe() << " of map " << map << '\n';
+      if (ctx.json()) return ctx.print_json({{"removed", catalog::to_json(gone)}});
+      ctx.out() << "would remove " << catalog::mapping_key_text(gone) << " -> " << gone.shard << " from map " << map
+                << '\n';
       return;
     }
-    if (!ctx.confirm("remove " + describe() + " of map " + map + "? its keys become unmapped")) {
+    if (!ctx.confirm("remove " + catalog::mapping_key_text(gone) + " -> " + gone.shard + " of map " + map +
+                     "? its keys become unmapped")) {
       ctx.note("nothing removed");
       return;
     }
-    auto gone = store.remove_mapping(map, point, range);
+    gone = catalog::Store(ctx.catalog()).remove_mapping(map, point, range);
     if (ctx.json()) return ctx.print_json({{"removed", catalog::to_json(gone)}});
     ctx.out() << "removed " << catalog::mapping_key_text(gone) << " -> " << gone.shard << " from map " << map << '\n';
   });

@@ -11,7 +11,7 @@ namespace {
 
 void print_shard(cli::Context& ctx, const catalog::Shard& s) {
   if (ctx.json()) return ctx.print_json(catalog::to_json(s));
-  ctx.out() << "name:   " << s.name << "\ndsn:    " << s.dsn << "\nstatus: " << s.status << '\n';
+  ctx.out() << "name:   " << s.name << "\ndsn:    " << pg::display_dsn(s.dsn) << "\nstatus: " << s.status << '\n';
 }
 
 }  // namespace
@@ -22,14 +22,11 @@ int main(int argc, char** argv) {
   bool force = false;
 
   auto* add = fam.command("add", "Register a shard database", [&](cli::Context& ctx) {
-    if (ctx.dry_run()) {
-      ctx.out() << "would add shard " << name << " (" << pg::redact_dsn(dsn) << ", " << status << ")\n";
-      return;
-    }
-    catalog::Store store(ctx.catalog());
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto s = store.add_shard(name, dsn, status);
     if (ctx.json()) return ctx.print_json(catalog::to_json(s));
-    ctx.out() << "added shard " << s.name << " (" << s.status << ")\n";
+    if (ctx.dry_run()) ctx.out() << "would add shard " << s.name << " (" << s.dsn << ", " << s.status << ")\n";
+    else ctx.out() << "added shard " << s.name << " (" << s.status << ")\n";
   });
   add->add_option("NAME", name, "Shard name")->required();
   add->add_option("--dsn", dsn, "Connection string (no password: use ~/.pgpass)")->required()->type_name("DSN");
@@ -46,7 +43,7 @@ int main(int argc, char** argv) {
       return ctx.print_json({{"shards", arr}});
     }
     output::TextTable t({"NAME", "STATUS", "DSN"});
-    for (const auto& s : shards) t.add_row({s.name, s.status, s.dsn});
+    for (const auto& s : shards) t.add_row({s.name, s.status, pg::display_dsn(s.dsn)});
     t.print(ctx.out());
   });
 
@@ -70,12 +67,10 @@ int main(int argc, char** argv) {
   show->add_option("NAME", name, "Shard name")->required();
 
   auto* set = fam.command("set", "Change a shard's status", [&](cli::Context& ctx) {
-    if (ctx.dry_run()) {
-      ctx.out() << "would set shard " << name << " status to " << status << '\n';
-      return;
-    }
-    catalog::Store store(ctx.catalog());
-    print_shard(ctx, store.set_shard_status(name, status));
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
+    auto s = store.set_shard_status(name, status);
+    if (ctx.dry_run() && !ctx.json()) ctx.out() << "would set shard " << s.name << " status to " << s.status << '\n';
+    else print_shard(ctx, s);
   });
   set->add_option("NAME", name, "Shard name")->required();
   set->add_option("--status", status, "New status")
@@ -85,9 +80,10 @@ int main(int argc, char** argv) {
 
   auto* remove = fam.command("remove", "Remove a shard from the catalog (never touches its data)",
                              [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
-    store.get_shard(name);
+    // Every check first (nothing written), so nobody is asked to confirm a command that fails.
+    catalog::Store(ctx.catalog(), catalog::Writes::preview).remove_shard(name, force);
     if (ctx.dry_run()) {
+      if (ctx.json()) return ctx.print_json({{"removed", name}});
       ctx.out() << "would remove shard " << name << (force ? " and its mappings" : "") << " from the catalog\n";
       return;
     }
@@ -95,7 +91,7 @@ int main(int argc, char** argv) {
       ctx.note("nothing removed");
       return;
     }
-    store.remove_shard(name, force);
+    catalog::Store(ctx.catalog()).remove_shard(name, force);
     if (ctx.json()) return ctx.print_json({{"removed", name}});
     ctx.out() << "removed shard " << name << '\n';
   });

@@ -13,18 +13,10 @@ int main(int argc, char** argv) {
   bool force = false;
 
   auto* sharded = fam.command("add-sharded", "Declare a table present on every shard of a map", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
-    if (ctx.dry_run()) {
-      auto name = catalog::qualify_table(table);
-      auto column = catalog::parse_column_name(key);
-      store.get_map(map);
-      ctx.out() << "would declare " << name << " sharded by " << catalog::display_ident(column) << " on map " << map
-                << '\n';
-      return;
-    }
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto t = store.add_sharded_table(table, map, key);
     if (ctx.json()) return ctx.print_json(catalog::to_json(t));
-    ctx.out() << "declared " << t.name << " sharded by " << catalog::display_ident(*t.key_column) << " on map "
+    ctx.out() << (ctx.dry_run() ? "would declare " : "declared ") << t.name << " sharded by " << catalog::display_ident(*t.key_column) << " on map "
               << *t.map << '\n';
   });
   sharded->add_option("TABLE", table, "Table name ([schema.]table; default schema public)")->required();
@@ -32,14 +24,10 @@ int main(int argc, char** argv) {
   sharded->add_option("--key", key, "The key column")->required()->type_name("COLUMN");
 
   auto* reference = fam.command("add-reference", "Declare a small table replicated to every shard", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
-    if (ctx.dry_run()) {
-      ctx.out() << "would declare " << catalog::qualify_table(table) << " a reference table\n";
-      return;
-    }
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto t = store.add_reference_table(table);
     if (ctx.json()) return ctx.print_json(catalog::to_json(t));
-    ctx.out() << "declared " << t.name << " a reference table\n";
+    ctx.out() << (ctx.dry_run() ? "would declare " : "declared ") << t.name << " a reference table\n";
   });
   reference->add_option("TABLE", table, "Table name ([schema.]table)")->required();
 
@@ -58,14 +46,11 @@ int main(int argc, char** argv) {
   });
 
   auto* remove = fam.command("remove", "Forget a table declaration (never touches shard data)", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
-    if (ctx.dry_run()) {
-      ctx.out() << "would remove the declaration of " << catalog::qualify_table(table) << '\n';
-      return;
-    }
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     store.remove_table(table, force);
     if (ctx.json()) return ctx.print_json({{"removed", catalog::qualify_table(table)}});
-    ctx.out() << "removed the declaration of " << catalog::qualify_table(table) << '\n';
+    ctx.out() << (ctx.dry_run() ? "would remove" : "removed") << " the declaration of " << catalog::qualify_table(table)
+              << '\n';
   });
   remove->add_option("TABLE", table, "Table name")->required();
   remove->add_flag("--force", force, "Also remove xrefs that use it");

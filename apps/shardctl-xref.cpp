@@ -28,16 +28,18 @@ int main(int argc, char** argv) {
     auto p = catalog::parse_table_columns(parent);
     auto route_column = catalog::parse_column_name(route);
     catalog::Xref x{name, c.table, c.columns, p.table, p.columns, route_column, map};
-    catalog::Store store(ctx.catalog());
-    if (ctx.dry_run()) {
-      store.get_map(map);
-      ctx.out() << "would declare xref " << name << ": " << c.table << "(" << join(c.columns) << ") -> " << p.table
-                << "(" << join(p.columns) << ") routed by " << catalog::display_ident(route_column) << " on map " << map << '\n';
-      return;
-    }
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto made = store.add_xref(x);
-    if (ctx.json()) return ctx.print_json(catalog::to_json(made));
-    ctx.out() << "declared xref " << made.name << '\n';
+    if (ctx.json()) {
+      auto doc = catalog::to_json(made);
+      return ctx.print_json(doc);
+    }
+    if (ctx.dry_run())
+      ctx.out() << "would declare xref " << made.name << ": " << made.child_table << "(" << join(made.child_columns)
+                << ") -> " << made.parent_table << "(" << join(made.parent_columns) << ") routed by "
+                << catalog::display_ident(made.route_column) << " on map " << made.map << '\n';
+    else
+      ctx.out() << "declared xref " << made.name << '\n';
   });
   add->add_option("NAME", name, "Xref name")->required();
   add->add_option("--child", child, "Child table and columns, e.g. 'order_lines(customer_id, order_id)'")
@@ -67,14 +69,13 @@ int main(int argc, char** argv) {
   });
 
   auto* remove = fam.command("remove", "Remove an xref", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog());
-    if (ctx.dry_run()) {
-      ctx.out() << "would remove xref " << name << '\n';
-      return;
-    }
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     store.remove_xref(name);
-    if (ctx.json()) return ctx.print_json({{"removed", name}});
-    ctx.out() << "removed xref " << name << '\n';
+    if (ctx.json()) {
+      nlohmann::json doc = {{"removed", name}};
+      return ctx.print_json(doc);
+    }
+    ctx.out() << (ctx.dry_run() ? "would remove xref " : "removed xref ") << name << '\n';
   });
   remove->add_option("NAME", name, "Xref name")->required();
 

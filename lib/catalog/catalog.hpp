@@ -77,11 +77,25 @@ struct LoadedMap {
 // Error when the catalog is newer than this binary.
 InitResult init_catalog(pg::Connection& conn);
 
+// How a Store mutation ends. `preview` is --dry-run: the call runs every check the write runs,
+// in the same transaction and in the same order, and returns what it would write; only the
+// INSERT/UPDATE/DELETE itself is skipped. So a dry run fails exactly where the real run would,
+// with the same exit code and message (SPEC §2).
+enum class Writes { apply, preview };
+inline Writes writes_for(bool dry_run) noexcept { return dry_run ? Writes::preview : Writes::apply; }
+
+// A new map with the hash ranges it was created with (none for list and range maps).
+struct CreatedMap {
+  Map map;
+  std::vector<Mapping> mappings;
+};
+
 class Store {
  public:
   // Checks the catalog exists and has this binary's version (usage Error with the hint
   // "run shardctl init" when absent; data Error when newer).
-  explicit Store(pg::Connection& conn);
+  explicit Store(pg::Connection& conn, Writes writes = Writes::apply);
+  bool previewing() const noexcept { return writes_ == Writes::preview; }
 
   // Shards. add_shard refuses a DSN with a password (usage Error).
   Shard add_shard(const std::string& name, const std::string& dsn, const std::string& status = "online");
@@ -90,8 +104,10 @@ class Store {
   Shard set_shard_status(const std::string& name, const std::string& status);
   void remove_shard(const std::string& name, bool force);  // refuses while mappings use it unless force
 
-  // Maps.
-  Map create_map(const std::string& name, routing::MapKind kind, routing::KeyType key_type);
+  // Maps. `hash_shards` (hash maps only) spreads the hash space evenly over those shards, in
+  // the same transaction as the map.
+  CreatedMap create_map(const std::string& name, routing::MapKind kind, routing::KeyType key_type,
+                        const std::vector<std::string>& hash_shards = {});
   std::vector<Map> list_maps();
   Map get_map(const std::string& name);
   void drop_map(const std::string& name, bool force);  // refuses while mappings/tables/xrefs depend
@@ -118,6 +134,7 @@ class Store {
 
  private:
   pg::Connection& conn_;
+  Writes writes_;
 };
 
 }  // namespace shardctl::catalog

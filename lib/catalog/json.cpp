@@ -1,5 +1,7 @@
 #include "catalog/json.hpp"
 
+#include "pg/dsn.hpp"
+
 namespace shardctl::catalog {
 
 std::string mapping_key_text(const Mapping& m) {
@@ -7,7 +9,7 @@ std::string mapping_key_text(const Mapping& m) {
 }
 
 nlohmann::json to_json(const Shard& s) {
-  return {{"name", s.name}, {"dsn", s.dsn}, {"status", s.status}};
+  return {{"name", s.name}, {"dsn", pg::display_dsn(s.dsn)}, {"status", s.status}};
 }
 
 nlohmann::json to_json(const Map& m) {

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "catalog/sql_keywords.hpp"
-#include "catalog/utf8.hpp"
+#include "core/utf8.hpp"
 #include "core/error.hpp"
 
 namespace shardctl::catalog {

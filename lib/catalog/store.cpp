@@ -9,6 +9,7 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "pg/dsn.hpp"
+#include "routing/hash_space.hpp"
 
 namespace shardctl::catalog {
 using routing::KeyType;
@@ -69,7 +70,7 @@ std::string range_text_of(const Mapping& m) {
 
 }  // namespace
 
-Store::Store(pg::Connection& conn) : conn_(conn) {
+Store::Store(pg::Connection& conn, Writes writes) : conn_(conn), writes_(writes) {
   int version = 0;
   conn_.read([&](pqxx::work& tx) { version = read_catalog_version(tx); });
   if (version == 0)
@@ -88,16 +89,14 @@ Shard Store::add_shard(const std::string& name, const std::string& dsn, const st
   require_name("shard", name);
   if (!valid_status(status, true))
     throw usage_error("unknown shard status '" + status + "'", "use online, readonly or offline");
-  if (pg::dsn_has_password(dsn))
-    throw usage_error("the DSN for shard " + name + " contains a password; the catalog stores none",
-                      "remove password=... and put the credential in ~/.pgpass, PGPASSFILE or a "
-                      "service file");
+  pg::require_passwordless_dsn(dsn, "the DSN of shard " + name);
   std::string clean = pg::redact_dsn(dsn);
-  Shard out;
+  Shard out{0, name, clean, status};
   conn_.transact([&](pqxx::work& tx) {
     auto existing = tx.exec_params("SELECT 1 FROM shardctl.shards WHERE name = $1", name);
     if (!existing.empty())
       throw usage_error("shard " + name + " already exists", "see `shardctl shard show " + name + "`");
+    if (previewing()) return;
     out = shard_from(tx.exec_params1(
         "INSERT INTO shardctl.shards (name, dsn, status) VALUES ($1, $2, $3) "
         "RETURNING shard_id, name, dsn, status",
@@ -128,8 +127,9 @@ Shard Store::get_shard(const std::string& name) {
 Shard Store::set_shard_status(const std::string& name, const std::string& status) {
   if (!valid_status(status, true))
     throw usage_error("unknown shard status '" + status + "'", "use online, readonly or offline");
-  get_shard(name);
-  Shard out;
+  Shard out = get_shard(name);
+  out.status = status;
+  if (previewing()) return out;
   conn_.transact([&](pqxx::work& tx) {
     out = shard_from(tx.exec_params1(
         "UPDATE shardctl.shards SET status = $2 WHERE name = $1 RETURNING shard_id, name, dsn, status",
@@ -151,6 +151,7 @@ void Store::remove_shard(const std::string& name, bool force) {
                             " mapping(s) of map(s) " + used[1].as<std::string>(),
                         "move its data away first, or pass --force to drop its mappings from the "
                         "catalog (shard data is never touched)");
+    if (previewing()) return;
     tx.exec_params("DELETE FROM shardctl.mappings WHERE shard_id = $1", shard.id);
     tx.exec_params("DELETE FROM shardctl.shards WHERE shard_id = $1", shard.id);
   });
@@ -158,16 +159,36 @@ void Store::remove_shard(const std::string& name, bool force) {
 
 // ---- maps ---------------------------------------------------------------------------------
 
-Map Store::create_map(const std::string& name, MapKind kind, KeyType key_type) {
+namespace {
+Mapping insert_mapping(pqxx::work& tx, const Map& map, const Shard& shard, const RangeParams& p, bool is_point,
+                       const routing::KeyRange& range, bool preview);
+Shard shard_in(pqxx::work& tx, const std::string& name);
+}  // namespace
+
+CreatedMap Store::create_map(const std::string& name, MapKind kind, KeyType key_type,
+                             const std::vector<std::string>& hash_shards) {
   require_name("map", name);
-  Map out;
+  if (!hash_shards.empty() && kind != MapKind::hash)
+    throw usage_error("--shards spreads the hash space of a hash map; map " + name + " is a " +
+                          std::string(routing::map_kind_name(kind)) + " map",
+                      "add ranges or points with `shardctl mapping add`");
+  auto buckets = hash_shards.empty() ? std::vector<routing::KeyRange>{}
+                                     : routing::even_hash_ranges(static_cast<int>(hash_shards.size()));
+  CreatedMap out;
+  out.map = Map{0, name, kind, key_type};
   conn_.transact([&](pqxx::work& tx) {
     if (!tx.exec_params("SELECT 1 FROM shardctl.maps WHERE name = $1", name).empty())
       throw usage_error("map " + name + " already exists", "see `shardctl map show " + name + "`");
-    out = map_from(tx.exec_params1(
-        "INSERT INTO shardctl.maps (name, kind, key_type) VALUES ($1, $2, $3) "
-        "RETURNING map_id, name, kind, key_type",
-        name, std::string(routing::map_kind_name(kind)), std::string(routing::key_type_name(key_type))));
+    std::vector<Shard> shards;
+    for (const auto& s : hash_shards) shards.push_back(shard_in(tx, s));  // all known before anything changes
+    if (!previewing())
+      out.map = map_from(tx.exec_params1(
+          "INSERT INTO shardctl.maps (name, kind, key_type) VALUES ($1, $2, $3) "
+          "RETURNING map_id, name, kind, key_type",
+          name, std::string(routing::map_kind_name(kind)), std::string(routing::key_type_name(key_type))));
+    for (std::size_t i = 0; i < buckets.size(); ++i)
+      out.mappings.push_back(
+          insert_mapping(tx, out.map, shards[i], range_params(buckets[i]), false, buckets[i], previewing()));
   });
   return out;
 }
@@ -211,6 +232,7 @@ void Store::drop_map(const std::string& name, bool force) {
                             std::to_string(tables) + " table(s) and " + std::to_string(xrefs) + " xref(s)",
                         "remove them first, or pass --force to drop them from the catalog with the map "
                         "(shard data is never touched)");
+    if (previewing()) return;
     tx.exec_params("DELETE FROM shardctl.xrefs WHERE map_id = $1", map.id);
     tx.exec_params(
         "DELETE FROM shardctl.xrefs WHERE child_table IN (SELECT name FROM shardctl.tables WHERE map_id = $1) "
@@ -226,8 +248,17 @@ void Store::drop_map(const std::string& name, bool force) {
 
 namespace {
 
-Mapping insert_mapping(pqxx::work& tx, const Map& map, const Shard& shard, const RangeParams& p,
-                       bool is_point, const std::string& shown) {
+Shard shard_in(pqxx::work& tx, const std::string& name) {
+  auto r = tx.exec_params("SELECT shard_id, name, dsn, status FROM shardctl.shards WHERE name = $1", name);
+  if (r.empty()) throw usage_error("unknown shard '" + name + "'", "`shardctl shard list` shows the shards");
+  return shard_from(r[0]);
+}
+
+// Inserts a mapping after naming any mapping in its way. With `preview`, returns the mapping it
+// would insert (id 0) once the same checks passed.
+Mapping insert_mapping(pqxx::work& tx, const Map& map, const Shard& shard, const RangeParams& p, bool is_point,
+                       const routing::KeyRange& range, bool preview) {
+  std::string shown = is_point ? routing::format_key(*range.low) : routing::format_range(range);
   std::string column = range_column(map.kind, map.key_type);
   std::string ctor = range_constructor(map.kind, map.key_type);
   std::string range_expr = ctor + "($3, $4, $5)";
@@ -241,6 +272,15 @@ Mapping insert_mapping(pqxx::work& tx, const Map& map, const Shard& shard, const
     throw usage_error((is_point ? "point " : "range ") + shown + " overlaps mapping " +
                           range_text_of(other) + " -> " + other.shard + " of map " + map.name,
                       "`shardctl mapping list --map " + map.name + "` shows the mappings");
+  }
+  if (preview) {
+    Mapping m;
+    m.map = map.name;
+    m.range = range;
+    m.is_point = is_point;
+    m.shard = shard.name;
+    m.status = "online";
+    return m;
   }
   auto id = tx.exec_params1("INSERT INTO shardctl.mappings (map_id, shard_id, is_point, " + column +
                                 ") VALUES ($1, $2, $6, " + range_expr + ") RETURNING mapping_id",
@@ -261,7 +301,8 @@ Mapping Store::add_point(const std::string& map_name, const std::string& key_tex
   Shard shard = get_shard(shard_name);
   Mapping out;
   conn_.transact([&](pqxx::work& tx) {
-    out = insert_mapping(tx, map, shard, point_params(map.key_type, key), true, routing::format_key(key));
+    out = insert_mapping(tx, map, shard, point_params(map.key_type, key), true, routing::KeyRange{key, std::nullopt},
+                         previewing());
   });
   return out;
 }
@@ -274,7 +315,7 @@ Mapping Store::add_range(const std::string& map_name, const std::string& range_t
   Shard shard = get_shard(shard_name);
   Mapping out;
   conn_.transact([&](pqxx::work& tx) {
-    out = insert_mapping(tx, map, shard, range_params(range), false, routing::format_range(range));
+    out = insert_mapping(tx, map, shard, range_params(range), false, range, previewing());
   });
   return out;
 }
@@ -331,6 +372,7 @@ Mapping Store::remove_mapping(const std::string& map_name, const std::optional<s
                              ops[0][0].as<std::string>() + " (" + ops[0][1].as<std::string>() + ", " +
                              ops[0][2].as<std::string>() + ")",
                          "wait for it (`shardctl op wait ID`) or cancel it (`shardctl op cancel ID`)");
+    if (previewing()) return;
     tx.exec_params("DELETE FROM shardctl.mappings WHERE mapping_id = $1", out.id);
   });
   return out;

@@ -5,7 +5,7 @@
 
 #include "catalog/catalog.hpp"
 #include "catalog/names.hpp"
-#include "catalog/utf8.hpp"
+#include "core/utf8.hpp"
 #include "core/error.hpp"
 
 namespace shardctl::catalog {
@@ -73,9 +73,10 @@ TableDef Store::add_sharded_table(const std::string& table, const std::string& m
   if (key_text.empty()) throw usage_error("--key must name the key column");
   std::string key_column = parse_column_name(key_text);
   Map map = get_map(map_name);
-  TableDef out;
+  TableDef out{name, "sharded", map.name, key_column};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
+    if (previewing()) return;
     out = table_from(tx.exec_params1(
         "WITH ins AS (INSERT INTO shardctl.tables (name, kind, map_id, key_column) "
         "VALUES ($1, 'sharded', $2, $3) RETURNING *) "
@@ -88,9 +89,10 @@ TableDef Store::add_sharded_table(const std::string& table, const std::string& m
 TableDef Store::add_reference_table(const std::string& table) {
   auto parsed = parse_qualified_name(table);
   std::string name = display_name(parsed);
-  TableDef out;
+  TableDef out{name, "reference", std::nullopt, std::nullopt};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
+    if (previewing()) return;
     out = table_from(tx.exec_params1(
         "WITH ins AS (INSERT INTO shardctl.tables (name, kind) VALUES ($1, 'reference') RETURNING *) "
         "SELECT ins.name, ins.kind, NULL::text AS map, ins.key_column FROM ins",
@@ -121,6 +123,7 @@ void Store::remove_table(const std::string& table, bool force) {
     if (xrefs[0].as<std::int64_t>() > 0 && !force)
       throw usage_error("table " + display_name(parsed) + " is used by xref(s) " + xrefs[1].as<std::string>(),
                         "remove them with `shardctl xref remove NAME`, or pass --force");
+    if (previewing()) return;
     tx.exec_params("DELETE FROM shardctl.xrefs WHERE child_table = $1 OR parent_table = $1", name);
     tx.exec_params("DELETE FROM shardctl.tables WHERE name = $1", name);
   });
@@ -152,6 +155,7 @@ Xref Store::add_xref(const Xref& xref) {
                               map.name + " --key COLUMN`");
       *stored = found->stored;
     }
+    if (previewing()) return;
     tx.exec_params(
         "INSERT INTO shardctl.xrefs (name, child_table, child_columns, parent_table, parent_columns, "
         "route_column, map_id) VALUES ($1, $2, $3::text[], $4, $5::text[], $6, $7)",
@@ -187,8 +191,10 @@ std::vector<Xref> Store::list_xrefs() {
 
 void Store::remove_xref(const std::string& name) {
   conn_.transact([&](pqxx::work& tx) {
-    if (tx.exec_params("DELETE FROM shardctl.xrefs WHERE name = $1 RETURNING 1", name).empty())
+    if (tx.exec_params("SELECT 1 FROM shardctl.xrefs WHERE name = $1 FOR UPDATE", name).empty())
       throw usage_error("unknown xref '" + name + "'", "`shardctl xref list` shows the xrefs");
+    if (previewing()) return;
+    tx.exec_params("DELETE FROM shardctl.xrefs WHERE name = $1", name);
   });
 }
 

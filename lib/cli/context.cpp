@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "pg/dsn.hpp"
 
 namespace shardctl::cli {
 namespace {
@@ -31,8 +32,16 @@ const config::Config& Context::config() {
 }
 
 std::string Context::catalog_dsn() {
-  if (options_.catalog) return *options_.catalog;
-  if (const char* env = std::getenv("SHARDCTL_CATALOG"); env && *env) return env;
+  // The config's catalog was checked when the file was read (65, file:line:col); the others are
+  // operator input (64). Either way no password is taken: libpq finds credentials itself.
+  if (options_.catalog) {
+    pg::require_passwordless_dsn(*options_.catalog, "--catalog");
+    return *options_.catalog;
+  }
+  if (const char* env = std::getenv("SHARDCTL_CATALOG"); env && *env) {
+    pg::require_passwordless_dsn(env, "$SHARDCTL_CATALOG");
+    return env;
+  }
   if (config().catalog) return *config().catalog;
   throw usage_error("no catalog connection string is set",
                     "pass --catalog DSN, set SHARDCTL_CATALOG, put catalog = \"...\" in "
@@ -56,7 +65,19 @@ void Context::verbose(const std::string& line) {
 
 void Context::warn(const std::string& line) { std::cerr << "warning: " << line << '\n'; }
 
-void Context::print_json(const nlohmann::json& doc) { std::cout << doc.dump(2) << '\n'; }
+// Text from the catalog and shards is UTF-8, but a byte that is not must never abort the
+// output: it becomes U+FFFD.
+// A dry run prints the document the real run would, marked "dry_run": true.
+void Context::print_json(const nlohmann::json& doc) {
+  const nlohmann::json* shown = &doc;
+  nlohmann::json marked;
+  if (dry_run() && doc.is_object() && !doc.contains("dry_run")) {
+    marked = doc;
+    marked["dry_run"] = true;
+    shown = &marked;
+  }
+  std::cout << shown->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
 
 bool Context::confirm(const std::string& question) {
   if (options_.yes || !isatty(STDIN_FILENO)) return true;

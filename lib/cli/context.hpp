@@ -50,7 +50,7 @@ class Context {
   void note(const std::string& line);     // stderr unless --quiet
   void verbose(const std::string& line);  // stderr with --verbose
   void warn(const std::string& line);     // stderr always, "warning: " prefixed
-  void print_json(const nlohmann::json& doc);  // one document on stdout
+  void print_json(const nlohmann::json& doc);  // one document on stdout (+ "dry_run": true in a dry run)
 
   // Asks "question [y/N]" on a TTY unless --yes; returns true to go ahead. Without a TTY there
   // is nobody to ask, so it goes ahead (SPEC §2: the confirmation is asked on a TTY).

@@ -1,10 +1,15 @@
 #include "cli/family.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <iostream>
 #include <string>
 
 #include "cli/help_spec.hpp"
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 
 namespace shardctl::cli {
 namespace {
@@ -46,6 +51,41 @@ void print_error(const std::string& family, const std::string& message, const st
   if (!hint.empty()) std::cerr << "hint: " << hint << '\n';
 }
 
+// Names, keys, DSNs and SQL go to PostgreSQL (UTF-8) or into JSON: bytes that are not UTF-8 are
+// refused where they enter, naming the argument. Paths (FILE, DIR) are the operating system's
+// business and may hold any bytes.
+void require_utf8_arguments(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type == "FILE" || type == "DIR") continue;
+    for (const auto& value : opt->results())
+      if (!valid_utf8(value))
+        throw usage_error((opt->get_positional() ? "argument " : "option ") + opt->get_name() +
+                              // a connection string may hold a password: never echoed
+                              (type == "DSN" ? std::string() : " '" + printable(value) + "'") +
+                              " is not valid UTF-8",
+                          "names, keys and connection strings are UTF-8 text");
+  }
+  for (const CLI::App* sub : app.get_subcommands()) require_utf8_arguments(*sub);
+}
+
+// True when nobody reads standard output any more (a pipe whose reader exited, as in
+// `shardctl lookup ... | head -1`): poll reports POLLERR on such a pipe, POLLHUP on a socket.
+bool stdout_reader_gone() {
+  pollfd p{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
+// What a failed write to standard output means for the exit code: a reader that went away is
+// the normal end of `| head` (exit 0, as git does); anything else (a full disk) is an error.
+int settle_stdout(const std::string& family, int code) {
+  std::cout.flush();
+  if (std::cout) return code;
+  if (stdout_reader_gone()) return code;
+  print_error(family, "cannot write to standard output", "is the disk full?");
+  return code == exit_code::ok ? exit_code::unavailable : code;
+}
+
 }  // namespace
 
 Family::Family(std::string name, std::string description)
@@ -73,6 +113,9 @@ void Family::allow_formats(const std::vector<std::string>& extra) {
 }
 
 int Family::main(int argc, char** argv) {
+  // A closed pipe surfaces as a failed write (EPIPE) instead of killing the process: output
+  // stops and the command ends quietly (settle_stdout), for every output path.
+  std::signal(SIGPIPE, SIG_IGN);
   if (!root_ && !handlers_.empty()) app_->require_subcommand(1, 1);
   // --help-spec short-circuits parsing so required options do not get in the way.
   for (int i = 1; i < argc; ++i)
@@ -85,11 +128,16 @@ int Family::main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app_->exit(e);  // --help / --version
   } catch (const CLI::ParseError& e) {
-    std::string msg = e.what();
+    std::string msg = printable(e.what());
     print_error(name_, msg, "see `shardctl " + name_ + " --help`");
     return exit_code::usage;
   }
+  return settle_stdout(name_, run());
+}
+
+int Family::run() {
   try {
+    require_utf8_arguments(*app_);
     Context ctx(name_, globals_);
     // A malformed config stops every command, even one that would not read it: a typo must
     // not go unnoticed until the day the setting matters.

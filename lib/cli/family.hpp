@@ -41,6 +41,8 @@ class Family {
   int main(int argc, char** argv);
 
  private:
+  int run();  // the parsed command; its exit code
+
   std::string name_;
   std::unique_ptr<CLI::App> app_;
   GlobalOptions globals_;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "pg/dsn.hpp"
 
 namespace shardctl::config {
 namespace {
@@ -168,12 +169,41 @@ class Reader {
   std::string origin_;
 };
 
+// A config is a small text file. Anything else (a directory, /dev/zero, a FIFO, a 2 GB log
+// named by mistake) is refused before it is read, so a wrong -c never hangs or eats memory.
+constexpr std::uintmax_t max_config_bytes = 1 << 20;
+
 std::string read_file(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec) throw data_error("cannot read config file " + path.string() + ": " + ec.message());
+  if (!fs::is_regular_file(status))
+    throw data_error("config file " + path.string() + " is not a regular file",
+                     "name a TOML file with -c/--config or $SHARDCTL_CONFIG");
+  auto size = fs::file_size(path, ec);
+  if (ec) throw data_error("cannot read config file " + path.string() + ": " + ec.message());
+  if (size > max_config_bytes)
+    throw data_error("config file " + path.string() + " is " + std::to_string(size) + " bytes; a config is at most " +
+                     std::to_string(max_config_bytes) + " bytes");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw data_error("cannot read config file " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text(max_config_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_config_bytes)  // grew while being read
+    throw data_error("config file " + path.string() + " is over " + std::to_string(max_config_bytes) + " bytes");
+  return text;
+}
+
+// A connection string in the config must be one libpq parses and must hold no password; the
+// message names the key and where it is written.
+void check_dsn(const Reader& reader, const toml::node& node, const std::string& key, const std::string& dsn) {
+  try {
+    pg::require_passwordless_dsn(dsn, "\"" + key + "\"");
+  } catch (const Error& e) {
+    reader.fail(node, e.what(), e.hint());
+  }
 }
 
 // [check]: every named kind must exist, and a kind graded twice is a contradiction.
@@ -248,7 +278,10 @@ Config parse_config(std::string_view text, const std::string& origin) {
   reader.check_table(root, "", "");
 
   Config cfg;
-  if (auto v = root["catalog"].value<std::string>()) cfg.catalog = *v;
+  if (auto v = root["catalog"].value<std::string>()) {
+    check_dsn(reader, *root.get("catalog"), "catalog", *v);
+    cfg.catalog = *v;
+  }
   for (const char* key : {"batch_size", "parallel"}) {
     auto node = root["defaults"][key];
     if (!node) continue;
@@ -273,6 +306,8 @@ Config parse_config(std::string_view text, const std::string& origin) {
       job.to = *t["to"].value<std::string>();
       if (job.to.rfind("dir:", 0) != 0 && job.to.rfind("postgres:", 0) != 0)
         reader.fail(*t.get("to"), "archive job \"" + job.name + "\": \"to\" must start with dir: or postgres:");
+      if (job.to.rfind("postgres:", 0) == 0)
+        check_dsn(reader, *t.get("to"), "archive.job.to", job.to.substr(std::string_view("postgres:").size()));
       for (const auto& other : cfg.archive_jobs)
         if (other.name == job.name) reader.fail(*t.get("name"), "archive job name \"" + job.name + "\" is used twice");
       cfg.archive_jobs.push_back(std::move(job));

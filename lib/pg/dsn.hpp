@@ -1,5 +1,7 @@
-// Connection strings: checking, normalizing and redacting them. Both key=value strings and
-// postgresql:// URIs are understood (libpq's own parser does the work).
+// Connection strings: checking, normalizing and redacting them. Every form libpq accepts
+// (key=value strings and postgresql:// URIs) is read with libpq's own parser, and so is a
+// dbname that is itself a connection string (libpq expands one, psql does: see
+// "expand_dbname"), to any depth.
 #pragma once
 
 #include <string>
@@ -7,18 +9,32 @@
 
 namespace shardctl::pg {
 
-// True when the DSN carries a password (shardctl stores none: SPEC §4 Security).
+// Throws a usage Error (never echoing a value) when libpq cannot parse the DSN, a nested
+// connection string in dbname cannot be parsed, or a port is not a number. `what` names the
+// DSN in the message ("the DSN of shard s1", "--catalog").
+void require_valid_dsn(std::string_view dsn, std::string_view what);
+
+// True when the DSN carries a password or an sslpassword anywhere, nested ones included.
+// shardctl stores and uses none (SPEC §4 Security).
 bool dsn_has_password(std::string_view dsn);
 
-// The DSN with any password removed, as key=value text, safe to print or store.
-// Throws a usage Error when libpq cannot parse it (the message never echoes the DSN).
+// require_valid_dsn, and a usage Error when the DSN carries a password anywhere.
+void require_passwordless_dsn(std::string_view dsn, std::string_view what);
+
+// The DSN with every password removed (nested ones too), as key=value text, safe to print.
+// Throws like require_valid_dsn.
 std::string redact_dsn(std::string_view dsn);
+
+// For output: redact_dsn, or a placeholder for a DSN libpq cannot parse. Catalogs written by
+// older versions may hold a password in a DSN; it is never shown.
+std::string display_dsn(std::string_view dsn);
 
 // The DSN as key=value text with a connect_timeout (default 5 s) unless one is set, so an
 // unreachable host fails fast instead of hanging, and application_name=shardctl.
 std::string normalize_dsn(std::string_view dsn);
 
-// Short human label for messages, e.g. "host=/tmp/x port=6001 dbname=shard_1".
+// Short human label for messages, e.g. "host=/tmp/x port=6001 dbname=shard_1". Never holds a
+// password; a DSN libpq cannot parse is labelled as such.
 std::string describe_dsn(std::string_view dsn);
 
 }  // namespace shardctl::pg

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 
 namespace shardctl::routing {
 
@@ -73,8 +74,7 @@ bool fits_int4(std::int64_t v) noexcept {
 
 std::string shown(std::string_view text) {
   // Keep error lines one line and readable, whatever the operator fed in.
-  std::string out;
-  for (char c : text.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+  std::string out = printable(text.substr(0, 80));
   if (text.size() > 80) out += "...";
   return out;
 }
@@ -123,6 +123,11 @@ Key parse_key(KeyType type, std::string_view text) {
       // PostgreSQL text cannot hold a NUL byte, so such a key can never exist on a shard.
       if (text.find('\0') != std::string_view::npos)
         throw usage_error("a text key cannot contain a NUL byte", "PostgreSQL text values never hold NUL bytes");
+      // Shards store UTF-8: a key that is not UTF-8 can never be stored, and must not reach the
+      // catalog (the server would refuse the bytes) or JSON output.
+      if (!valid_utf8(text))
+        throw usage_error("text key '" + shown(text) + "' is not valid UTF-8",
+                          "shards store text as UTF-8; convert the key (e.g. with iconv)");
       return std::string(text);
     case KeyType::uuid: {
       Uuid u{};

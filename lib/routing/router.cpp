@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "routing/pg_hash.hpp"
 #include "routing/range_table.hpp"
 
@@ -35,7 +36,7 @@ using ValueOf = std::conditional_t<K == KeyType::text, std::string,
 template <KeyType K>
 typename ValueTraits<ValueOf<K>>::View parse_view(std::string_view text, Uuid& uuid_storage) {
   if constexpr (K == KeyType::text) {
-    if (text.find('\0') != std::string_view::npos) throw_bad_text(K, text);
+    if (text.find('\0') != std::string_view::npos || !valid_utf8(text)) throw_bad_text(K, text);
     return text;
   } else if constexpr (K == KeyType::uuid) {
     if (!try_parse_uuid(text, uuid_storage)) throw_bad_text(K, text);

@@ -45,7 +45,7 @@ void provision_sample(pg::Connection& cat, const Fleet& fleet, int scale) {
   const std::int64_t customers = 1000LL * scale;
   const auto n = static_cast<std::int64_t>(fleet.shards.size());
   catalog::Store store(cat);
-  auto map = store.create_map("customers", routing::MapKind::range, routing::KeyType::int8);
+  auto map = store.create_map("customers", routing::MapKind::range, routing::KeyType::int8).map;
   for (std::int64_t i = 0; i < n; ++i) {
     std::int64_t first = 1 + i * customers / n, next = 1 + (i + 1) * customers / n;
     const auto& [shard_name, shard_dsn] = fleet.shards[static_cast<std::size_t>(i)];

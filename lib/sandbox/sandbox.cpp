@@ -100,8 +100,18 @@ fs::path outside_server_dir(const fs::path& dir) {
   return base / (std::string(outside_prefix) + hex);
 }
 
-Sandbox::Sandbox(const std::optional<std::string>& dir)
-    : dir_(dir ? fs::absolute(*dir).lexically_normal() : default_sandbox_dir()), server_dir_(dir_) {
+namespace {
+
+fs::path sandbox_dir(const std::optional<std::string>& dir) {
+  if (!dir) return default_sandbox_dir();
+  // fs::absolute("") throws; an empty --dir is a typo (an unset variable), never "here".
+  if (dir->empty()) throw usage_error("--dir must name a directory, not be empty", "omit --dir for the default");
+  return fs::absolute(*dir).lexically_normal();
+}
+
+}  // namespace
+
+Sandbox::Sandbox(const std::optional<std::string>& dir) : dir_(sandbox_dir(dir)), server_dir_(dir_) {
   if (exists()) {
     try {
       json state = read_state(dir_);

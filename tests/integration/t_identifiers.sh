@@ -47,7 +47,7 @@ bad_name '""' "has an empty quoted name"
 bad_name 'orders x' "unexpected text after the name: 'x'"
 bad_name '1abc' "starting with '1'"
 bad_name "$(printf 'a%.0s' {1..64})" "longer than 63 bytes"
-bad_name $'caf\xe9' "table name 'caf\\xE9' is not valid UTF-8"
+bad_name $'caf\xe9' "argument TABLE 'caf\\xE9' is not valid UTF-8"
 expect_exit 64 shardctl table add-sharded bestellpositionen_ü --map tenants --key '"Tenant Id'
 expect_stderr_contains "column name '\"Tenant Id' has an unbalanced double quote"
 expect_exit 64 shardctl table add-sharded bestellpositionen_ü --map tenants --key $'k\xff'

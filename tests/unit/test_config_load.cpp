@@ -129,16 +129,16 @@ TEST_CASE("unknown keys get a suggestion") {
 TEST_CASE("config location precedence") {
   Scratch s;
   CHECK_FALSE(config::locate_config(std::nullopt).has_value());
-  auto xdg = s.write("xdg/shardctl/config.toml", "catalog = \"xdg\"\n");
+  auto xdg = s.write("xdg/shardctl/config.toml", "catalog = \"dbname=xdg\"\n");
   setenv("XDG_CONFIG_HOME", (s.dir() / "xdg").c_str(), 1);
-  CHECK(config::load_config(std::nullopt).catalog == "xdg");
-  s.write("shardctl.toml", "catalog = \"cwd\"\n");
-  CHECK(config::load_config(std::nullopt).catalog == "cwd");
-  auto env = s.write("env.toml", "catalog = \"env\"\n");
+  CHECK(config::load_config(std::nullopt).catalog == "dbname=xdg");
+  s.write("shardctl.toml", "catalog = \"dbname=cwd\"\n");
+  CHECK(config::load_config(std::nullopt).catalog == "dbname=cwd");
+  auto env = s.write("env.toml", "catalog = \"dbname=env\"\n");
   setenv("SHARDCTL_CONFIG", env.c_str(), 1);
-  CHECK(config::load_config(std::nullopt).catalog == "env");
-  auto flag = s.write("flag.toml", "catalog = \"flag\"\n");
-  CHECK(config::load_config(flag.string()).catalog == "flag");
+  CHECK(config::load_config(std::nullopt).catalog == "dbname=env");
+  auto flag = s.write("flag.toml", "catalog = \"dbname=flag\"\n");
+  CHECK(config::load_config(flag.string()).catalog == "dbname=flag");
   CHECK_THROWS_AS(config::load_config((s.dir() / "missing.toml").string()), Error);
   setenv("SHARDCTL_CONFIG", (s.dir() / "missing.toml").c_str(), 1);
   CHECK_THROWS_AS(config::load_config(std::nullopt), Error);
@@ -147,6 +147,6 @@ TEST_CASE("config location precedence") {
 TEST_CASE("~/.config is the default XDG config home") {
   Scratch s;
   setenv("HOME", s.dir().c_str(), 1);
-  s.write(".config/shardctl/config.toml", "catalog = \"home\"\n");
-  CHECK(config::load_config(std::nullopt).catalog == "home");
+  s.write(".config/shardctl/config.toml", "catalog = \"dbname=home\"\n");
+  CHECK(config::load_config(std::nullopt).catalog == "dbname=home");
 }

@@ -55,3 +55,45 @@ TEST_CASE("describe names where, never a password") {
   CHECK(d.find("password") == std::string::npos);
   CHECK(d.find("user") == std::string::npos);
 }
+
+TEST_CASE("a password nested in a dbname connection string is found, at any depth") {
+  CHECK(pg::dsn_has_password("dbname='host=h user=postgres password=S3cretPw'"));
+  CHECK(pg::dsn_has_password("host=x dbname='postgresql://u:S3cretPw@h/db'"));
+  CHECK(pg::dsn_has_password("dbname='dbname=\\'password=S3cretPw\\''"));
+  CHECK(pg::dsn_has_password("postgresql://u@h/db?password=S3cretPw"));
+  CHECK(pg::dsn_has_password("host=h sslpassword=S3cretPw"));
+  CHECK_FALSE(pg::dsn_has_password("dbname='host=h user=postgres'"));
+  auto clean = pg::redact_dsn("dbname='host=h user=postgres password=S3cretPw' port=5");
+  CHECK(clean.find("S3cretPw") == std::string::npos);
+  CHECK(clean.find("host=h") != std::string::npos);
+  CHECK(pg::describe_dsn("dbname='host=h password=S3cretPw'").find("S3cretPw") == std::string::npos);
+}
+
+TEST_CASE("require_passwordless_dsn refuses every password form with a usage error, never echoing it") {
+  for (const char* dsn : {"password=S3cretPw", "dbname='host=h password=S3cretPw'", "postgresql://u:S3cretPw@h/db",
+                          "postgresql://u@h/db?password=S3cretPw", "sslpassword=S3cretPw"}) {
+    try {
+      pg::require_passwordless_dsn(dsn, "--dsn");
+      FAIL("accepted " << dsn);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::usage);
+      CHECK(std::string(e.what()).find("S3cretPw") == std::string::npos);
+      CHECK(std::string(e.what()).find("--dsn") != std::string::npos);
+    }
+  }
+  pg::require_passwordless_dsn("host=/tmp port=5432 dbname=x", "--dsn");
+}
+
+TEST_CASE("a URI whose user part libpq misreads is refused, not stored with the secret in port or host") {
+  for (const char* dsn : {"postgresql://@:Zpass99@h2@h:-1/", "postgresql://u@Zpass99@h/db", "port=abc", "port=70000"}) {
+    try {
+      pg::redact_dsn(dsn);
+      FAIL("accepted " << dsn);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::usage);
+      CHECK(std::string(e.what()).find("Zpass99") == std::string::npos);
+    }
+  }
+  CHECK(pg::redact_dsn("host=@abstract,h2 port=5432,") == "host=@abstract,h2 port=5432,");
+  CHECK(pg::describe_dsn("postgresql://@:Zpass99@h2@h:-1/").find("Zpass99") == std::string::npos);
+}

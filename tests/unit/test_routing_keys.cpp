@@ -96,9 +96,11 @@ TEST_CASE("bigint keys: 64 bits, strictly decimal") {
   for (const char* bad : {"", " 1", "1 ", "\t1", "1\n", "+1", "--1", "-", "1.0", "1e3", "0x10", "1_000", "1,000",
                           "12abc", "\xd9\xa1", "NaN"}) {
     CAPTURE(bad);
-    std::string shown = bad;  // control characters print as '?'
-    for (char& c : shown)
-      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    std::string shown;  // control characters print as \xNN
+    for (char c : std::string(bad)) {
+      if (static_cast<unsigned char>(c) >= 0x20) shown += c;
+      else shown += c == '\t' ? "\\x09" : "\\x0A";
+    }
     CHECK(error_of(KeyType::int8, bad) == "'" + shown + "' is not a valid bigint key");
     CHECK(error_of(KeyType::int4, bad) == "'" + shown + "' is not a valid int key");
   }
@@ -112,7 +114,7 @@ TEST_CASE("bigint keys: 64 bits, strictly decimal") {
 
 TEST_CASE("error lines stay one readable line") {
   // Control characters would break the one-line error; very long input is cut.
-  CHECK(error_of(KeyType::int8, "1\n2") == "'1?2' is not a valid bigint key");
+  CHECK(error_of(KeyType::int8, "1\n2") == "'1\\x0A2' is not a valid bigint key");
   std::string long_text(200, '9');
   CHECK(error_of(KeyType::int8, long_text) == "'" + std::string(80, '9') + "...' is not a valid bigint key");
   try {

@@ -1,12 +1,17 @@
-#include "catalog/utf8.hpp"
+// UTF-8 checks for text the operator types: PostgreSQL databases here are UTF-8, JSON output
+// must be UTF-8, and an error message must not echo bytes a terminal cannot show.
+#pragma once
 
 #include <cstdio>
+#include <string>
+#include <string_view>
 
-namespace shardctl::catalog {
-namespace {
+namespace shardctl {
+namespace utf8_detail {
+
 
 // Length of the well-formed UTF-8 sequence starting at s[i], or 0 when it is not one.
-std::size_t sequence_length(const std::string& s, std::size_t i) {
+inline std::size_t sequence_length(std::string_view s, std::size_t i) {
   auto byte = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
   unsigned c = byte(i);
   if (c < 0x80) return 1;
@@ -27,21 +32,23 @@ std::size_t sequence_length(const std::string& s, std::size_t i) {
   return n;
 }
 
-}  // namespace
+}  // namespace utf8_detail
 
-bool valid_utf8(const std::string& s) {
+// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+inline bool valid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
-    auto n = sequence_length(s, i);
+    auto n = utf8_detail::sequence_length(s, i);
     if (n == 0) return false;
     i += n;
   }
   return true;
 }
 
-std::string printable(const std::string& s) {
+// `s` with control characters and bytes that are not UTF-8 written as \xNN.
+inline std::string printable(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
-    auto n = sequence_length(s, i);
+    auto n = utf8_detail::sequence_length(s, i);
     auto c = static_cast<unsigned char>(s[i]);
     if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
       char buf[8];
@@ -56,4 +63,4 @@ std::string printable(const std::string& s) {
   return out;
 }
 
-}  // namespace shardctl::catalog
+}  // namespace shardctl
