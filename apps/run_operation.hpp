@@ -23,12 +23,12 @@ inline migrate::EngineOptions engine_options(cli::Context& ctx) {
 
 inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan) {
   for (const auto& w : plan.warnings) ctx.warn(w);
+  auto id = engine.start(plan, ctx.dry_run());  // a dry run stops before the journal's first write
   if (ctx.dry_run()) {
     if (ctx.json()) return ctx.print_json(migrate::plan_json(plan));
     migrate::print_plan(ctx.out(), plan);
     return;
   }
-  auto id = engine.start(plan);
   std::string what;
   for (const auto& s : plan.segments)
     what += (what.empty() ? "" : ", ") +

@@ -7,12 +7,7 @@ using namespace shardctl;
 int main(int argc, char** argv) {
   cli::Family fam("init", "Create or upgrade the catalog schema (idempotent)");
   fam.root_handler([](cli::Context& ctx) {
-    if (ctx.dry_run()) {
-      ctx.out() << "would create or upgrade the shardctl catalog to schema version "
-                << catalog::schema_version << " in " << ctx.catalog().where() << '\n';
-      return;
-    }
-    auto result = catalog::init_catalog(ctx.catalog());
+    auto result = catalog::init_catalog(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     if (ctx.json()) {
       ctx.print_json({{"previous_version", result.previous_version},
                       {"version", result.version},
@@ -20,7 +15,11 @@ int main(int argc, char** argv) {
                       {"catalog", ctx.catalog().where()}});
       return;
     }
-    if (!result.changed())
+    if (ctx.dry_run() && result.changed())
+      ctx.out() << "would " << (result.previous_version == 0 ? "create" : "upgrade") << " the catalog"
+                << (result.previous_version == 0 ? "" : " from schema version " + std::to_string(result.previous_version))
+                << " to schema version " << result.version << " in " << ctx.catalog().where() << '\n';
+    else if (!result.changed())
       ctx.out() << "catalog is up to date (schema version " << result.version << ")\n";
     else if (result.previous_version == 0)
       ctx.out() << "created catalog schema version " << result.version << " in " << ctx.catalog().where() << '\n';

@@ -44,7 +44,9 @@ int main(int argc, char** argv) {
   fam.command("resume", "Finish an interrupted operation", [&](cli::Context& ctx) {
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
-      migrate::print_status(ctx.out(), engine.status(id));
+      auto o = engine.preview_run(id);
+      if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+      migrate::print_status(ctx.out(), o);
       return;
     }
     auto o = engine.run(id);
@@ -56,7 +58,9 @@ int main(int argc, char** argv) {
   fam.command("cancel", "Stop an operation after its current batch", [&](cli::Context& ctx) {
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
-      ctx.out() << "would request cancellation of operation " << id << '\n';
+      auto o = engine.status(id);
+      if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+      ctx.out() << "would request cancellation of operation " << o.id << " (" << o.status << ")\n";
       return;
     }
     engine.request_cancel(id);

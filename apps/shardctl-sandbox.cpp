@@ -146,12 +146,14 @@ int main(int argc, char** argv) {
   auto* fleet = fam.command("fleet", "Create another fleet (catalog + shard databases) on the sandbox",
                             [&](cli::Context& ctx) {
     sandbox::Sandbox sb(dir);
+    fleet_opts.from_template = true;
+    fleet_opts.preview = ctx.dry_run();
+    auto f = sb.create_fleet(fleet_name, fleet_opts);
     if (ctx.dry_run()) {
-      ctx.out() << "would create fleet " << fleet_name << " with " << fleet_opts.shards << " shard database(s)\n";
+      if (ctx.json()) return ctx.print_json({{"name", f.name}, {"shards", fleet_opts.shards}});
+      ctx.out() << "would create fleet " << f.name << " with " << fleet_opts.shards << " shard database(s)\n";
       return;
     }
-    fleet_opts.from_template = true;
-    auto f = sb.create_fleet(fleet_name, fleet_opts);
     if (ctx.json()) return ctx.print_json(fleet_json(f));
     ctx.out() << f.catalog_dsn << '\n';
   });

@@ -73,9 +73,6 @@ struct LoadedMap {
   std::unique_ptr<routing::Router> router;
 };
 
-// Creates or upgrades the catalog schema (idempotent, safe to run concurrently). Throws a data
-// Error when the catalog is newer than this binary.
-InitResult init_catalog(pg::Connection& conn);
 
 // How a Store mutation ends. `preview` is --dry-run: the call runs every check the write runs,
 // in the same transaction and in the same order, and returns what it would write; only the
@@ -89,6 +86,10 @@ struct CreatedMap {
   Map map;
   std::vector<Mapping> mappings;
 };
+
+// Creates or upgrades the catalog schema (idempotent, safe to run concurrently). Throws a data
+// Error when the catalog is newer than this binary. `preview` reports what it would do.
+InitResult init_catalog(pg::Connection& conn, Writes writes = Writes::apply);
 
 class Store {
  public:

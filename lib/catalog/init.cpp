@@ -22,7 +22,7 @@ void refuse_newer(int found) {
                      "upgrade shardctl; an older binary must not write to a newer catalog");
 }
 
-InitResult init_catalog(pg::Connection& conn) {
+InitResult init_catalog(pg::Connection& conn, Writes writes) {
   InitResult result{0, schema_version};
   conn.transact([&](pqxx::work& tx) {
     // Two concurrent `init` runs queue here instead of both creating the schema. Nothing else
@@ -30,6 +30,7 @@ InitResult init_catalog(pg::Connection& conn) {
     tx.exec_params("SELECT pg_advisory_xact_lock($1, $2)", lock_class, lock_init);
     result.previous_version = read_catalog_version(tx);
     refuse_newer(result.previous_version);
+    if (writes == Writes::preview) return;
     for (const auto& step : schema_steps()) {
       if (step.version <= result.previous_version) continue;
       tx.exec(std::string(step.sql));

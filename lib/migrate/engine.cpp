@@ -134,7 +134,7 @@ void Engine::hold_map_lock(std::int64_t map_id, const std::string& map_name) {
   locked_maps_.push_back(map_id);
 }
 
-std::string Engine::start(const Plan& plan) {
+std::string Engine::start(const Plan& plan, bool preview) {
   std::string column = catalog::range_column(plan.map.kind, plan.map.key_type);
   std::string ctor = catalog::range_constructor(plan.map.kind, plan.map.key_type);
   // The operation's claim: a list point as the catalog stores points, [k,k]; else [low, high).
@@ -161,6 +161,7 @@ std::string Engine::start(const Plan& plan) {
                                   seg.mapping.id, seg.source.id);
       if (still.empty()) throw locked_error("the mappings of map " + plan.map.name + " changed while planning", "run the command again");
     }
+    if (preview) return;  // --dry-run: every check above ran; nothing is journaled
     op_id = tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, map_id, " + column +
                                 ", args, status, phase, source_shard_id, target_shard_id, batch_size, lease_holder, "
                                 "lease_until, heartbeat_at, progress) VALUES (gen_random_uuid(), $1, $2, " + ctor +
@@ -192,11 +193,7 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
   catalog_.read([&](pqxx::work& tx) {
     locked = tx.exec_params1("SELECT pg_try_advisory_lock($1, hashtext($2))", catalog::lock_class, op_id)[0].as<bool>();
   });
-  if (!locked) {
-    auto st = status(op_id);
-    throw locked_error("operation " + op_id + " is being run by " + (st.lease_holder.empty() ? "another process" : st.lease_holder),
-                       "wait for it with `shardctl op wait " + op_id + "`");
-  }
+  if (!locked) throw run_by_another(status(op_id));
   RunContext ctx;
   ctx.op_id = op_id;
   std::string state, map_name;
@@ -301,6 +298,17 @@ static void mark_interrupted(pg::Connection& catalog, OpStatus& op) {
       op.status = "interrupted";
     }
   });
+}
+
+Error Engine::run_by_another(const OpStatus& op) {
+  return locked_error("operation " + op.id + " is being run by " + (op.lease_holder.empty() ? "another process" : op.lease_holder),
+                      "wait for it with `shardctl op wait " + op.id + "`");
+}
+
+OpStatus Engine::preview_run(const std::string& op_id) {
+  auto op = status(op_id);  // "running" only while a live process holds its runner lock
+  if (op.status == "running") throw run_by_another(op);
+  return op;
 }
 
 OpStatus Engine::status(const std::string& op_id) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.hpp"
+#include "core/error.hpp"
 #include "migrate/key_filter.hpp"
 #include "migrate/raw_conn.hpp"
 
@@ -147,7 +148,12 @@ class Engine {
   Plan plan_move(const MoveRequest& request);
   // Journals the plan as a new operation; exit 75 when an unfinished operation overlaps or a
   // mapping changed since planning. Returns the operation id.
-  std::string start(const Plan& plan);
+  // With `preview` (--dry-run), runs every check of the start (the map lock, overlapping
+  // operations, mappings that changed since planning) and returns "" without journaling.
+  std::string start(const Plan& plan, bool preview = false);
+  // What `op resume --dry-run` checks: the operation exists and no live process runs it (75,
+  // as run() would refuse). Returns its status.
+  OpStatus preview_run(const std::string& op_id);
   // Runs (or resumes) the operation to its end, its cancellation, or an error (journaled as
   // failed, then rethrown). Exit 75 when another live process runs it.
   OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
@@ -160,6 +166,7 @@ class Engine {
   std::vector<Unfenced> unfence(const std::string& op_id, bool dry_run);
 
  private:
+  static Error run_by_another(const OpStatus& op);  // 75: a live process runs the operation
   // The checks and batch planning every kind shares, once its segments are known.
   void finish_plan(Plan& plan);
   // Takes the map's data lock shared for this process (see catalog/locks.hpp), once per map;

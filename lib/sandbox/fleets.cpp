@@ -175,6 +175,10 @@ Fleet Sandbox::create_fleet(const std::string& name, const FleetOptions& options
     if (!c.running) throw unavailable_error("sandbox cluster " + c.name + " is not running", "run `shardctl sandbox up`");
 
   Fleet fleet;
+  if (options.preview) {
+    fleet.name = name;
+    return fleet;
+  }
   if (options.from_template) {
     ensure_template(options);
     fleet = clone_template(name, options);

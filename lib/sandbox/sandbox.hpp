@@ -41,6 +41,9 @@ struct FleetOptions {
   // Clone the fleet from template databases built on first use for these options (and kept
   // until `down`) instead of creating and loading every database.
   bool from_template = false;
+  // --dry-run: every check of create_fleet runs; nothing is created (the Fleet returned holds
+  // only the name).
+  bool preview = false;
 };
 
 struct UpResult {
