@@ -59,11 +59,11 @@ done
 [ ! -e "$TEST_TMP/shardctl.toml" ] || fail "./shardctl.toml left behind"
 
 # An operator's own ./shardctl.toml is never overwritten.
-echo 'catalog = "mine"' > "$TEST_TMP/shardctl.toml"
+echo 'catalog = "dbname=mine"' > "$TEST_TMP/shardctl.toml"
 expect_exit 0 shardctl sandbox up --dir "$dir" --shards 1 --scale 0
-assert_eq "$(cat "$TEST_TMP/shardctl.toml")" 'catalog = "mine"'
+assert_eq "$(cat "$TEST_TMP/shardctl.toml")" 'catalog = "dbname=mine"'
 expect_exit 0 shardctl sandbox down --dir "$dir"
-assert_eq "$(cat "$TEST_TMP/shardctl.toml")" 'catalog = "mine"'
+assert_eq "$(cat "$TEST_TMP/shardctl.toml")" 'catalog = "dbname=mine"'
 expect_exit 0 shardctl sandbox status --dir "$dir"
 expect_stdout_contains "no sandbox"
 pass
