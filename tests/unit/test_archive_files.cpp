@@ -1,0 +1,98 @@
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "archive/sha256.hpp"
+#include "archive/zstd_file.hpp"
+#include "core/error.hpp"
+
+using namespace shardctl;
+namespace fs = std::filesystem;
+
+namespace {
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    char tmpl[] = "/tmp/shardctl-archive-XXXXXX";
+    dir = mkdtemp(tmpl);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+}  // namespace
+
+TEST_CASE("SHA-256 matches the standard test vectors") {
+  archive::Sha256 empty;
+  CHECK(empty.hex_digest() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  archive::Sha256 abc;
+  abc.update("a");
+  abc.update("bc");
+  CHECK(abc.hex_digest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_CASE("a zstd file reads back whole, with the SHA-256 of the stored bytes") {
+  Scratch s;
+  fs::path p = s.dir / "shard_1" / "public.orders" / "batch-000001.copy.zst";
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += std::to_string(i) + "\tcustomer " + std::to_string(i % 97) + "\n";
+  archive::WrittenFile w;
+  {
+    archive::ZstdFileWriter writer(p);
+    writer.write(std::string_view(text).substr(0, 1000));
+    writer.write(std::string_view(text).substr(1000));
+    w = writer.finish();
+  }
+  CHECK(fs::exists(p));
+  CHECK_FALSE(fs::exists(p.string() + ".tmp"));
+  CHECK(w.raw_bytes == text.size());
+  CHECK(w.compressed_bytes == fs::file_size(p));
+  CHECK(w.compressed_bytes < text.size() / 3);
+  archive::Sha256 stored;
+  stored.update(read_all(p));
+  CHECK(w.sha256 == stored.hex_digest());
+
+  std::string back;
+  archive::read_zstd_file(p, w.sha256, [&](std::string_view chunk) { back.append(chunk); });
+  CHECK(back == text);
+
+  // A wrong digest, a flipped byte and a truncated file are data errors (exit 65).
+  CHECK_THROWS_AS(archive::read_zstd_file(p, std::string(64, '0'), [](std::string_view) {}), Error);
+  std::string bytes = read_all(p);
+  bytes[bytes.size() / 2] ^= 0x40;
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+  try {
+    archive::read_zstd_file(p, w.sha256, [](std::string_view) {});
+    FAIL("a damaged file was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::data);
+  }
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << read_all(p).substr(0, 10);
+  CHECK_THROWS_AS(archive::read_zstd_file(p, w.sha256, [](std::string_view) {}), Error);
+}
+
+TEST_CASE("an abandoned writer leaves no file under either name") {
+  Scratch s;
+  fs::path p = s.dir / "x.zst";
+  {
+    archive::ZstdFileWriter writer(p);
+    writer.write("1\t2\n");
+  }
+  CHECK_FALSE(fs::exists(p));
+  CHECK_FALSE(fs::exists(p.string() + ".tmp"));
+}
+
+TEST_CASE("write_file_atomically replaces the whole file") {
+  Scratch s;
+  fs::path p = s.dir / "manifest.json";
+  archive::write_file_atomically(p, "{\"a\":1}");
+  archive::write_file_atomically(p, "{}");
+  CHECK(read_all(p) == "{}");
+  CHECK_FALSE(fs::exists(p.string() + ".tmp"));
+}
