@@ -96,3 +96,41 @@ TEST_CASE("write_file_atomically replaces the whole file") {
   CHECK(read_all(p) == "{}");
   CHECK_FALSE(fs::exists(p.string() + ".tmp"));
 }
+
+#include "archive/manifest.hpp"
+
+TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
+  Scratch s;
+  archive::Manifest m;
+  m.run = "0b1e7c53-8f7e-4bd5-9d51-3b7e0e3d2a11";
+  m.job = "old-orders";
+  m.root_table = "public.orders";
+  m.predicate = "created_at < now() - interval '400 days'";
+  m.server_encoding = "UTF8";
+  m.ddl["public.orders"] = "CREATE TABLE public.orders (id bigint PRIMARY KEY)";
+  m.files.push_back({"shard_1/public.orders/000001.copy.zst", "shard_1", "public.orders", 1, 10, 100, 50,
+                     std::string(64, 'a'), false});
+  archive::write_manifest(s.dir, m);
+  auto back = archive::read_manifest(s.dir);
+  CHECK(archive::to_json(back) == archive::to_json(m));
+
+  auto expect_bad = [&](const std::function<void(nlohmann::json&)>& edit) {
+    auto doc = archive::to_json(m);
+    edit(doc);
+    try {
+      archive::manifest_from_json(doc, "manifest.json");
+      FAIL("an edited manifest was accepted: " << doc.dump());
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::data);
+    }
+  };
+  expect_bad([](auto& d) { d["format"] = "other"; });
+  expect_bad([](auto& d) { d["files"][0]["path"] = "../../etc/passwd"; });
+  expect_bad([](auto& d) { d["files"][0]["path"] = "/etc/passwd"; });
+  expect_bad([](auto& d) { d["files"][0]["sha256"] = "xyz"; });
+  expect_bad([](auto& d) { d["files"][0]["rows"] = "ten"; });
+  expect_bad([](auto& d) { d["files"][0]["table"] = "public.nosuch"; });
+  expect_bad([](auto& d) { d.erase("ddl"); });
+  std::ofstream(s.dir / "manifest.json") << "{ not json";
+  CHECK_THROWS_AS(archive::read_manifest(s.dir), Error);
+}
