@@ -36,6 +36,10 @@ constexpr KeyDef known_keys[] = {
     {"archive.job[].where", Type::string, true},
     {"archive.job[].cascade", Type::boolean},
     {"archive.job[].to", Type::string, true},
+    {"archive.job[].batch_size", Type::integer},
+    {"archive.job[].max_runtime", Type::string},
+    {"archive.job[].sleep", Type::string},
+    {"archive.job[].max_lag", Type::string},
     {"check", Type::table},
     {"check.warning", Type::string_array},
     {"check.critical", Type::string_array},
@@ -308,6 +312,20 @@ Config parse_config(std::string_view text, const std::string& origin) {
         reader.fail(*t.get("to"), "archive job \"" + job.name + "\": \"to\" must start with dir: or postgres:");
       if (job.to.rfind("postgres:", 0) == 0)
         check_dsn(reader, *t.get("to"), "archive.job.to", job.to.substr(std::string_view("postgres:").size()));
+      if (auto n = t["batch_size"].value<std::int64_t>()) {
+        if (*n < 1) reader.fail(*t.get("batch_size"), "archive job \"" + job.name + "\": \"batch_size\" must be at least 1");
+        job.batch_size = *n;
+      }
+      for (auto [key, dest] : {std::pair{"max_runtime", &job.max_runtime}, std::pair{"sleep", &job.sleep},
+                               std::pair{"max_lag", &job.max_lag}}) {
+        auto node = t[key];
+        if (!node) continue;
+        auto text = *node.value<std::string>();
+        *dest = parse_duration(text);
+        if (!*dest)
+          reader.fail(*t.get(key), "archive job \"" + job.name + "\": \"" + key +
+                                       "\" must be a duration like 500ms, 30s, 10m or 2h, not \"" + text + "\"");
+      }
       for (const auto& other : cfg.archive_jobs)
         if (other.name == job.name) reader.fail(*t.get("name"), "archive job name \"" + job.name + "\" is used twice");
       cfg.archive_jobs.push_back(std::move(job));
@@ -330,6 +348,20 @@ std::optional<std::string> grace_interval(const std::string& text) {
     default: return std::nullopt;
   }
   return text.substr(0, digits) + unit;
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && digits < 9 && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return std::nullopt;
+  std::int64_t n = std::stoll(text.substr(0, digits));
+  std::string unit = text.substr(digits);
+  if (unit == "ms") return std::chrono::milliseconds(n);
+  if (unit == "s") return std::chrono::milliseconds(n * 1000);
+  if (unit == "m") return std::chrono::milliseconds(n * 60'000);
+  if (unit == "h") return std::chrono::milliseconds(n * 3'600'000);
+  if (unit == "d") return std::chrono::milliseconds(n * 86'400'000);
+  return std::nullopt;
 }
 
 Config load_config(const std::optional<std::string>& explicit_path) {

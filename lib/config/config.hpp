@@ -3,6 +3,7 @@
 // a wrong type or a syntax error is a data Error citing file:line:col.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -18,6 +19,10 @@ struct ArchiveJob {
   std::string where;
   bool cascade = false;
   std::string to;  // "dir:/path" or "postgres:DSN"
+  std::optional<std::int64_t> batch_size;               // root rows per batch (default [defaults] batch_size)
+  std::optional<std::chrono::milliseconds> max_runtime;  // stop cleanly after the batch that passes it
+  std::optional<std::chrono::milliseconds> sleep;        // pause between batches
+  std::optional<std::chrono::milliseconds> max_lag;      // pause while a replica replays further behind
 };
 
 // The finding kinds of `shardctl check`, by the names a [check] table uses. lib/check owns
@@ -63,6 +68,9 @@ Config parse_config(std::string_view text, const std::string& origin);
 
 // "12h" -> "12 hours" (units s, m, h, d); nullopt when the text is not such a duration.
 std::optional<std::string> grace_interval(const std::string& text);
+
+// "500ms", "30s", "10m", "2h", "7d" -> milliseconds; nullopt when the text is not such a duration.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
 
 // Reads and parses the located file, or returns defaults when there is none.
 Config load_config(const std::optional<std::string>& explicit_path);

@@ -150,3 +150,38 @@ TEST_CASE("~/.config is the default XDG config home") {
   s.write(".config/shardctl/config.toml", "catalog = \"dbname=home\"\n");
   CHECK(config::load_config(std::nullopt).catalog == "dbname=home");
 }
+
+TEST_CASE("archive jobs take batch_size and durations, and refuse bad ones at file:line:col") {
+  auto cfg = config::parse_config(R"([[archive.job]]
+name = "old"
+table = "orders"
+where = "true"
+to = "dir:/tmp/a"
+batch_size = 500
+max_runtime = "10m"
+sleep = "250ms"
+max_lag = "30s"
+)", "job.toml");
+  REQUIRE(cfg.archive_jobs.size() == 1);
+  const auto& job = cfg.archive_jobs[0];
+  CHECK(job.batch_size == 500);
+  CHECK(job.max_runtime == std::chrono::minutes(10));
+  CHECK(job.sleep == std::chrono::milliseconds(250));
+  CHECK(job.max_lag == std::chrono::seconds(30));
+  CHECK(config::parse_duration("7d") == std::chrono::hours(168));
+  CHECK_FALSE(config::parse_duration("10").has_value());
+  CHECK_FALSE(config::parse_duration("ten s").has_value());
+  CHECK_FALSE(config::parse_duration("5 m").has_value());
+  for (const char* bad : {"batch_size = 0", "sleep = \"soon\"", "max_lag = 30", "batchsize = 5"}) {
+    CAPTURE(bad);
+    try {
+      config::parse_config(std::string("[[archive.job]]\nname = \"x\"\ntable = \"t\"\nwhere = \"true\"\nto = \"dir:/a\"\n") +
+                               bad + "\n",
+                           "job.toml");
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::data);
+      CHECK(std::string(e.what()).rfind("job.toml:6:", 0) == 0);
+    }
+  }
+}
