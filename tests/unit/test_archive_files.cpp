@@ -134,3 +134,24 @@ TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
   std::ofstream(s.dir / "manifest.json") << "{ not json";
   CHECK_THROWS_AS(archive::read_manifest(s.dir), Error);
 }
+
+#include "archive/destination.hpp"
+
+TEST_CASE("destinations: dir:PATH and postgres:DSN, nothing else, never a password") {
+  auto d = archive::parse_destination("dir:/var/lib/shardctl/../shardctl/archive");
+  CHECK(d.kind == archive::Destination::Kind::dir);
+  CHECK(d.path == "/var/lib/shardctl/archive");
+  auto p = archive::parse_destination("postgres:host=arch dbname=archive");
+  CHECK(p.kind == archive::Destination::Kind::postgres);
+  CHECK(p.describe() == "postgres:dbname=archive host=arch");
+  for (const char* bad : {"dir:", "s3://bucket", "/tmp/x", "postgres:host=a password=S3cret", "postgres:port=x"}) {
+    CAPTURE(bad);
+    try {
+      archive::parse_destination(bad);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::usage);
+      CHECK(std::string(e.what()).find("S3cret") == std::string::npos);
+    }
+  }
+}
