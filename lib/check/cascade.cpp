@@ -6,7 +6,7 @@
 
 #include "catalog/names.hpp"
 #include "core/error.hpp"
-#include "migrate/shard_schema.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::check {
 namespace {
@@ -33,7 +33,7 @@ struct ChildFk {
   std::vector<std::string> child_cols, parent_cols;  // raw names, in key order
 };
 
-std::vector<ChildFk> child_fks(migrate::RawConn& conn, const std::string& quoted_parent) {
+std::vector<ChildFk> child_fks(shardio::RawConn& conn, const std::string& quoted_parent) {
   std::map<std::string, ChildFk> by_constraint;
   std::vector<std::string> order;
   for (auto& r : conn.query(
@@ -57,7 +57,7 @@ std::vector<ChildFk> child_fks(migrate::RawConn& conn, const std::string& quoted
   return out;
 }
 
-void add_children(migrate::RawConn& conn, Node& node, int depth, std::vector<std::string>& path) {
+void add_children(shardio::RawConn& conn, Node& node, int depth, std::vector<std::string>& path) {
   // Deep FK chains are rare; a bound keeps a pathological schema from recursing forever.
   if (depth > 16) throw usage_error("foreign keys below " + node.quoted + " nest deeper than 16 tables");
   for (const auto& fk : child_fks(conn, node.quoted)) {
@@ -83,12 +83,12 @@ std::string quarantine_table(const Node& n) {
   return std::string(quarantine_schema) + "." + quote_ident(n.schema + "." + n.table);
 }
 
-std::int64_t single_count(migrate::RawConn& conn, const std::string& sql, const std::vector<std::string>& params) {
+std::int64_t single_count(shardio::RawConn& conn, const std::string& sql, const std::vector<std::string>& params) {
   return std::stoll(conn.query(sql, params)[0][0]);
 }
 
 // Children before parents: a parent row cannot go while rows still reference it.
-void process(migrate::RawConn& conn, const Node& n, Removal how, bool dry_run, const std::vector<std::string>& params,
+void process(shardio::RawConn& conn, const Node& n, Removal how, bool dry_run, const std::vector<std::string>& params,
              std::vector<TableRows>& out) {
   for (const auto& c : n.children) process(conn, c, how, dry_run, params, out);
   std::string from = n.quoted + " " + n.alias + " WHERE " + n.predicate;
@@ -115,7 +115,7 @@ void process(migrate::RawConn& conn, const Node& n, Removal how, bool dry_run, c
 // holds every column as a plain one (CREATE TABLE ... LIKE copies neither identity nor
 // generation), so: stored generated columns are left out and the server recomputes them;
 // GENERATED ALWAYS identity columns get their old values back through OVERRIDING SYSTEM VALUE.
-std::string restore_sql(migrate::RawConn& conn, const std::string& original, const std::string& q) {
+std::string restore_sql(shardio::RawConn& conn, const std::string& original, const std::string& q) {
   std::vector<std::string> cols;
   bool identity_always = false;
   for (auto& r : conn.query("SELECT attname, attgenerated::text, attidentity::text FROM pg_attribute "
@@ -133,7 +133,7 @@ std::string restore_sql(migrate::RawConn& conn, const std::string& original, con
 
 // Runs `body` in one transaction on `conn`, rolled back when it throws.
 template <class F>
-void in_transaction(migrate::RawConn& conn, F&& body) {
+void in_transaction(shardio::RawConn& conn, F&& body) {
   conn.exec("BEGIN");
   try {
     body();
@@ -149,7 +149,7 @@ void in_transaction(migrate::RawConn& conn, F&& body) {
 
 }  // namespace
 
-std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
+std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
                                 int batch_rows, const std::function<void()>& before_batch) {
   Node root;
   auto names = conn.query("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -165,7 +165,7 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
   // picks them, so no concurrent UPDATE can move one to another ctid before the DELETE. The
   // batch table names the column row_ctid: a user column cannot be called "ctid".
   std::vector<std::string> ident, picked_cols;
-  for (const auto& c : migrate::primary_key(conn, root.quoted)) {
+  for (const auto& c : shardio::primary_key(conn, root.quoted)) {
     ident.push_back("t0." + quote_ident(c));
     picked_cols.push_back("t0." + quote_ident(c));
   }
@@ -226,7 +226,7 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
   return merged;
 }
 
-std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run) {
+std::vector<TableRows> restore_quarantine(shardio::RawConn& conn, bool dry_run) {
   std::vector<TableRows> out;
   if (conn.query("SELECT to_regclass($1) IS NOT NULL", {std::string(quarantine_schema) + ".manifest"})[0][0] != "t")
     return out;
@@ -250,7 +250,7 @@ std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run) 
         conn.exec("ROLLBACK TO SAVEPOINT shardctl_role");
       }
     }
-    for (const auto& original : migrate::fk_order(conn, originals)) {  // parents first
+    for (const auto& original : shardio::fk_order(conn, originals)) {  // parents first
       const auto& q = quarantined_of[original];
       std::int64_t rows = dry_run ? single_count(conn, "SELECT count(*) FROM " + q, {})
                                   : single_count(conn, restore_sql(conn, original, q), {});

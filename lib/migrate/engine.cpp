@@ -13,7 +13,7 @@
 #include "migrate/guard.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/runner.hpp"
-#include "migrate/shard_schema.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -230,7 +230,7 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
   ctx.map = store.get_map(map_name);
   ctx.fence_grace = options_.fence_grace;
   ctx.guard_wait_seconds = options_.guard_wait_seconds;
-  ctx.space = RouteSpace{ctx.map.kind, ctx.map.key_type};
+  ctx.space = shardio::RouteSpace{ctx.map.kind, ctx.map.key_type};
   routing::KeyType bt = catalog::bound_type(ctx.map.kind, ctx.map.key_type);
   if (low) ctx.range.low = routing::parse_key(bt, *low);
   if (high) ctx.range.high = routing::parse_key(bt, *high);
@@ -242,21 +242,21 @@ OpStatus Engine::run(const std::string& op_id, const std::function<void(const Pr
   try {
     hold_map_lock(ctx.map.id, ctx.map.name);
     // Table shapes come from the target, which every batch copies into.
-    RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
+    shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
     for (const auto& t : store.list_tables()) {
       if (t.kind == "reference") ctx.references.push_back(catalog::quote_qualified(t.name));
       if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t));
     }
     sort_by_foreign_keys(target, ctx.tables);
-    ctx.references = fk_order(target, ctx.references);  // parents first: nation after region
+    ctx.references = shardio::fk_order(target, ctx.references);  // parents first: nation after region
     // Text keys are compared in the column's own collation only where every shard the batches
     // read orders it like bytes (the plan checked the same; a source may differ from the target).
     auto sources = source_shards(catalog_, op_id, false);
     for (auto& t : ctx.tables) {
       if (!t.key_native_order) continue;
       for (auto id : sources) {
-        RawConn src(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name);
-        t.key_native_order = t.key_native_order && key_sorts_bytewise(src, t.quoted, t.key_column);
+        shardio::RawConn src(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name);
+        t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(src, t.quoted, t.key_column);
       }
     }
     Runner(catalog_, ctx, progress).run();
@@ -348,7 +348,7 @@ std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
   std::vector<Unfenced> out;
   for (auto id : sources) {
     const auto& s = shards.at(id);
-    RawConn conn(s.dsn, "shard " + s.name);
+    shardio::RawConn conn(s.dsn, "shard " + s.name);
     bool has = conn.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
     int fences = has ? std::stoi(conn.query("SELECT count(*) FROM shardctl.guard_ranges WHERE op_id = $1 AND state = 'fenced'",
                                             {op_id})[0][0])

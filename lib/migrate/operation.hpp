@@ -12,8 +12,8 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
-#include "migrate/key_filter.hpp"
-#include "migrate/raw_conn.hpp"
+#include "shardio/key_filter.hpp"
+#include "shardio/raw_conn.hpp"
 
 namespace shardctl::migrate {
 
@@ -52,9 +52,12 @@ struct PlannedTable {
 };
 
 // How a sharded table is copied: its columns and primary key as the source has them.
-PlannedTable describe_table(RawConn& source, const catalog::TableDef& table);
+PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table);
 // Sorts tables parents first, by the foreign keys the source has among them.
-void sort_by_foreign_keys(RawConn& source, std::vector<PlannedTable>& tables);
+void sort_by_foreign_keys(shardio::RawConn& source, std::vector<PlannedTable>& tables);
+// Sorts quoted reference tables parents first, by the foreign keys the source has among them
+// (nation REFERENCES region: region is copied first).
+void sort_references_by_foreign_keys(shardio::RawConn& source, std::vector<std::string>& quoted_refs);
 
 // One source's share of an operation: the part of one mapping that moves to the target.
 struct Segment {
@@ -72,7 +75,7 @@ struct PlannedBatch {
 struct Plan {
   std::string kind;  // split | merge | move
   catalog::Map map;
-  RouteSpace space;
+  shardio::RouteSpace space;
   catalog::Shard target;
   routing::KeyRange range;             // the span the operation covers (its claim on the map)
   std::optional<routing::Key> point;   // a list map's point (move only)
