@@ -12,6 +12,7 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
+#include "shardio/journal.hpp"
 #include "shardio/key_filter.hpp"
 #include "shardio/raw_conn.hpp"
 
@@ -92,30 +93,6 @@ struct Plan {
   nlohmann::json args;                   // the request, journaled with the operation
 };
 
-struct OpStatus {
-  std::string id;
-  std::string kind;
-  std::string map;
-  std::string status;  // running, failed, cancelled, done
-  std::string phase;
-  std::string range;
-  std::string source;
-  std::string target;
-  int batches = 0;
-  int batches_done = 0;
-  std::int64_t rows_moved = 0;
-  std::int64_t rows_total = 0;  // when planned (0 for operations journaled before version 3)
-  std::int64_t keys_done = 0;
-  std::int64_t keys_total = 0;
-  bool cancel_requested = false;
-  std::string error;
-  std::string lease_holder;
-  std::string created_at;
-  std::string updated_at;
-};
-
-nlohmann::json to_json(const OpStatus& op);
-
 struct Progress {
   int batch = 0;
   int batches = 0;
@@ -156,20 +133,19 @@ class Engine {
   std::string start(const Plan& plan, bool preview = false);
   // What `op resume --dry-run` checks: the operation exists and no live process runs it (75,
   // as run() would refuse). Returns its status.
-  OpStatus preview_run(const std::string& op_id);
+  shardio::OpStatus preview_run(const std::string& op_id);
   // Runs (or resumes) the operation to its end, its cancellation, or an error (journaled as
   // failed, then rethrown). Exit 75 when another live process runs it.
-  OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
+  shardio::OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
 
   void request_cancel(const std::string& op_id);
-  OpStatus status(const std::string& op_id);
-  std::vector<OpStatus> list();
+  shardio::OpStatus status(const std::string& op_id);
+  std::vector<shardio::OpStatus> list();
   // Lifts the fences a finished operation left on its source shards (`dry_run`: only counts
   // them). Exit 75 while the operation is unfinished.
   std::vector<Unfenced> unfence(const std::string& op_id, bool dry_run);
 
  private:
-  static Error run_by_another(const OpStatus& op);  // 75: a live process runs the operation
   // The checks and batch planning every kind shares, once its segments are known.
   void finish_plan(Plan& plan);
   // Takes the map's data lock shared for this process (see catalog/locks.hpp), once per map;

@@ -13,6 +13,7 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "shardio/journal.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
 
@@ -83,12 +84,7 @@ shardio::RawConn& Runner::source(const Batch& b) {
   return *conn;
 }
 
-void Runner::fence(pqxx::work& tx) {
-  auto r = tx.exec_params("SELECT fencing_token FROM shardctl.operations WHERE op_id = $1 FOR UPDATE", ctx_.op_id);
-  if (r.empty() || r[0][0].as<std::int64_t>() != ctx_.token)
-    throw locked_error("operation " + ctx_.op_id + " was taken over by another process",
-                       "this process stops without touching the map or any row");
-}
+void Runner::fence(pqxx::work& tx) { shardio::check_fencing_token(tx, ctx_.op_id, ctx_.token); }
 
 void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows) {
   catalog_.transact([&](pqxx::work& tx) {
@@ -96,9 +92,7 @@ void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows)
     tx.exec_params("UPDATE shardctl.op_batches SET step = $3, rows_moved = CASE WHEN $4 >= 0 THEN $4 ELSE rows_moved END, "
                    "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no, step, rows);
-    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
-                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
-                   ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
+    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
   });
 }
 
@@ -125,7 +119,7 @@ std::vector<Runner::Batch> Runner::batches() {
 bool Runner::cancel_requested() {
   bool cancel = false;
   catalog_.read([&](pqxx::work& tx) {
-    cancel = tx.exec_params1("SELECT cancel_requested FROM shardctl.operations WHERE op_id = $1", ctx_.op_id)[0].as<bool>();
+    cancel = shardio::cancel_requested(tx, ctx_.op_id);
   });
   return cancel;
 }
@@ -148,9 +142,7 @@ void Runner::take_offline(const Batch& b) {
     }
     tx.exec_params("UPDATE shardctl.op_batches SET step = 'offline', updated_at = now() WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no);
-    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
-                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
-                   ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
+    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
   });
   faults_.point("offline.mapping");
   guard_source(b);
@@ -261,9 +253,7 @@ void Runner::flip(const Batch& b, const std::string& verified) {
     tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, updated_at = now() "
                    "WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no, verified);
-    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
-                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
-                   ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
+    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
   });
   faults_.point("flip");
 }
@@ -385,9 +375,7 @@ void Runner::finish(const std::string& status, const std::vector<Batch>& all) {
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
     tx.exec_params("DELETE FROM shardctl.guards WHERE op_id = $1", ctx_.op_id);
-    tx.exec_params("UPDATE shardctl.operations SET status = $2, phase = $2, finished_at = now(), updated_at = now(), "
-                   "lease_holder = NULL, lease_until = NULL WHERE op_id = $1",
-                   ctx_.op_id, status);
+    shardio::mark_finished(tx, ctx_.op_id, status);
   });
 }
 
