@@ -11,6 +11,7 @@
 #include "cli/context.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/render.hpp"
+#include "shardio/journal.hpp"
 
 namespace shardctl::apps {
 
@@ -50,7 +51,7 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
                 last.copy_seconds, static_cast<double>(last.bytes) / 1e6, last.verify_seconds, last.purge_seconds,
                 last.catalog_seconds);
   ctx.verbose(times);
-  if (ctx.json()) return ctx.print_json(migrate::to_json(status));
+  if (ctx.json()) return ctx.print_json(shardio::to_json(status));
   ctx.out() << "operation " << status.id << " " << status.status << ": " << status.rows_moved << " rows in "
             << status.batches_done << " batch(es) moved to " << status.target << '\n';
 }

@@ -10,6 +10,7 @@
 #include "migrate/render.hpp"
 #include "output/table.hpp"
 #include "run_operation.hpp"
+#include "shardio/journal.hpp"
 
 using namespace shardctl;
 
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
     auto ops = engine.list();
     if (ctx.json()) {
       nlohmann::json arr = nlohmann::json::array();
-      for (const auto& o : ops) arr.push_back(migrate::to_json(o));
+      for (const auto& o : ops) arr.push_back(shardio::to_json(o));
       return ctx.print_json({{"operations", arr}});
     }
     output::TextTable t({"ID", "KIND", "MAP", "RANGE", "FROM", "TO", "STATUS", "BATCHES"});
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
   auto show_cmd = [&](cli::Context& ctx) {
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     auto o = engine.status(id);
-    if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+    if (ctx.json()) return ctx.print_json(shardio::to_json(o));
     migrate::print_status(ctx.out(), o);
   };
   fam.command("show", "Show one operation", show_cmd)->add_option("ID", id, "Operation id")->required();
@@ -45,12 +46,12 @@ int main(int argc, char** argv) {
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
       auto o = engine.preview_run(id);
-      if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+      if (ctx.json()) return ctx.print_json(shardio::to_json(o));
       migrate::print_status(ctx.out(), o);
       return;
     }
     auto o = engine.run(id);
-    if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+    if (ctx.json()) return ctx.print_json(shardio::to_json(o));
     ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches << " batch(es), "
               << o.rows_moved << " rows\n";
   })->add_option("ID", id, "Operation id")->required();
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
       auto o = engine.status(id);
-      if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+      if (ctx.json()) return ctx.print_json(shardio::to_json(o));
       ctx.out() << "would request cancellation of operation " << o.id << " (" << o.status << ")\n";
       return;
     }
@@ -68,7 +69,7 @@ int main(int argc, char** argv) {
     // and leave the rest on the source.
     try {
       auto o = engine.run(id);
-      if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+      if (ctx.json()) return ctx.print_json(shardio::to_json(o));
       ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches
                 << " batch(es) moved, the rest stays on " << o.source << '\n';
     } catch (const Error& e) {
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
     for (;;) {
       auto o = engine.status(id);
       if (o.status == "done" || o.status == "cancelled") {
-        if (ctx.json()) return ctx.print_json(migrate::to_json(o));
+        if (ctx.json()) return ctx.print_json(shardio::to_json(o));
         ctx.out() << "operation " << o.id << " " << o.status << '\n';
         return;
       }

@@ -6,20 +6,16 @@
 
 #include "catalog/names.hpp"
 #include "core/error.hpp"
-#include "migrate/shard_schema.hpp"
+#include "shardio/fk_tree.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::check {
 namespace {
 
 using catalog::quote_ident;
 
-struct Node {
-  std::string schema, table;  // raw names
-  std::string quoted;
-  std::string alias;
-  std::string predicate;  // over `alias`
-  std::vector<Node> children;
-};
+// The root and the tables whose rows reference its rows, to any depth.
+using Node = shardio::FkNode;
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -27,68 +23,16 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-// A foreign key referencing `parent`: the referencing table and the column pairs.
-struct ChildFk {
-  std::string schema, table;
-  std::vector<std::string> child_cols, parent_cols;  // raw names, in key order
-};
-
-std::vector<ChildFk> child_fks(migrate::RawConn& conn, const std::string& quoted_parent) {
-  std::map<std::string, ChildFk> by_constraint;
-  std::vector<std::string> order;
-  for (auto& r : conn.query(
-           "SELECT c.oid::text, n.nspname, cl.relname, a.attname, fa.attname "
-           "FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
-           "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
-           "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
-           "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
-           "WHERE c.contype = 'f' AND c.confrelid = $1::regclass AND c.conrelid <> c.confrelid "
-           "ORDER BY n.nspname, cl.relname, c.oid, k.i",
-           {quoted_parent})) {
-    if (!by_constraint.count(r[0])) order.push_back(r[0]);
-    auto& fk = by_constraint[r[0]];
-    fk.schema = r[1];
-    fk.table = r[2];
-    fk.child_cols.push_back(r[3]);
-    fk.parent_cols.push_back(r[4]);
-  }
-  std::vector<ChildFk> out;
-  for (const auto& oid : order) out.push_back(by_constraint[oid]);
-  return out;
-}
-
-void add_children(migrate::RawConn& conn, Node& node, int depth, std::vector<std::string>& path) {
-  // Deep FK chains are rare; a bound keeps a pathological schema from recursing forever.
-  if (depth > 16) throw usage_error("foreign keys below " + node.quoted + " nest deeper than 16 tables");
-  for (const auto& fk : child_fks(conn, node.quoted)) {
-    Node child;
-    child.schema = fk.schema;
-    child.table = fk.table;
-    child.quoted = quote_ident(fk.schema) + "." + quote_ident(fk.table);
-    if (std::find(path.begin(), path.end(), child.quoted) != path.end()) continue;  // a cycle: already taken
-    child.alias = "t" + std::to_string(depth + 1);
-    std::vector<std::string> cc, pc;
-    for (const auto& c : fk.child_cols) cc.push_back(child.alias + "." + quote_ident(c));
-    for (const auto& c : fk.parent_cols) pc.push_back(node.alias + "." + quote_ident(c));
-    child.predicate = "(" + join(cc, ", ") + ") IN (SELECT " + join(pc, ", ") + " FROM " + node.quoted + " " +
-                      node.alias + " WHERE " + node.predicate + ")";
-    path.push_back(child.quoted);
-    add_children(conn, child, depth + 1, path);
-    path.pop_back();
-    node.children.push_back(std::move(child));
-  }
-}
-
 std::string quarantine_table(const Node& n) {
   return std::string(quarantine_schema) + "." + quote_ident(n.schema + "." + n.table);
 }
 
-std::int64_t single_count(migrate::RawConn& conn, const std::string& sql, const std::vector<std::string>& params) {
+std::int64_t single_count(shardio::RawConn& conn, const std::string& sql, const std::vector<std::string>& params) {
   return std::stoll(conn.query(sql, params)[0][0]);
 }
 
 // Children before parents: a parent row cannot go while rows still reference it.
-void process(migrate::RawConn& conn, const Node& n, Removal how, bool dry_run, const std::vector<std::string>& params,
+void process(shardio::RawConn& conn, const Node& n, Removal how, bool dry_run, const std::vector<std::string>& params,
              std::vector<TableRows>& out) {
   for (const auto& c : n.children) process(conn, c, how, dry_run, params, out);
   std::string from = n.quoted + " " + n.alias + " WHERE " + n.predicate;
@@ -115,7 +59,7 @@ void process(migrate::RawConn& conn, const Node& n, Removal how, bool dry_run, c
 // holds every column as a plain one (CREATE TABLE ... LIKE copies neither identity nor
 // generation), so: stored generated columns are left out and the server recomputes them;
 // GENERATED ALWAYS identity columns get their old values back through OVERRIDING SYSTEM VALUE.
-std::string restore_sql(migrate::RawConn& conn, const std::string& original, const std::string& q) {
+std::string restore_sql(shardio::RawConn& conn, const std::string& original, const std::string& q) {
   std::vector<std::string> cols;
   bool identity_always = false;
   for (auto& r : conn.query("SELECT attname, attgenerated::text, attidentity::text FROM pg_attribute "
@@ -133,7 +77,7 @@ std::string restore_sql(migrate::RawConn& conn, const std::string& original, con
 
 // Runs `body` in one transaction on `conn`, rolled back when it throws.
 template <class F>
-void in_transaction(migrate::RawConn& conn, F&& body) {
+void in_transaction(shardio::RawConn& conn, F&& body) {
   conn.exec("BEGIN");
   try {
     body();
@@ -149,7 +93,7 @@ void in_transaction(migrate::RawConn& conn, F&& body) {
 
 }  // namespace
 
-std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
+std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
                                 int batch_rows, const std::function<void()>& before_batch) {
   Node root;
   auto names = conn.query("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -165,7 +109,7 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
   // picks them, so no concurrent UPDATE can move one to another ctid before the DELETE. The
   // batch table names the column row_ctid: a user column cannot be called "ctid".
   std::vector<std::string> ident, picked_cols;
-  for (const auto& c : migrate::primary_key(conn, root.quoted)) {
+  for (const auto& c : shardio::primary_key(conn, root.quoted)) {
     ident.push_back("t0." + quote_ident(c));
     picked_cols.push_back("t0." + quote_ident(c));
   }
@@ -177,8 +121,7 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
   std::string picked_list = join(picked_cols, ", ");
   root.predicate = dry_run ? rows.predicate
                            : "(" + ident_list + ") IN (SELECT * FROM pg_temp.shardctl_fix_batch)";
-  std::vector<std::string> path{root.quoted};
-  add_children(conn, root, 0, path);
+  shardio::add_referencing_tables(conn, root);
 
   std::vector<TableRows> out;
   if (dry_run) {
@@ -226,7 +169,7 @@ std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Remo
   return merged;
 }
 
-std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run) {
+std::vector<TableRows> restore_quarantine(shardio::RawConn& conn, bool dry_run) {
   std::vector<TableRows> out;
   if (conn.query("SELECT to_regclass($1) IS NOT NULL", {std::string(quarantine_schema) + ".manifest"})[0][0] != "t")
     return out;
@@ -250,7 +193,7 @@ std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run) 
         conn.exec("ROLLBACK TO SAVEPOINT shardctl_role");
       }
     }
-    for (const auto& original : migrate::fk_order(conn, originals)) {  // parents first
+    for (const auto& original : shardio::fk_order(conn, originals)) {  // parents first
       const auto& q = quarantined_of[original];
       std::int64_t rows = dry_run ? single_count(conn, "SELECT count(*) FROM " + q, {})
                                   : single_count(conn, restore_sql(conn, original, q), {});

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "migrate/raw_conn.hpp"
+#include "shardio/raw_conn.hpp"
 
 namespace shardctl::check {
 
@@ -35,12 +35,12 @@ enum class Removal { quarantine, remove };
 // `before_batch`, when set, runs before each batch picks its rows (the sweep re-reads the
 // catalog there and throws to stop when operations changed under it).
 // A table without a primary key identifies its rows by ctid, locked when picked.
-std::vector<TableRows> take_out(migrate::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
+std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
                                 int batch_rows, const std::function<void()>& before_batch = {});
 
 // Puts every quarantined row of this shard back into its table (parents first), in one
 // transaction, and drops the quarantine schema. With `dry_run`, only counts. Stored generated
 // columns are recomputed; identity columns get their quarantined values back.
-std::vector<TableRows> restore_quarantine(migrate::RawConn& conn, bool dry_run);
+std::vector<TableRows> restore_quarantine(shardio::RawConn& conn, bool dry_run);
 
 }  // namespace shardctl::check

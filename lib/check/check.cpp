@@ -141,7 +141,7 @@ Report restore_quarantined(pg::Connection& catalog, const Options& options) {
   for (const auto* s : shards) report.shards.push_back(s->name);
   auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
     ShardOutcome out;
-    migrate::RawConn conn(shard.dsn, "shard " + shard.name);
+    shardio::RawConn conn(shard.dsn, "shard " + shard.name);
     for (const auto& t : restore_quarantine(conn, options.dry_run))
       out.fixes.push_back({"restore", shard.name, t.table, "", t.rows, options.dry_run, "from " + std::string(quarantine_schema)});
     return out;

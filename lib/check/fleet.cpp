@@ -80,7 +80,7 @@ void carry_exclusions(const Fleet& earlier, Fleet& later) {
   }
 }
 
-migrate::RouteSpace space_of(const catalog::LoadedMap& map) { return {map.map.kind, map.map.key_type}; }
+shardio::RouteSpace space_of(const catalog::LoadedMap& map) { return {map.map.kind, map.map.key_type}; }
 
 std::string mapping_signature(const std::vector<catalog::Mapping>& mappings,
                               const std::vector<routing::KeyRange>& excluded) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
-#include "migrate/key_filter.hpp"
+#include "shardio/key_filter.hpp"
 
 namespace shardctl::check {
 
@@ -47,7 +47,7 @@ Fleet load_fleet(pg::Connection& catalog, const std::string& since = {});
 // earlier read would otherwise drop out of later reads).
 void carry_exclusions(const Fleet& earlier, Fleet& later);
 
-migrate::RouteSpace space_of(const catalog::LoadedMap& map);
+shardio::RouteSpace space_of(const catalog::LoadedMap& map);
 
 // The mappings of a map outside `excluded`, as one comparable string (range, shard, status).
 std::string mapping_signature(const std::vector<catalog::Mapping>& mappings,

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardio/journal.hpp"
+
 namespace shardctl::check {
 
 std::string journal_fixes(pg::Connection& catalog, const std::string& action, const Report& report) {
@@ -16,10 +18,7 @@ std::string journal_fixes(pg::Connection& catalog, const std::string& action, co
   nlohmann::json progress = {{"rows", rows}};
   std::string id;
   catalog.transact([&](pqxx::work& tx) {
-    id = tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, status, phase, args, progress, finished_at) "
-                         "VALUES (gen_random_uuid(), $1, 'done', 'done', $2::jsonb, $3::jsonb, now()) RETURNING op_id::text",
-                         "check-" + action, args.dump(), progress.dump())[0]
-             .as<std::string>();
+    id = shardio::insert_done(tx, "check-" + action, args, progress);
   });
   return id;
 }

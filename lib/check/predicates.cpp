@@ -1,12 +1,12 @@
 #include "check/predicates.hpp"
 
 #include "check/fleet.hpp"
-#include "migrate/key_filter.hpp"
+#include "shardio/key_filter.hpp"
 
 namespace shardctl::check {
 using routing::KeyType;
 
-std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+std::string mapped_predicate(shardio::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                              const std::function<bool(const catalog::Mapping&)>& which) {
   auto space = space_of(map);
   // Many ranges of integer keys or hash values: one int8multirange, whose containment test is
@@ -23,7 +23,7 @@ std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& m
   for (const auto& m : map.mappings) {
     if (!which(m)) continue;
     if (m.is_point) {
-      points += (points.empty() ? "" : ", ") + migrate::key_literal(conn, migrate::RouteSpace{routing::MapKind::list, map.map.key_type}, *m.range.low);
+      points += (points.empty() ? "" : ", ") + shardio::key_literal(conn, shardio::RouteSpace{routing::MapKind::list, map.map.key_type}, *m.range.low);
     } else if (integral) {
       multirange += multirange.empty() ? '{' : ',';
       if (m.range.low) {
@@ -36,32 +36,32 @@ std::string mapped_predicate(migrate::RawConn& conn, const catalog::LoadedMap& m
       if (m.range.high) multirange += routing::format_key(*m.range.high);
       multirange += ')';
     } else {
-      ranges += (ranges.empty() ? "(" : " OR (") + migrate::key_filter(conn, space, quoted_column, m.range) + ")";
+      ranges += (ranges.empty() ? "(" : " OR (") + shardio::key_filter(conn, space, quoted_column, m.range) + ")";
     }
   }
   if (!multirange.empty())
-    ranges = conn.literal(multirange + "}") + "::int8multirange @> (" + migrate::route_expression(space, quoted_column) +
+    ranges = conn.literal(multirange + "}") + "::int8multirange @> (" + shardio::route_expression(space, quoted_column) +
              ")::bigint";
   std::string out = ranges;
   if (!points.empty())
-    out += (out.empty() ? "" : " OR ") + migrate::route_expression(space, quoted_column) + " IN (" + points + ")";
+    out += (out.empty() ? "" : " OR ") + shardio::route_expression(space, quoted_column) + " IN (" + points + ")";
   return out.empty() ? "false" : "(" + out + ")";
 }
 
-std::string routed_to(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+std::string routed_to(shardio::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                       const std::string& shard) {
   return mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) { return m.shard == shard; });
 }
 
-std::string in_ranges(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+std::string in_ranges(shardio::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                       const std::vector<routing::KeyRange>& ranges) {
   std::string out;
   for (const auto& r : ranges)
-    out += (out.empty() ? "(" : " OR (") + migrate::key_filter(conn, space_of(map), quoted_column, r) + ")";
+    out += (out.empty() ? "(" : " OR (") + shardio::key_filter(conn, space_of(map), quoted_column, r) + ")";
   return out.empty() ? "false" : "(" + out + ")";
 }
 
-std::string stray_predicate(migrate::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
+std::string stray_predicate(shardio::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                             const std::string& shard, const std::vector<routing::KeyRange>& in_flight) {
   std::string here = mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) {
     return m.shard == shard || m.status != "online";

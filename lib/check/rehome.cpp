@@ -7,9 +7,9 @@
 #include "catalog/names.hpp"
 #include "check/predicates.hpp"
 #include "core/error.hpp"
-#include "migrate/fault.hpp"
-#include "migrate/row_checksum.hpp"
-#include "migrate/shard_schema.hpp"
+#include "shardio/fault.hpp"
+#include "shardio/row_checksum.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::check {
 namespace {
@@ -22,17 +22,17 @@ struct Sum {
   std::string hash = "0";  // numeric as text: exact
 };
 
-Sum sum_of(migrate::RawConn& c, const std::string& quoted, const std::string& cols, const std::string& pred) {
-  auto r = c.query("SELECT count(*), " + migrate::row_hash_sum() + " FROM (SELECT " + cols + " FROM " + quoted + " t0 WHERE " +
-                   pred + ") " + migrate::row_alias);
+Sum sum_of(shardio::RawConn& c, const std::string& quoted, const std::string& cols, const std::string& pred) {
+  auto r = c.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM (SELECT " + cols + " FROM " + quoted + " t0 WHERE " +
+                   pred + ") " + shardio::row_alias);
   return {std::stoll(r[0][0]), r[0][1]};
 }
 
-std::string numeric_diff(migrate::RawConn& c, const std::string& a, const std::string& b) {
+std::string numeric_diff(shardio::RawConn& c, const std::string& a, const std::string& b) {
   return c.query("SELECT ($1::numeric - $2::numeric)::text", {a, b})[0][0];
 }
 
-void rollback(migrate::RawConn& c) {
+void rollback(shardio::RawConn& c) {
   try {
     c.exec("ROLLBACK");
   } catch (...) {  // connection lost: the server rolled back
@@ -58,14 +58,14 @@ std::string prefixed(const std::string& prefix, const std::vector<std::string>& 
 // taken as landed (a rehome that died between the target's commit and the source's delete),
 // one with other contents is a conflict for a person to settle; the rest is inserted. Then
 // every moving row must exist identically on the target: count and checksum as on the source.
-void land_rows(migrate::RawConn& src, migrate::RawConn& dst, const Table& t, std::size_t index,
+void land_rows(shardio::RawConn& src, shardio::RawConn& dst, const Table& t, std::size_t index,
                const std::string& src_pred, const Sum& moving, const std::string& source, const std::string& target) {
   std::string tmp = "shardctl_rehome_" + std::to_string(index);
   dst.exec("CREATE TEMP TABLE " + tmp + " ON COMMIT DROP AS SELECT " + t.columns + " FROM " + t.quoted + " WITH NO DATA");
-  migrate::pump_copy(src, "COPY (SELECT " + t.columns + " FROM " + t.quoted + " t0 WHERE " + src_pred + ") TO STDOUT (FORMAT binary)",
+  shardio::pump_copy(src, "COPY (SELECT " + t.columns + " FROM " + t.quoted + " t0 WHERE " + src_pred + ") TO STDOUT (FORMAT binary)",
                      dst, "COPY " + tmp + " (" + t.columns + ") FROM STDIN (FORMAT binary)");
   // Row identity: the primary key, or the whole row when there is none.
-  auto pk = migrate::primary_key(dst, t.quoted);
+  auto pk = shardio::primary_key(dst, t.quoted);
   std::string same_key;
   for (const auto& k : pk) same_key += (same_key.empty() ? "" : " AND ") + ("r." + quote_ident(k) + " = x." + quote_ident(k));
   std::string r_row = "ROW(" + prefixed("r", t.quoted_columns) + ")::text";
@@ -84,22 +84,22 @@ void land_rows(migrate::RawConn& src, migrate::RawConn& dst, const Table& t, std
                                    {t.quoted})[0][0] != "0";
   dst.exec("INSERT INTO " + t.quoted + " (" + t.columns + ")" + (identity_always ? " OVERRIDING SYSTEM VALUE" : "") + " SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp +
            " r WHERE NOT EXISTS (SELECT 1 FROM " + t.quoted + " x WHERE " + same_key + ")");
-  auto landed = dst.query("SELECT count(*), " + migrate::row_hash_sum() + " FROM (SELECT " + prefixed("r", t.quoted_columns) +
+  auto landed = dst.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM (SELECT " + prefixed("r", t.quoted_columns) +
                           " FROM " + tmp + " r JOIN " + t.quoted + " x ON " + same_key + " AND " + r_row + " = " + x_row + ") " +
-                          migrate::row_alias);
+                          shardio::row_alias);
   if (std::stoll(landed[0][0]) != moving.rows || numeric_diff(dst, landed[0][1], moving.hash) != "0")
     throw internal_error("rehoming " + t.def->name + " from " + source + " to " + target +
                          ": the target's count or checksum does not match the source's; nothing was changed");
 }
 
-void rehome_pair(const Fleet& fleet, migrate::RawConn& src, migrate::RawConn& dst, const catalog::LoadedMap& map,
+void rehome_pair(const Fleet& fleet, shardio::RawConn& src, shardio::RawConn& dst, const catalog::LoadedMap& map,
                  const std::vector<Table>& tables, const std::string& source, const std::string& target,
                  const Options& options, Report& report) {
   auto flying = fleet.in_flight.find(map.map.name);
   std::vector<routing::KeyRange> in_flight;
   if (flying != fleet.in_flight.end()) in_flight = flying->second;
   // The target's keys, less those a live operation works on (see stray_predicate).
-  auto pred_for = [&](migrate::RawConn& c, const Table& t) {
+  auto pred_for = [&](shardio::RawConn& c, const Table& t) {
     std::string key = "t0." + quote_ident(*t.def->key_column);
     std::string pred = "(";
     pred += mapped_predicate(c, map, key, [&](const catalog::Mapping& m) {
@@ -136,7 +136,7 @@ void rehome_pair(const Fleet& fleet, migrate::RawConn& src, migrate::RawConn& ds
       for (std::size_t i = 0; i < tables.size(); ++i) {
         const auto& t = tables[i];
         if (moving[i].rows == 0) continue;
-        if (migrate::table_columns(dst, t.quoted).empty())
+        if (shardio::table_columns(dst, t.quoted).empty())
           throw usage_error("cannot rehome strays of " + t.def->name + ": the table is missing on shard " + target);
         land_rows(src, dst, t, i, pred_for(src, t), moving[i], source, target);
       }
@@ -146,7 +146,7 @@ void rehome_pair(const Fleet& fleet, migrate::RawConn& src, migrate::RawConn& ds
       throw;
     }
     // A crash here leaves the rows on both shards; the next rehome finds them landed.
-    migrate::FaultInjector().point("rehome.landed");
+    shardio::FaultInjector().point("rehome.landed");
     // Children first: parents cannot go while rows still reference them.
     for (std::size_t i = tables.size(); i-- > 0;) {
       if (moving[i].rows == 0) continue;
@@ -177,18 +177,18 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
   for (const auto& [source, map_name] : with_strays) {
     const auto& map = fleet.map(map_name);
     const catalog::Shard* src_shard = fleet.shard(source);
-    migrate::RawConn src(src_shard->dsn, "shard " + source);
+    shardio::RawConn src(src_shard->dsn, "shard " + source);
     std::vector<Table> tables;
     std::vector<std::string> quoted;
     for (const auto& t : fleet.sharded_tables)
-      if (*t.map == map_name && !migrate::table_columns(src, quote_qualified(t.name)).empty())
+      if (*t.map == map_name && !shardio::table_columns(src, quote_qualified(t.name)).empty())
         quoted.push_back(quote_qualified(t.name));
-    for (const auto& q : migrate::fk_order(src, quoted)) {  // parents first
+    for (const auto& q : shardio::fk_order(src, quoted)) {  // parents first
       auto it = std::find_if(fleet.sharded_tables.begin(), fleet.sharded_tables.end(),
                              [&](const catalog::TableDef& t) { return quote_qualified(t.name) == q; });
       std::string cols;
       std::vector<std::string> quoted_cols;
-      for (const auto& c : migrate::table_columns(src, q)) {
+      for (const auto& c : shardio::table_columns(src, q)) {
         cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
         quoted_cols.push_back(quote_ident(c.name));
       }
@@ -200,7 +200,7 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
     for (const auto& target : targets) {
       const catalog::Shard* dst_shard = fleet.shard(target);
       if (!dst_shard || down.count(target) || dst_shard->status != "online") continue;
-      migrate::RawConn dst(dst_shard->dsn, "shard " + target);
+      shardio::RawConn dst(dst_shard->dsn, "shard " + target);
       rehome_pair(fleet, src, dst, map, tables, source, target, options, report);
     }
   }

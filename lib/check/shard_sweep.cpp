@@ -7,8 +7,8 @@
 #include "check/cascade.hpp"
 #include "check/predicates.hpp"
 #include "core/error.hpp"
-#include "migrate/fault.hpp"
-#include "migrate/shard_schema.hpp"
+#include "shardio/fault.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::check {
 namespace {
@@ -36,7 +36,7 @@ struct Counted {
   std::int64_t count = 0;
   std::int64_t also = 0;
 };
-Counted count_and_sample(migrate::RawConn& c, const std::string& quoted, const std::string& pred,
+Counted count_and_sample(shardio::RawConn& c, const std::string& quoted, const std::string& pred,
                          const std::vector<std::string>& order, const std::string& also, int sample,
                          std::vector<std::string>& samples) {
   auto rows = c.query("SELECT concat_ws(',', " + join(order, ", ") + "), count(*) OVER (), count(*) FILTER (WHERE " +
@@ -80,7 +80,7 @@ struct ViewMoved {};
 // N-th shard), counted across sweep threads, so tests can move data between two shards' sweeps.
 void fault_point(std::string_view step) {
   static std::mutex mutex;
-  static migrate::FaultInjector faults;
+  static shardio::FaultInjector faults;
   std::lock_guard<std::mutex> lock(mutex);
   faults.point(step);
 }
@@ -95,17 +95,17 @@ Fleet ShardSweep::read_view(const Fleet& earlier) {
   return view;
 }
 
-migrate::RawConn& ShardSweep::conn() {
-  if (!conn_) conn_ = std::make_unique<migrate::RawConn>(shard_.dsn, "shard " + shard_.name);
+shardio::RawConn& ShardSweep::conn() {
+  if (!conn_) conn_ = std::make_unique<shardio::RawConn>(shard_.dsn, "shard " + shard_.name);
   return *conn_;
 }
 
-migrate::RawConn& ShardSweep::fix_conn() {
-  if (!fix_conn_) fix_conn_ = std::make_unique<migrate::RawConn>(shard_.dsn, "shard " + shard_.name);
+shardio::RawConn& ShardSweep::fix_conn() {
+  if (!fix_conn_) fix_conn_ = std::make_unique<shardio::RawConn>(shard_.dsn, "shard " + shard_.name);
   return *fix_conn_;
 }
 
-migrate::RawConn* ShardSweep::probe_conn(const std::string& name) {
+shardio::RawConn* ShardSweep::probe_conn(const std::string& name) {
   if (down_.count(name)) return nullptr;
   auto it = probes_.find(name);
   if (it != probes_.end()) return it->second.get();
@@ -114,7 +114,7 @@ migrate::RawConn* ShardSweep::probe_conn(const std::string& name) {
   // mapping to it is a finding of its own (mapping_offline_shard), not an unreachable shard.
   if (!s || s->status == "offline") return nullptr;
   try {
-    auto c = std::make_unique<migrate::RawConn>(s->dsn, "shard " + name);
+    auto c = std::make_unique<shardio::RawConn>(s->dsn, "shard " + name);
     return (probes_[name] = std::move(c)).get();
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unavailable) throw;
@@ -124,7 +124,7 @@ migrate::RawConn* ShardSweep::probe_conn(const std::string& name) {
   }
 }
 
-bool ShardSweep::present(migrate::RawConn& c, const std::string& table) {
+bool ShardSweep::present(shardio::RawConn& c, const std::string& table) {
   return c.query("SELECT to_regclass($1) IS NOT NULL", {quote_qualified(table)})[0][0] == "t";
 }
 
@@ -184,7 +184,7 @@ void ShardSweep::recheck_view() {
   if (fleet_moved(fleet_, read_view(fleet_))) throw ViewMoved{};
 }
 
-std::string ShardSweep::settled(migrate::RawConn& c, const std::string& map, const std::string& quoted_column) {
+std::string ShardSweep::settled(shardio::RawConn& c, const std::string& map, const std::string& quoted_column) {
   auto it = fleet_.in_flight.find(map);
   if (it == fleet_.in_flight.end() || it->second.empty() || !fleet_.maps.count(map)) return "true";
   return "NOT " + in_ranges(c, fleet_.map(map), quoted_column, it->second);
@@ -240,7 +240,7 @@ void ShardSweep::sweep_strays(const catalog::TableDef& table) {
   // Keys of operations in flight are left out: a live move has them on two shards.
   std::string pred = stray_predicate(c, map, key, shard_.name,
                                      flying == fleet_.in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
-  auto pk = migrate::primary_key(c, quoted);
+  auto pk = shardio::primary_key(c, quoted);
   if (pk.empty()) pk = {*table.key_column};
   std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
   Finding f;
@@ -303,9 +303,9 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
   // Across shards: stream the keys this shard does not own, route them here, probe in batches.
   std::vector<std::string> types;
   {
-    auto columns = migrate::table_columns(c, child);
+    auto columns = shardio::table_columns(c, child);
     for (const auto& name : x.child_columns) {
-      auto it = std::find_if(columns.begin(), columns.end(), [&](const migrate::Column& col) { return col.name == name; });
+      auto it = std::find_if(columns.begin(), columns.end(), [&](const shardio::Column& col) { return col.name == name; });
       if (it == columns.end())
         throw usage_error("xref " + x.name + ": column " + name + " is missing from " + x.child_table + " on shard " +
                           shard_.name);
@@ -341,7 +341,7 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
   std::map<std::string, KeyBatch> pending;  // by parent shard
   auto probe = [&](const std::string& target, KeyBatch& batch) {
     if (batch.size() == 0) return;
-    migrate::RawConn* pc = probe_conn(target);
+    shardio::RawConn* pc = probe_conn(target);
     if (!pc || !present(*pc, x.parent_table)) {
       unverified += static_cast<std::int64_t>(batch.size());
       batch.clear();

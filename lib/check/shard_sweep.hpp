@@ -10,7 +10,7 @@
 
 #include "check/check.hpp"
 #include "check/fleet.hpp"
-#include "migrate/raw_conn.hpp"
+#include "shardio/raw_conn.hpp"
 
 namespace shardctl::check {
 
@@ -34,11 +34,11 @@ class ShardSweep {
   ShardOutcome run();
 
  private:
-  migrate::RawConn& conn();
-  migrate::RawConn& fix_conn();
+  shardio::RawConn& conn();
+  shardio::RawConn& fix_conn();
   // A connection to another shard for probes; nullptr (and noted as unreachable) when down.
-  migrate::RawConn* probe_conn(const std::string& shard);
-  bool present(migrate::RawConn& c, const std::string& table);
+  shardio::RawConn* probe_conn(const std::string& shard);
+  bool present(shardio::RawConn& c, const std::string& table);
 
   void check_tables();
   void sweep_strays(const catalog::TableDef& table);
@@ -46,7 +46,7 @@ class ShardSweep {
   void sweep_guards();
   void sweep_pass();
   // "NOT (keys of operations in flight)" for a column routed by `map`, or "true".
-  std::string settled(migrate::RawConn& c, const std::string& map, const std::string& quoted_column);
+  std::string settled(shardio::RawConn& c, const std::string& map, const std::string& quoted_column);
   // Re-reads the catalog; throws ViewMoved when it no longer matches this pass's view.
   void recheck_view();
   Fleet read_view(const Fleet& earlier);
@@ -59,8 +59,8 @@ class ShardSweep {
   const Fleet& initial_;
   std::unique_ptr<pg::Connection> catalog_;
   Fleet fleet_;  // this pass's view of the catalog
-  std::unique_ptr<migrate::RawConn> conn_, fix_conn_;
-  std::map<std::string, std::unique_ptr<migrate::RawConn>> probes_;
+  std::unique_ptr<shardio::RawConn> conn_, fix_conn_;
+  std::map<std::string, std::unique_ptr<shardio::RawConn>> probes_;
   std::set<std::string> down_;
   std::set<std::string> missing_;  // sharded tables absent here
   ShardOutcome out_;

@@ -6,7 +6,7 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "migrate/preconditions.hpp"
-#include "migrate/raw_conn.hpp"
+#include "shardio/raw_conn.hpp"
 
 namespace shardctl::migrate {
 
@@ -34,7 +34,7 @@ std::string delete_action(const std::string& code) {
 
 }  // namespace
 
-void check_foreign_keys_into(RawConn& shard, const std::string& shard_name, const Plan& plan,
+void check_foreign_keys_into(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan,
                              std::vector<std::string>& problems) {
   // Top-level constraints only (conparentid = 0): a partitioned FK is one constraint.
   auto rows = shard.query(
@@ -51,7 +51,7 @@ void check_foreign_keys_into(RawConn& shard, const std::string& shard_name, cons
                        "; register it with `shardctl table add-sharded` or drop the constraint");
 }
 
-void check_unmoved_parents(RawConn& source, const std::string& source_name, RawConn& target, const Plan& plan,
+void check_unmoved_parents(shardio::RawConn& source, const std::string& source_name, shardio::RawConn& target, const Plan& plan,
                            const routing::KeyRange& range, std::vector<std::string>& problems) {
   for (const auto& t : plan.tables) {
     // FKs of this table (or of one of its partitions) whose parent neither moves nor is a
@@ -87,14 +87,14 @@ void check_unmoved_parents(RawConn& source, const std::string& source_name, RawC
         match += (match.empty() ? "" : " AND ") + ("x." + p[1]) + " = p." + p[1];
       }
       std::string filter =
-          key_filter(source, plan.space, KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
+          shardio::key_filter(source, plan.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
       std::string missing;
       // The distinct parent keys of the moving rows go to the target through COPY into a
       // temporary table there, which the parent is probed against.
-      in_rolled_back_transaction(target, [&] {
+      shardio::in_rolled_back_transaction(target, [&] {
         target.exec("CREATE TEMP TABLE shardctl_parent_probe ON COMMIT DROP AS SELECT " + parent_cols + " FROM " + parent +
                     " WITH NO DATA");
-        pump_copy(source, "COPY (SELECT DISTINCT " + child_cols + " FROM " + child + " WHERE (" + filter + ")" + not_null +
+        shardio::pump_copy(source, "COPY (SELECT DISTINCT " + child_cols + " FROM " + child + " WHERE (" + filter + ")" + not_null +
                               ") TO STDOUT",
                   target, "COPY shardctl_parent_probe (" + parent_cols + ") FROM STDIN");
         missing = target.query("SELECT count(*) FROM shardctl_parent_probe p WHERE NOT EXISTS (SELECT 1 FROM " + parent +

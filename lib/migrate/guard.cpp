@@ -122,19 +122,19 @@ END
 $fn$;
 )SQL";
 
-std::string how_of(const RouteSpace& space) {
+std::string how_of(const shardio::RouteSpace& space) {
   std::string type(routing::key_type_name(space.key_type));
   if (space.kind == routing::MapKind::hash) return "hash_" + type;
   if (space.key_type == routing::KeyType::int4 || space.key_type == routing::KeyType::int8) return "int";
   return type;
 }
 
-bool has_guard_table(RawConn& shard) {
+bool has_guard_table(shardio::RawConn& shard) {
   return shard.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
 }
 
 // Sessions holding a lock on one of the tables, for the message of a lock timeout.
-std::string lock_holders(RawConn& shard, const std::vector<GuardedTable>& tables) {
+std::string lock_holders(shardio::RawConn& shard, const std::vector<GuardedTable>& tables) {
   std::string regs;
   for (const auto& t : tables) regs += (regs.empty() ? "" : ", ") + shard.literal(t.quoted_table) + "::regclass";
   auto rows = shard.query(
@@ -153,7 +153,7 @@ std::string lock_holders(RawConn& shard, const std::vector<GuardedTable>& tables
 // table lock is held by someone else: DDL queued behind a long transaction would otherwise
 // queue every later reader and writer of the table behind itself.
 template <class Body>
-void with_lock_retries(RawConn& shard, const std::vector<GuardedTable>& tables, Body body) {
+void with_lock_retries(shardio::RawConn& shard, const std::vector<GuardedTable>& tables, Body body) {
   constexpr int attempts = 5;
   for (int attempt = 1;; ++attempt) {
     try {
@@ -175,7 +175,7 @@ void with_lock_retries(RawConn& shard, const std::vector<GuardedTable>& tables, 
   }
 }
 
-void install_triggers(RawConn& shard, const RouteSpace& space, const std::vector<GuardedTable>& tables, std::int64_t map_id) {
+void install_triggers(shardio::RawConn& shard, const shardio::RouteSpace& space, const std::vector<GuardedTable>& tables, std::int64_t map_id) {
   std::string map = std::to_string(map_id);
   for (const auto& t : tables) {
     auto present = shard.query(
@@ -200,11 +200,11 @@ std::optional<std::string> bound_text(const std::optional<routing::Key>& k) {
   return routing::format_key(*k);
 }
 
-std::string literal_or_null(RawConn& shard, const std::optional<std::string>& v) { return v ? shard.literal(*v) : "NULL"; }
+std::string literal_or_null(shardio::RawConn& shard, const std::optional<std::string>& v) { return v ? shard.literal(*v) : "NULL"; }
 
 }  // namespace
 
-void guard_batch(RawConn& shard, const RouteSpace& space, const std::vector<GuardedTable>& tables, const GuardOwner& owner,
+void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, const std::vector<GuardedTable>& tables, const GuardOwner& owner,
                  int batch_no, const routing::KeyRange& range) {
   with_lock_retries(shard, tables, [&] {
     bool ready = has_guard_table(shard) &&
@@ -219,7 +219,7 @@ void guard_batch(RawConn& shard, const RouteSpace& space, const std::vector<Guar
   });
 }
 
-void wait_for_older_transactions(RawConn& shard, int seconds) {
+void wait_for_older_transactions(shardio::RawConn& shard, int seconds) {
   std::string since = shard.query("SELECT clock_timestamp()::text")[0][0];
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   for (int sleep_ms = 10;; sleep_ms = std::min(sleep_ms * 2, 500)) {
@@ -243,7 +243,7 @@ void wait_for_older_transactions(RawConn& shard, int seconds) {
   }
 }
 
-std::string batch_guard_state(RawConn& shard, const std::string& op_id, int batch_no) {
+std::string batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
   if (!has_guard_table(shard)) return "";
   auto r = shard.query("SELECT state FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $2 "
                        "ORDER BY state = 'offline' DESC LIMIT 1",
@@ -251,20 +251,20 @@ std::string batch_guard_state(RawConn& shard, const std::string& op_id, int batc
   return r.empty() ? "" : r[0][0];
 }
 
-void bypass_batch_guard(RawConn& shard, const std::string& op_id, int batch_no) {
+void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
   shard.query("UPDATE shardctl.guard_ranges SET purge_xid = pg_current_xact_id() WHERE op_id = $1 AND batch_no = $2 "
               "AND state = 'offline'",
               {op_id, std::to_string(batch_no)});
 }
 
-void fence_batch(RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace) {
+void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace) {
   // No grace: a fence that never expires (NULL), until `shardctl op unfence` lifts it.
   shard.query("UPDATE shardctl.guard_ranges SET state = 'fenced', purge_xid = NULL, "
               "expires_at = now() + nullif($3, '')::interval WHERE op_id = $1 AND batch_no = $2 AND state = 'offline'",
               {op_id, std::to_string(batch_no), grace.value_or("")});
 }
 
-void lift_fences_in(RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range) {
+void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range) {
   if (!has_guard_table(shard)) return;
   shard.exec(guard_xact_lock);
   auto rows = shard.query("SELECT range_id::text, op_id::text, batch_no::text, lo IS NULL, coalesce(lo, ''), hi IS NULL, "
@@ -289,7 +289,7 @@ void lift_fences_in(RawConn& shard, std::int64_t map_id, routing::KeyType bound_
   }
 }
 
-int release_guard(RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
+int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
                   bool fences) {
   if (!has_guard_table(shard)) return 0;
   int left = 0;

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "migrate/key_filter.hpp"
-#include "migrate/raw_conn.hpp"
+#include "shardio/key_filter.hpp"
+#include "shardio/raw_conn.hpp"
 
 namespace shardctl::migrate {
 
@@ -48,34 +48,34 @@ struct GuardOwner {
 // table (idempotent), the map's triggers where missing, and the batch's range as offline.
 // Committed before it returns, so the guard is in force before the batch's first row is read.
 // Gives up with a locked Error (75) naming the session that holds a table lock.
-void guard_batch(RawConn& shard, const RouteSpace& space, const std::vector<GuardedTable>& tables, const GuardOwner& owner,
+void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, const std::vector<GuardedTable>& tables, const GuardOwner& owner,
                  int batch_no, const routing::KeyRange& range);
 
 // Waits until every transaction of the shard's database that began before now has ended: a
 // REPEATABLE READ writer whose snapshot predates the guard would not see it, and a writer
 // whose row is uncommitted would commit it after the copy read the batch. Gives up after
 // `seconds` with a locked Error naming the sessions.
-void wait_for_older_transactions(RawConn& shard, int seconds);
+void wait_for_older_transactions(shardio::RawConn& shard, int seconds);
 
 // The batch's guard state on the source: "offline", "fenced" or "" when there is none.
-std::string batch_guard_state(RawConn& shard, const std::string& op_id, int batch_no);
+std::string batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no);
 
 // Inside the caller's open transaction on the source: lets this transaction (only) write the
 // batch's keys. The purge calls it before deleting.
-void bypass_batch_guard(RawConn& shard, const std::string& op_id, int batch_no);
+void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no);
 
 // Inside the caller's open transaction on the source: turns the batch's offline range into a
 // fence, expiring after `grace` (a PostgreSQL interval) or never.
-void fence_batch(RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace);
+void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace);
 
 // Inside the caller's open transaction on a target: removes the part of any fence of the map
 // that covers `range` (keys coming back to a shard that once gave them away).
-void lift_fences_in(RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range);
+void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range);
 
 // Removes the op's offline ranges (and its fences too when `fences` is set) in one
 // transaction, and drops the map's triggers when the map has no range left. Returns the
 // number of fence ranges of the op left on the shard.
-int release_guard(RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
+int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
                   bool fences);
 
 }  // namespace shardctl::migrate

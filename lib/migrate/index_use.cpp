@@ -46,7 +46,7 @@ std::string index_for(const Plan& plan, const PlannedTable& t) {
   // Built by appending: GCC 12 warns (-Wrestrict, wrongly) on "(" + std::string&&.
   std::string out = "CREATE INDEX ON ";
   out.append(t.quoted).append(" (");
-  if (plan.space.kind == MapKind::hash) out.append("(").append(route_expression(plan.space, col)).append(")");
+  if (plan.space.kind == MapKind::hash) out.append("(").append(shardio::route_expression(plan.space, col)).append(")");
   else if (plan.space.key_type == KeyType::text && !t.key_native_order) out.append(col).append(" COLLATE \"C\"");
   else out.append(col);
   return out.append(")");
@@ -54,12 +54,12 @@ std::string index_for(const Plan& plan, const PlannedTable& t) {
 
 }  // namespace
 
-void check_index_use(RawConn& shard, const std::string& shard_name, const Plan& plan, std::vector<std::string>& problems) {
+void check_index_use(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan, std::vector<std::string>& problems) {
   routing::KeyRange range = sample_range(plan);
   for (const auto& t : plan.tables) {
-    std::string filter = key_filter(shard, plan.space, KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
+    std::string filter = shardio::key_filter(shard, plan.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
     std::string json;
-    in_rolled_back_transaction(shard, [&] {
+    shardio::in_rolled_back_transaction(shard, [&] {
       shard.exec("SET LOCAL enable_seqscan = off");
       json = shard.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM " + t.quoted + " WHERE " + filter)[0][0];
     });

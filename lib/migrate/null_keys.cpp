@@ -5,7 +5,7 @@
 
 namespace shardctl::migrate {
 
-void check_null_keys(RawConn& source, const std::string& source_name, const Plan& plan, std::vector<std::string>& problems) {
+void check_null_keys(shardio::RawConn& source, const std::string& source_name, const Plan& plan, std::vector<std::string>& problems) {
   for (const auto& t : plan.tables) {
     auto nullable = source.query("SELECT NOT attnotnull FROM pg_attribute WHERE attrelid = $1::regclass AND attname = $2",
                                  {t.quoted, t.key_column});

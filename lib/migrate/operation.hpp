@@ -12,8 +12,9 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
-#include "migrate/key_filter.hpp"
-#include "migrate/raw_conn.hpp"
+#include "shardio/journal.hpp"
+#include "shardio/key_filter.hpp"
+#include "shardio/raw_conn.hpp"
 
 namespace shardctl::migrate {
 
@@ -52,9 +53,12 @@ struct PlannedTable {
 };
 
 // How a sharded table is copied: its columns and primary key as the source has them.
-PlannedTable describe_table(RawConn& source, const catalog::TableDef& table);
+PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table);
 // Sorts tables parents first, by the foreign keys the source has among them.
-void sort_by_foreign_keys(RawConn& source, std::vector<PlannedTable>& tables);
+void sort_by_foreign_keys(shardio::RawConn& source, std::vector<PlannedTable>& tables);
+// Sorts quoted reference tables parents first, by the foreign keys the source has among them
+// (nation REFERENCES region: region is copied first).
+void sort_references_by_foreign_keys(shardio::RawConn& source, std::vector<std::string>& quoted_refs);
 
 // One source's share of an operation: the part of one mapping that moves to the target.
 struct Segment {
@@ -72,7 +76,7 @@ struct PlannedBatch {
 struct Plan {
   std::string kind;  // split | merge | move
   catalog::Map map;
-  RouteSpace space;
+  shardio::RouteSpace space;
   catalog::Shard target;
   routing::KeyRange range;             // the span the operation covers (its claim on the map)
   std::optional<routing::Key> point;   // a list map's point (move only)
@@ -88,30 +92,6 @@ struct Plan {
   int batch_size = 1000;
   nlohmann::json args;                   // the request, journaled with the operation
 };
-
-struct OpStatus {
-  std::string id;
-  std::string kind;
-  std::string map;
-  std::string status;  // running, failed, cancelled, done
-  std::string phase;
-  std::string range;
-  std::string source;
-  std::string target;
-  int batches = 0;
-  int batches_done = 0;
-  std::int64_t rows_moved = 0;
-  std::int64_t rows_total = 0;  // when planned (0 for operations journaled before version 3)
-  std::int64_t keys_done = 0;
-  std::int64_t keys_total = 0;
-  bool cancel_requested = false;
-  std::string error;
-  std::string lease_holder;
-  std::string created_at;
-  std::string updated_at;
-};
-
-nlohmann::json to_json(const OpStatus& op);
 
 struct Progress {
   int batch = 0;
@@ -153,20 +133,19 @@ class Engine {
   std::string start(const Plan& plan, bool preview = false);
   // What `op resume --dry-run` checks: the operation exists and no live process runs it (75,
   // as run() would refuse). Returns its status.
-  OpStatus preview_run(const std::string& op_id);
+  shardio::OpStatus preview_run(const std::string& op_id);
   // Runs (or resumes) the operation to its end, its cancellation, or an error (journaled as
   // failed, then rethrown). Exit 75 when another live process runs it.
-  OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
+  shardio::OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
 
   void request_cancel(const std::string& op_id);
-  OpStatus status(const std::string& op_id);
-  std::vector<OpStatus> list();
+  shardio::OpStatus status(const std::string& op_id);
+  std::vector<shardio::OpStatus> list();
   // Lifts the fences a finished operation left on its source shards (`dry_run`: only counts
   // them). Exit 75 while the operation is unfinished.
   std::vector<Unfenced> unfence(const std::string& op_id, bool dry_run);
 
  private:
-  static Error run_by_another(const OpStatus& op);  // 75: a live process runs the operation
   // The checks and batch planning every kind shares, once its segments are known.
   void finish_plan(Plan& plan);
   // Takes the map's data lock shared for this process (see catalog/locks.hpp), once per map;

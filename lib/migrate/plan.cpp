@@ -13,9 +13,9 @@
 #include "core/error.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/preconditions.hpp"
-#include "migrate/raw_conn.hpp"
-#include "migrate/shard_schema.hpp"
 #include "routing/pg_hash.hpp"
+#include "shardio/raw_conn.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -29,23 +29,23 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-KeyColumn key_column(const PlannedTable& t) { return KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}; }
+shardio::KeyColumn key_column(const PlannedTable& t) { return shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}; }
 
 // Batch boundaries: every batch_size-th distinct routing value in the moving range, over the
 // union of all sharded tables, so sparse keys still give batches of about that many keys.
 // Each batch carries its count of distinct keys (the last one the remainder).
-std::vector<PlannedBatch> plan_batches(RawConn& source, const Plan& plan, std::size_t segment, int batch_size) {
+std::vector<PlannedBatch> plan_batches(shardio::RawConn& source, const Plan& plan, std::size_t segment, int batch_size) {
   const KeyRange& range = plan.segments[segment].range;
   if (plan.point) return {PlannedBatch{segment, range, 1}};  // one shardlet
   std::vector<std::string> parts;
   for (const auto& t : plan.tables) {
     std::string col = catalog::quote_ident(t.key_column);
-    parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " + key_filter(source, plan.space, key_column(t), range));
+    parts.push_back("SELECT " + col + " AS key FROM " + t.quoted + " WHERE " + shardio::key_filter(source, plan.space, key_column(t), range));
   }
   // Rows of the result: every batch_size-th key after the first (a bound), and the last key
   // (for the total).
   std::string sql = "SELECT k::text, rn, total FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn, count(*) OVER () AS total "
-                    "FROM (SELECT DISTINCT " + route_expression(plan.space, "key") + " AS k FROM (" + join(parts, " UNION ALL ") +
+                    "FROM (SELECT DISTINCT " + shardio::route_expression(plan.space, "key") + " AS k FROM (" + join(parts, " UNION ALL ") +
                     ") u WHERE key IS NOT NULL) d) x WHERE ((rn - 1) % " + std::to_string(batch_size) + " = 0 AND rn > 1) OR rn = total ORDER BY rn";
   routing::KeyType bound_type = catalog::bound_type(plan.space.kind, plan.space.key_type);
   std::vector<PlannedBatch> batches;
@@ -66,7 +66,7 @@ std::vector<PlannedBatch> plan_batches(RawConn& source, const Plan& plan, std::s
 
 // The rows that move (all tables) and the bytes they take on the source, heap and indexes:
 // rows in the range times the table's average bytes per row.
-std::pair<std::int64_t, std::uint64_t> estimate_size(RawConn& source, const Plan& plan, const KeyRange& range) {
+std::pair<std::int64_t, std::uint64_t> estimate_size(shardio::RawConn& source, const Plan& plan, const KeyRange& range) {
   double bytes = 0;
   std::int64_t rows = 0;
   for (const auto& t : plan.tables) {
@@ -75,7 +75,7 @@ std::pair<std::int64_t, std::uint64_t> estimate_size(RawConn& source, const Plan
     std::string reg = source.literal(t.quoted) + "::regclass";
     auto r = source.query("SELECT n, n::float8 * pg_total_relation_size(" + reg + ") / greatest(CASE WHEN c.reltuples > 0 "
                           "THEN c.reltuples ELSE (SELECT count(*) FROM " + t.quoted + ") END, 1) FROM (SELECT count(*) AS n FROM " +
-                          t.quoted + " WHERE " + key_filter(source, plan.space, key_column(t), range) +
+                          t.quoted + " WHERE " + shardio::key_filter(source, plan.space, key_column(t), range) +
                           ") m, pg_class c WHERE c.oid = " + reg);
     rows += std::stoll(r[0][0]);
     bytes += std::stod(r[0][1]);
@@ -86,7 +86,7 @@ std::pair<std::int64_t, std::uint64_t> estimate_size(RawConn& source, const Plan
 // Free bytes on the file system holding the target's data directory, when shardctl can see
 // it: a unix-socket connection (same machine) whose role may read data_directory.
 // SHARDCTL_ASSUME_FREE_BYTES overrides it (a testing aid, documented in shardctl-split(1)).
-std::optional<std::uint64_t> free_bytes(RawConn& target) {
+std::optional<std::uint64_t> free_bytes(shardio::RawConn& target) {
   if (const char* assumed = std::getenv("SHARDCTL_ASSUME_FREE_BYTES")) return std::strtoull(assumed, nullptr, 10);
   try {
     auto r = target.query("SELECT inet_server_addr() IS NULL, current_setting('data_directory')");
@@ -130,7 +130,7 @@ Plan new_plan(catalog::Store& store, const std::string& kind, const std::string&
   plan.batch_size = batch_size;
   plan.args = std::move(args);
   plan.map = store.get_map(map);
-  plan.space = RouteSpace{plan.map.kind, plan.map.key_type};
+  plan.space = shardio::RouteSpace{plan.map.kind, plan.map.key_type};
   return plan;
 }
 
@@ -265,19 +265,19 @@ void Engine::finish_plan(Plan& plan) {
   problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
   if (!problems.empty()) throw usage_error("cannot " + plan.kind + ": " + join(problems, "; "));
 
-  RawConn target(plan.target.dsn, "shard " + plan.target.name);
-  std::map<std::string, std::unique_ptr<RawConn>> sources;
+  shardio::RawConn target(plan.target.dsn, "shard " + plan.target.name);
+  std::map<std::string, std::unique_ptr<shardio::RawConn>> sources;
   for (const auto& s : plan.segments)
     if (!sources.count(s.source.name))
-      sources[s.source.name] = std::make_unique<RawConn>(s.source.dsn, "shard " + s.source.name);
+      sources[s.source.name] = std::make_unique<shardio::RawConn>(s.source.dsn, "shard " + s.source.name);
 
   // Table checks once per source shard; the target-range check once per segment.
   bool tables_present = true;  // on every source and the target: the schema-wide checks need them
   for (auto& [source_name, source] : sources) {
     for (const auto& t : sharded) {
       std::string q = catalog::quote_qualified(t.name);
-      auto src_cols = table_columns(*source, q);
-      auto dst_cols = table_columns(target, q);
+      auto src_cols = shardio::table_columns(*source, q);
+      auto dst_cols = shardio::table_columns(target, q);
       if (src_cols.empty()) {
         problems.push_back("table " + t.name + " is missing on source shard " + source_name);
         tables_present = false;
@@ -288,23 +288,23 @@ void Engine::finish_plan(Plan& plan) {
         tables_present = false;
         continue;
       }
-      auto key = [](const Column& c) { return c.name + " " + c.type; };
+      auto key = [](const shardio::Column& c) { return c.name + " " + c.type; };
       std::set<std::string> a, b;
       for (const auto& c : src_cols) a.insert(key(c));
       for (const auto& c : dst_cols) b.insert(key(c));
       if (a != b) problems.push_back("table " + t.name + " has different columns on " + source_name + " and " + plan.target.name);
-      switch (key_index(*source, q, *t.key_column)) {
-        case KeyIndex::none:
+      switch (shardio::key_index(*source, q, *t.key_column)) {
+        case shardio::KeyIndex::none:
           // Nothing in a move needs unique rows (batches go by key range, verify and purge
           // compare multisets); whether batch statements can use an index is checked by
           // check_index_use below.
           break;
-        case KeyIndex::non_leading:
+        case shardio::KeyIndex::non_leading:
           plan.warnings.push_back("the key index of " + t.name + " does not lead with " + *t.key_column + " (slower batches)");
           break;
-        case KeyIndex::leading: break;
+        case shardio::KeyIndex::leading: break;
       }
-      auto triggers = delete_triggers(*source, q);
+      auto triggers = shardio::delete_triggers(*source, q);
       if (!triggers.empty())
         problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " + source_name +
                            " that the purge of moved rows would fire");
@@ -316,8 +316,8 @@ void Engine::finish_plan(Plan& plan) {
     // statements orders it like bytes.
     for (auto& t : plan.tables) {
       if (!t.key_native_order) continue;
-      for (auto& [name, source] : sources) t.key_native_order = t.key_native_order && key_sorts_bytewise(*source, t.quoted, t.key_column);
-      t.key_native_order = t.key_native_order && key_sorts_bytewise(target, t.quoted, t.key_column);
+      for (auto& [name, source] : sources) t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(*source, t.quoted, t.key_column);
+      t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(target, t.quoted, t.key_column);
     }
     for (auto& [source_name, source] : sources) {
       check_foreign_keys_into(*source, source_name, plan, problems);
@@ -329,15 +329,15 @@ void Engine::finish_plan(Plan& plan) {
   }
   for (const auto& s : plan.segments)
     for (const auto& t : plan.tables) {
-      if (table_columns(target, t.quoted).empty()) continue;  // reported above
-      if (target.query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " + key_filter(target, plan.space, key_column(t), s.range) +
+      if (shardio::table_columns(target, t.quoted).empty()) continue;  // reported above
+      if (target.query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " + shardio::key_filter(target, plan.space, key_column(t), s.range) +
                        ")")[0][0] == "t")
         problems.push_back("the target range " + what(s) + " of " + t.name + " is not empty on " + plan.target.name);
     }
   // Reference tables are copied to the target only when empty there; a filled one is left
   // alone (it may be newer), with a warning.
   for (const auto& ref : plan.references) {
-    if (table_columns(target, ref).empty())
+    if (shardio::table_columns(target, ref).empty())
       problems.push_back("reference table " + ref + " is missing on target shard " + plan.target.name);
     else if (target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
       plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
@@ -350,7 +350,7 @@ void Engine::finish_plan(Plan& plan) {
   // Parents before children for the copy; the purge runs in reverse.
   sort_by_foreign_keys(*sources.begin()->second, plan.tables);
   for (std::size_t i = 0; i < plan.segments.size(); ++i) {
-    RawConn& source = *sources.at(plan.segments[i].source.name);
+    shardio::RawConn& source = *sources.at(plan.segments[i].source.name);
     for (const auto& b : plan_batches(source, plan, i, plan.batch_size)) {
       plan.keys_total += b.keys;
       plan.batches.push_back(b);

@@ -2,32 +2,32 @@
 
 #include "catalog/names.hpp"
 #include "migrate/operation.hpp"
-#include "migrate/shard_schema.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::migrate {
 
-PlannedTable describe_table(RawConn& source, const catalog::TableDef& table) {
+PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table) {
   std::string quoted = catalog::quote_qualified(table.name);
-  PlannedTable pt{table.name, quoted, table.key_column.value_or(""), false, {}, primary_key(source, quoted)};
-  for (const auto& c : table_columns(source, quoted)) pt.columns.push_back(c.name);
+  PlannedTable pt{table.name, quoted, table.key_column.value_or(""), false, {}, shardio::primary_key(source, quoted)};
+  for (const auto& c : shardio::table_columns(source, quoted)) pt.columns.push_back(c.name);
   // Comparing in the column's own collation lets an ordinary btree on the key serve every
   // batch statement; only sound when that collation orders like bytes (finish_plan also
   // requires it of the target).
-  pt.key_native_order = key_sorts_bytewise(source, quoted, pt.key_column);
+  pt.key_native_order = shardio::key_sorts_bytewise(source, quoted, pt.key_column);
   return pt;
 }
 
-void sort_by_foreign_keys(RawConn& source, std::vector<PlannedTable>& tables) {
+void sort_by_foreign_keys(shardio::RawConn& source, std::vector<PlannedTable>& tables) {
   std::vector<std::string> quoted;
   for (const auto& t : tables) quoted.push_back(t.quoted);
-  auto order = fk_order(source, quoted);
+  auto order = shardio::fk_order(source, quoted);
   auto rank = [&](const PlannedTable& t) { return std::find(order.begin(), order.end(), t.quoted) - order.begin(); };
   std::stable_sort(tables.begin(), tables.end(),
                    [&](const PlannedTable& x, const PlannedTable& y) { return rank(x) < rank(y); });
 }
 
-void sort_references_by_foreign_keys(RawConn& source, std::vector<std::string>& quoted_refs) {
-  auto order = fk_order(source, quoted_refs);
+void sort_references_by_foreign_keys(shardio::RawConn& source, std::vector<std::string>& quoted_refs) {
+  auto order = shardio::fk_order(source, quoted_refs);
   auto rank = [&](const std::string& t) { return std::find(order.begin(), order.end(), t) - order.begin(); };
   std::stable_sort(quoted_refs.begin(), quoted_refs.end(),
                    [&](const std::string& x, const std::string& y) { return rank(x) < rank(y); });

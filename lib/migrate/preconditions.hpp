@@ -24,19 +24,19 @@ void refuse_if_offline(const Plan& plan, const std::vector<catalog::Mapping>& ma
 // Foreign keys on `shard` from tables that do not move with the map (unregistered, on another
 // map, reference tables) into the moving tables: the purge would cascade into, or fail on,
 // rows that were never copied. One problem per constraint.
-void check_foreign_keys_into(RawConn& shard, const std::string& shard_name, const Plan& plan,
+void check_foreign_keys_into(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan,
                              std::vector<std::string>& problems);
 
 // Foreign keys from the moving tables to tables that neither move nor are registered
 // reference tables: the moving rows' parents must already be on the target.
-void check_unmoved_parents(RawConn& source, const std::string& source_name, RawConn& target, const Plan& plan,
+void check_unmoved_parents(shardio::RawConn& source, const std::string& source_name, shardio::RawConn& target, const Plan& plan,
                            const routing::KeyRange& range, std::vector<std::string>& problems);
 
 // Rows whose key is NULL belong to no shard: refuse while any exist on the source.
-void check_null_keys(RawConn& source, const std::string& source_name, const Plan& plan, std::vector<std::string>& problems);
+void check_null_keys(shardio::RawConn& source, const std::string& source_name, const Plan& plan, std::vector<std::string>& problems);
 
 // EXPLAINs a narrow batch filter on each moving table with sequential scans disabled; a table
 // the planner still scans whole is a problem naming the index to create.
-void check_index_use(RawConn& shard, const std::string& shard_name, const Plan& plan, std::vector<std::string>& problems);
+void check_index_use(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan, std::vector<std::string>& problems);
 
 }  // namespace shardctl::migrate

@@ -13,8 +13,9 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
-#include "migrate/row_checksum.hpp"
-#include "migrate/shard_schema.hpp"
+#include "shardio/journal.hpp"
+#include "shardio/row_checksum.hpp"
+#include "shardio/shard_schema.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -73,22 +74,17 @@ const catalog::Shard& Runner::shard(std::int64_t id) const {
   return it->second;
 }
 
-RawConn& Runner::source(const Batch& b) {
+shardio::RawConn& Runner::source(const Batch& b) {
   auto& conn = sources_[b.source_id];
   if (!conn) {
     const auto& s = shard(b.source_id);
-    conn = std::make_unique<RawConn>(s.dsn, "shard " + s.name);
+    conn = std::make_unique<shardio::RawConn>(s.dsn, "shard " + s.name);
     conn->exec(session_settings);
   }
   return *conn;
 }
 
-void Runner::fence(pqxx::work& tx) {
-  auto r = tx.exec_params("SELECT fencing_token FROM shardctl.operations WHERE op_id = $1 FOR UPDATE", ctx_.op_id);
-  if (r.empty() || r[0][0].as<std::int64_t>() != ctx_.token)
-    throw locked_error("operation " + ctx_.op_id + " was taken over by another process",
-                       "this process stops without touching the map or any row");
-}
+void Runner::fence(pqxx::work& tx) { shardio::check_fencing_token(tx, ctx_.op_id, ctx_.token); }
 
 void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows) {
   catalog_.transact([&](pqxx::work& tx) {
@@ -96,9 +92,7 @@ void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows)
     tx.exec_params("UPDATE shardctl.op_batches SET step = $3, rows_moved = CASE WHEN $4 >= 0 THEN $4 ELSE rows_moved END, "
                    "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no, step, rows);
-    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
-                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
-                   ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
+    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
   });
 }
 
@@ -125,7 +119,7 @@ std::vector<Runner::Batch> Runner::batches() {
 bool Runner::cancel_requested() {
   bool cancel = false;
   catalog_.read([&](pqxx::work& tx) {
-    cancel = tx.exec_params1("SELECT cancel_requested FROM shardctl.operations WHERE op_id = $1", ctx_.op_id)[0].as<bool>();
+    cancel = shardio::cancel_requested(tx, ctx_.op_id);
   });
   return cancel;
 }
@@ -148,9 +142,7 @@ void Runner::take_offline(const Batch& b) {
     }
     tx.exec_params("UPDATE shardctl.op_batches SET step = 'offline', updated_at = now() WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no);
-    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
-                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
-                   ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
+    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
   });
   faults_.point("offline.mapping");
   guard_source(b);
@@ -160,7 +152,7 @@ void Runner::take_offline(const Batch& b) {
 // the transactions that began before it (their snapshots cannot see the guard). Idempotent:
 // a resumed batch runs it again.
 void Runner::guard_source(const Batch& b) {
-  RawConn& src = source(b);
+  shardio::RawConn& src = source(b);
   guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range);
   catalog_.transact([&](pqxx::work& tx) {
     for (const auto& t : ctx_.tables)
@@ -201,7 +193,7 @@ void Runner::cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c) 
 // target holds all of the batch or none of it. A batch found on the target was committed by
 // an earlier run of this operation (the target range was checked empty before the first one).
 std::int64_t Runner::copy(const Batch& b) {
-  RawConn& src = source(b);
+  shardio::RawConn& src = source(b);
   bool present = false;
   for (const auto& t : ctx_.tables)
     present = present || target_->query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " +
@@ -214,7 +206,7 @@ std::int64_t Runner::copy(const Batch& b) {
     lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
     for (const auto& t : ctx_.tables) {
       std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
-      stats_.bytes += pump_copy(src,
+      stats_.bytes += shardio::pump_copy(src,
                                 "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " +
                                     filter(src, t, b.range) + order + ") TO STDOUT (FORMAT binary)",
                                 *target_, "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN (FORMAT binary)");
@@ -234,7 +226,7 @@ std::string Runner::verify(const Batch& b) {
   // A process that lost its lease stops here: another runner may already have purged the batch,
   // and a failed comparison would only confuse.
   catalog_.read([&](pqxx::work& tx) { fence(tx); });
-  RawConn& src = source(b);
+  shardio::RawConn& src = source(b);
   const auto& from = shard(b.source_id);
   nlohmann::json verified = nlohmann::json::object();
   for (const auto& t : ctx_.tables) {
@@ -261,9 +253,7 @@ void Runner::flip(const Batch& b, const std::string& verified) {
     tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, updated_at = now() "
                    "WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no, verified);
-    tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
-                   "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
-                   ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
+    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
   });
   faults_.point("flip");
 }
@@ -273,7 +263,7 @@ void Runner::flip(const Batch& b, const std::string& verified) {
 // deleted rows (DELETE ... RETURNING) must match the verified count and checksum, or the
 // transaction rolls back. A batch already fenced was purged by an earlier run.
 void Runner::purge(const Batch& b, const std::string& verified) {
-  RawConn& src = source(b);
+  shardio::RawConn& src = source(b);
   std::string state = batch_guard_state(src, ctx_.op_id, b.no);
   if (state == "fenced") return;
   if (state.empty()) guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range);  // lost with a restored shard
@@ -281,9 +271,9 @@ void Runner::purge(const Batch& b, const std::string& verified) {
   src.exec("BEGIN");
   bypass_batch_guard(src, ctx_.op_id, b.no);
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it) {
-    auto got = src.query("WITH " + std::string(row_alias) + " AS (DELETE FROM " + it->quoted + " WHERE " +
+    auto got = src.query("WITH " + std::string(shardio::row_alias) + " AS (DELETE FROM " + it->quoted + " WHERE " +
                          filter(src, *it, b.range) + " RETURNING " + column_list(it->columns) + ") SELECT count(*) || ':' || " +
-                         row_hash_sum() + " FROM " + row_alias)[0][0];
+                         shardio::row_hash_sum() + " FROM " + shardio::row_alias)[0][0];
     // Operations journaled before the purge was held to the verify have nothing to compare.
     if (!expected.contains(it->name) || expected[it->name] == got) continue;
     src.exec("ROLLBACK");
@@ -321,14 +311,14 @@ void Runner::roll_back(const Batch& b) {
   faults_.point("rollback.mapping");
 }
 
-void Runner::copy_references(RawConn& from) {
+void Runner::copy_references(shardio::RawConn& from) {
   for (const auto& ref : ctx_.references) {
-    if (table_columns(*target_, ref).empty()) continue;
+    if (shardio::table_columns(*target_, ref).empty()) continue;
     if (target_->query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t") continue;
     std::vector<std::string> cols;
-    for (const auto& c : table_columns(from, ref)) cols.push_back(c.name);
+    for (const auto& c : shardio::table_columns(from, ref)) cols.push_back(c.name);
     target_->exec("BEGIN");
-    pump_copy(from, "COPY (SELECT " + column_list(cols) + " FROM " + ref + ") TO STDOUT (FORMAT binary)", *target_,
+    shardio::pump_copy(from, "COPY (SELECT " + column_list(cols) + " FROM " + ref + ") TO STDOUT (FORMAT binary)", *target_,
               "COPY " + ref + " (" + column_list(cols) + ") FROM STDIN (FORMAT binary)");
     target_->exec("COMMIT");
   }
@@ -385,9 +375,7 @@ void Runner::finish(const std::string& status, const std::vector<Batch>& all) {
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
     tx.exec_params("DELETE FROM shardctl.guards WHERE op_id = $1", ctx_.op_id);
-    tx.exec_params("UPDATE shardctl.operations SET status = $2, phase = $2, finished_at = now(), updated_at = now(), "
-                   "lease_holder = NULL, lease_until = NULL WHERE op_id = $1",
-                   ctx_.op_id, status);
+    shardio::mark_finished(tx, ctx_.op_id, status);
   });
 }
 
@@ -399,18 +387,18 @@ std::vector<GuardedTable> Runner::guarded() const {
   return out;
 }
 
-std::string Runner::filter(RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  return key_filter(conn, ctx_.space, KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, r);
+std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
+  return shardio::key_filter(conn, ctx_.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, r);
 }
 
-std::string Runner::checksum(RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  auto row = conn.query("SELECT count(*) || ':' || " + row_hash_sum() + " FROM (SELECT " + column_list(t.columns) + " FROM " +
-                        t.quoted + " WHERE " + filter(conn, t, r) + ") " + row_alias);
+std::string Runner::checksum(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
+  auto row = conn.query("SELECT count(*) || ':' || " + shardio::row_hash_sum() + " FROM (SELECT " + column_list(t.columns) + " FROM " +
+                        t.quoted + " WHERE " + filter(conn, t, r) + ") " + shardio::row_alias);
   return row[0][0];
 }
 
 void Runner::run() {
-  target_ = std::make_unique<RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
+  target_ = std::make_unique<shardio::RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
   target_->exec(session_settings);
   auto all = batches();
   if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");

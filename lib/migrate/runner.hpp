@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "migrate/fault.hpp"
 #include "migrate/guard.hpp"
 #include "migrate/operation.hpp"
+#include "shardio/fault.hpp"
 
 namespace shardctl::migrate {
 
@@ -22,7 +22,7 @@ struct RunContext {
   std::string op_id;
   std::int64_t token = 0;  // fencing token this process holds
   catalog::Map map;
-  RouteSpace space;
+  shardio::RouteSpace space;
   std::map<std::int64_t, catalog::Shard> shards;  // every shard, by id (batches name their source)
   catalog::Shard target;
   routing::KeyRange range;  // the operation's claim on the map
@@ -61,7 +61,7 @@ class Runner {
   bool points() const noexcept { return ctx_.map.kind == routing::MapKind::list; }
   CatalogRange catalog_range(const routing::KeyRange& r) const;
   const catalog::Shard& shard(std::int64_t id) const;
-  RawConn& source(const Batch& b);
+  shardio::RawConn& source(const Batch& b);
   void fence(pqxx::work& tx);
   void journal(const Batch& b, const std::string& step, std::int64_t rows = -1);
   std::vector<Batch> batches();
@@ -74,20 +74,20 @@ class Runner {
   void flip(const Batch& b, const std::string& verified);
   void purge(const Batch& b, const std::string& verified);
   void roll_back(const Batch& b);
-  void copy_references(RawConn& from);
+  void copy_references(shardio::RawConn& from);
   void coalesce();
   void finish(const std::string& status, const std::vector<Batch>& all);
   std::vector<GuardedTable> guarded() const;
-  std::string filter(RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
-  std::string checksum(RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+  std::string filter(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+  std::string checksum(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
   GuardOwner owner() const;
 
   pg::Connection& catalog_;
   RunContext ctx_;
   std::function<void(const Progress&)> progress_;
-  FaultInjector faults_;
-  std::map<std::int64_t, std::unique_ptr<RawConn>> sources_;
-  std::unique_ptr<RawConn> target_;
+  shardio::FaultInjector faults_;
+  std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> sources_;
+  std::unique_ptr<shardio::RawConn> target_;
   Progress stats_;
 };
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 
 // The FROM item (subquery alias or CTE name) the rows are read through. `alias::text` is the
 // whole row only while no column has the alias's name (a table with a column "x" turned
@@ -16,4 +16,4 @@ inline std::string row_hash_sum() {
   return std::string("coalesce(sum(('x' || substr(md5(") + row_alias + "::text), 1, 16))::bit(64)::bigint::numeric), 0)";
 }
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

@@ -1,13 +1,13 @@
-// What the migration needs to know about a sharded table on one shard, read from pg_catalog:
-// its columns, its key index, its foreign keys, its triggers.
+// What moving, checking or archiving rows needs to know about a table on one shard, read from
+// pg_catalog: its columns, its key index, its foreign keys, its triggers.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "migrate/raw_conn.hpp"
+#include "shardio/raw_conn.hpp"
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 
 struct Column {
   std::string name;
@@ -27,10 +27,6 @@ std::vector<std::string> primary_key(RawConn& conn, const std::string& quoted_ta
 // Orders `quoted_tables` so every table comes after the tables it references (parents first).
 std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>& quoted_tables);
 
-// Sorts quoted reference tables parents first, by the foreign keys the source has among them
-// (nation REFERENCES region: region is copied first).
-void sort_references_by_foreign_keys(RawConn& source, std::vector<std::string>& quoted_refs);
-
 // Whether the key column's collation sorts text bytewise, as shardctl orders text keys: "C" or
 // "POSIX", or the database default when the database's (libc) collation is C or POSIX. False
 // for non-text columns.
@@ -39,4 +35,4 @@ bool key_sorts_bytewise(RawConn& conn, const std::string& quoted_table, const st
 // User (non-internal) DELETE triggers other than shardctl's own guard.
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table);
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include "migrate/raw_conn.hpp"
 #include "routing/key.hpp"
+#include "shardio/raw_conn.hpp"
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 
 struct RouteSpace {
   routing::MapKind kind;
@@ -37,4 +37,4 @@ std::string key_literal(RawConn& conn, const RouteSpace& space, const routing::K
 // The expression the guard and the filter compare: the key itself, or its hash.
 std::string route_expression(const RouteSpace& space, const std::string& quoted_column);
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

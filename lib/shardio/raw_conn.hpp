@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 
 class RawConn {
  public:
@@ -56,4 +56,4 @@ void in_rolled_back_transaction(RawConn& conn, F&& body) {
 // rows are never parsed, memory stays flat whatever the size. Returns the bytes moved.
 std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql);
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

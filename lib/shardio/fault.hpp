@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 
 class FaultInjector {
  public:
@@ -27,4 +27,4 @@ class FaultInjector {
   std::map<std::string, int, std::less<>> seen_;
 };
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

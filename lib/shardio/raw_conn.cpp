@@ -1,11 +1,11 @@
-#include "migrate/raw_conn.hpp"
+#include "shardio/raw_conn.hpp"
 
 #include <memory>
 
 #include "core/error.hpp"
 #include "pg/dsn.hpp"
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 namespace {
 
 struct ResultClear {
@@ -128,4 +128,4 @@ std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn&
   return bytes;
 }
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

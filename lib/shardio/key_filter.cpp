@@ -1,8 +1,8 @@
-#include "migrate/key_filter.hpp"
+#include "shardio/key_filter.hpp"
 
 #include "routing/pg_hash.hpp"
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 using routing::KeyType;
 using routing::MapKind;
 
@@ -42,4 +42,4 @@ std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string
   return key_filter(conn, space, KeyColumn{quoted_column, false}, range);
 }
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

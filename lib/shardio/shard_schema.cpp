@@ -1,4 +1,4 @@
-#include "migrate/shard_schema.hpp"
+#include "shardio/shard_schema.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 
 std::vector<Column> table_columns(RawConn& conn, const std::string& quoted_table) {
   auto exists = conn.query("SELECT to_regclass($1) IS NOT NULL", {quoted_table});
@@ -84,4 +84,4 @@ std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quote
   return out;
 }
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

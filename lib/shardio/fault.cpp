@@ -1,4 +1,4 @@
-#include "migrate/fault.hpp"
+#include "shardio/fault.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-namespace shardctl::migrate {
+namespace shardctl::shardio {
 
 namespace {
 // "STEP" or "STEP:N" from the environment variable `name`.
@@ -37,4 +37,4 @@ void FaultInjector::point(std::string_view step) {
   if (pause_step_ && *pause_step_ == step && n == pause_occurrence_) raise(SIGSTOP);
 }
 
-}  // namespace shardctl::migrate
+}  // namespace shardctl::shardio

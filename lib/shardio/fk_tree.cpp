@@ -1,0 +1,82 @@
+#include "shardio/fk_tree.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+
+namespace shardctl::shardio {
+namespace {
+
+using catalog::quote_ident;
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+// A foreign key referencing `parent`: the referencing table and the column pairs.
+struct ChildFk {
+  std::string schema, table;
+  std::vector<std::string> child_cols, parent_cols;  // raw names, in key order
+};
+
+std::vector<ChildFk> child_fks(RawConn& conn, const std::string& quoted_parent) {
+  std::map<std::string, ChildFk> by_constraint;
+  std::vector<std::string> order;
+  for (auto& r : conn.query(
+           "SELECT c.oid::text, n.nspname, cl.relname, a.attname, fa.attname "
+           "FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
+           "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
+           "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
+           "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
+           "WHERE c.contype = 'f' AND c.confrelid = $1::regclass AND c.conrelid <> c.confrelid "
+           "ORDER BY n.nspname, cl.relname, c.oid, k.i",
+           {quoted_parent})) {
+    if (!by_constraint.count(r[0])) order.push_back(r[0]);
+    auto& fk = by_constraint[r[0]];
+    fk.schema = r[1];
+    fk.table = r[2];
+    fk.child_cols.push_back(r[3]);
+    fk.parent_cols.push_back(r[4]);
+  }
+  std::vector<ChildFk> out;
+  for (const auto& oid : order) out.push_back(by_constraint[oid]);
+  return out;
+}
+
+void add_children(RawConn& conn, FkNode& node, int depth, std::vector<std::string>& path) {
+  // Deep FK chains are rare; a bound keeps a pathological schema from recursing forever.
+  if (depth > 16) throw usage_error("foreign keys below " + node.quoted + " nest deeper than 16 tables");
+  for (const auto& fk : child_fks(conn, node.quoted)) {
+    FkNode child;
+    child.schema = fk.schema;
+    child.table = fk.table;
+    child.quoted = quote_ident(fk.schema) + "." + quote_ident(fk.table);
+    if (std::find(path.begin(), path.end(), child.quoted) != path.end()) continue;  // a cycle: already taken
+    // Built by appending: GCC 12 warns (-Wrestrict, wrongly) on "t" + std::string&& here.
+    child.alias = "t";
+    child.alias.append(std::to_string(depth + 1));
+    std::vector<std::string> cc, pc;
+    for (const auto& c : fk.child_cols) cc.push_back(child.alias + "." + quote_ident(c));
+    for (const auto& c : fk.parent_cols) pc.push_back(node.alias + "." + quote_ident(c));
+    child.predicate = "(";
+    child.predicate.append(join(cc, ", ")).append(") IN (SELECT ").append(join(pc, ", ")).append(" FROM ");
+    child.predicate.append(node.quoted).append(" ").append(node.alias).append(" WHERE ").append(node.predicate).append(")");
+    path.push_back(child.quoted);
+    add_children(conn, child, depth + 1, path);
+    path.pop_back();
+    node.children.push_back(std::move(child));
+  }
+}
+
+}  // namespace
+
+void add_referencing_tables(RawConn& conn, FkNode& root) {
+  std::vector<std::string> path{root.quoted};
+  add_children(conn, root, 0, path);
+}
+
+}  // namespace shardctl::shardio

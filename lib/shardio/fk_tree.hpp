@@ -1,0 +1,29 @@
+// The rows that reference a set of rows through foreign keys, to any depth, discovered from
+// pg_catalog: what has to go with rows that leave a table (check's cascade; archive's too).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shardio/raw_conn.hpp"
+
+namespace shardctl::shardio {
+
+// One table of the tree. The root's `predicate` selects the rows that leave; each child's
+// selects its rows that reference rows its parent's predicate selects, so a statement on any
+// node needs no other input than the root's (and its parameters).
+struct FkNode {
+  std::string schema, table;  // raw names
+  std::string quoted;
+  std::string alias;      // t0 for the root, tN at depth N
+  std::string predicate;  // over `alias`
+  std::vector<FkNode> children;
+};
+
+// Fills in the children of `root` (schema, table, quoted, alias and predicate set) from the
+// foreign keys that reference it, recursively. A table already on the path from the root is
+// not entered again (a cycle: its rows are already taken); deeper than 16 tables is a usage
+// error.
+void add_referencing_tables(RawConn& conn, FkNode& root);
+
+}  // namespace shardctl::shardio
