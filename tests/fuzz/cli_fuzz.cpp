@@ -279,7 +279,11 @@ struct Failure {
 };
 
 class Harness;
-using Generator = std::function<Case(Rng&, std::uint64_t)>;
+// A generator makes case `case_no` from its random stream and its stratum: the value of its main
+// choice (a DSN form, a command, a map type...). Strata are dealt like cards: each run of
+// `strata` cases of one generator covers every stratum once, in a shuffled order, so a short run
+// covers every form instead of leaving some to luck.
+using Generator = std::function<Case(Rng&, std::uint64_t case_no, std::size_t stratum)>;
 
 // ---------------------------------------------------------------------------------------------
 // Running one process.
@@ -612,8 +616,20 @@ std::string good_key(Rng& r, const std::string& key_type) {
 }
 
 // Names: shard, map, table, column and xref names, valid and not.
+// A name with odd bytes: not UTF-8 (mostly), control characters, random bytes.
+std::string byte_name(Rng& r) {
+  switch (r.below(10)) {
+    case 0:
+    case 1: return control_chars(r);
+    case 2: return random_bytes(r, 1 + r.below(20));
+    case 3:
+    case 4: return invalid_utf8(r);
+    default: return "g" + invalid_utf8(r);
+  }
+}
+
 std::string gen_name(Rng& r, std::uint64_t case_no, const fs::path& workdir) {
-  switch (r.below(16)) {
+  switch (r.below(20)) {
     case 0:
     case 1:
     case 2: return "g" + word(r, 1, 8) + std::to_string(case_no);
@@ -627,7 +643,9 @@ std::string gen_name(Rng& r, std::uint64_t case_no, const fs::path& workdir) {
       while (s.size() < n) s += static_cast<char>('a' + r.below(26));
       return s;
     }
-    case 8: return "g" + invalid_utf8(r);
+    case 8:
+    case 15:
+    case 16: return "g" + invalid_utf8(r);
     case 9: return invalid_utf8(r);
     case 10: return "";
     case 11: return r.pick({"$(touch " + (workdir / "pwned").string() + ")", "`touch " + (workdir / "pwned").string() + "`",
@@ -707,6 +725,9 @@ class Harness {
     env["SHARDCTL_CATALOG"] = opt_.catalog;
     env["XDG_CONFIG_HOME"] = (opt_.workdir / "xdg").string();
     env["PGCONNECT_TIMEOUT"] = "3";
+    // A generated DSN without a host must not reach a server the machine happens to run on the
+    // default socket (the catalog DSN names its host).
+    env["PGHOST"] = "/nonexistent/shardctl-cli-fuzz";
     std::vector<std::string> needles{std::string(kMarker), percent_encode_all(kMarker)};
     runner_.emplace(opt_, std::move(env), std::move(needles));
   }
@@ -810,10 +831,9 @@ class Harness {
   }
 
   // Global options sprinkled before or after the command.
-  void add_globals(Rng& r, std::vector<std::string>& args, std::size_t family_at) {
+  void add_globals(Rng& r, std::vector<std::string>& args) {
     auto insert = [&](std::vector<std::string> opt) {
       std::size_t at = r.chance(0.5) ? 0 : args.size();
-      if (at == 0 && family_at == 0 && !args.empty()) at = 0;
       args.insert(args.begin() + static_cast<std::ptrdiff_t>(at), opt.begin(), opt.end());
     };
     if (r.chance(0.15)) insert({r.pick({"-q", "--quiet"})});
@@ -836,22 +856,22 @@ class Harness {
 
   // -- generators ------------------------------------------------------------------------------
 
-  // A map to route by: by key type first (text, which takes any bytes, most often), then one of
-  // the maps of that type.
-  MapInfo pick_map(Rng& r) {
+  // A map of this key type to route by (any map when there is none).
+  MapInfo pick_map(Rng& r, const std::string& type) {
     if (r.chance(0.08)) return MapInfo{"nosuch_map", "list", "text"};
-    std::string type = r.chance(0.4) ? "text" : r.pick({"int", "bigint", "uuid"});
     std::vector<MapInfo> of_type;
     for (const auto& m : fleet_.maps)
       if (m.key_type == type) of_type.push_back(m);
     return of_type.empty() ? r.pick(fleet_.maps) : r.pick(of_type);
   }
 
-  Case gen_keys(Rng& r, std::uint64_t) {
+  // Strata (10): the key type (text 4, int, bigint, uuid 2 each) x text or JSON output.
+  Case gen_keys(Rng& r, std::uint64_t, std::size_t stratum) {
     Case c;
-    MapInfo m = pick_map(r);
+    static const char* types[] = {"text", "text", "int", "bigint", "uuid"};
+    MapInfo m = pick_map(r, types[stratum / 2]);
     std::vector<std::string> args{"lookup", "--map", m.name};
-    bool json = r.chance(0.5);
+    bool json = stratum % 2 == 0;
     // Text keys accept any bytes: make sure bytes that are not UTF-8 come often.
     bool force_bad_utf8 = m.key_type == "text" && r.chance(0.4);
     if (r.chance(0.4)) {
@@ -887,7 +907,7 @@ class Harness {
     } else {
       add_format(r, args, 0.1);
     }
-    add_globals(r, args, 0);
+    add_globals(r, args);
     c.args = std::move(args);
     return c;
   }
@@ -916,20 +936,22 @@ class Harness {
     }
   }
 
-  Case gen_ranges(Rng& r, std::uint64_t case_no) {
+  // Strata (10): add (6), remove (3), list (1).
+  Case gen_ranges(Rng& r, std::uint64_t case_no, std::size_t stratum) {
     Case c;
     bool nosuch = fleet_.fz_maps.empty() || r.chance(0.07);
     MapInfo m = nosuch ? MapInfo{"nosuch_map", r.pick({"list", "range", "hash"}), r.pick({"int", "bigint", "text", "uuid"})}
                        : r.pick(fleet_.fz_maps);
-    bool dry = r.chance(0.4);
-    // The sample fleet's own maps are only ever touched with --dry-run.
+    bool dry = r.chance(0.4), forced_dry = false;
+    // The sample fleet's own maps are only ever touched with --dry-run, and that one goes first:
+    // after a generated `--` it would be a positional argument, not an option.
     if (!nosuch && r.chance(0.1)) {
       m = r.pick(fleet_.maps);
-      dry = true;
+      dry = forced_dry = true;
     }
     std::string bound_type = m.kind == "hash" ? "bigint" : m.key_type;
     std::vector<std::string> args{"mapping"};
-    auto which = r.below(10);
+    auto which = stratum;
     auto point_or_range = [&] {
       auto form = r.below(10);
       bool point = m.kind == "list" ? form < 7 : form < 2;  // mostly the right one, sometimes not
@@ -956,23 +978,26 @@ class Harness {
       if (r.chance(0.8)) args.insert(args.end(), {"--map", m.name});
       dry = dry && r.chance(0.3);
     }
-    if (dry) args.insert(r.chance(0.5) ? args.begin() : args.end(), "--dry-run");
-    // remove of a sample-fleet map without --dry-run must never happen.
+    if (dry) args.insert(forced_dry || r.chance(0.5) ? args.begin() : args.end(), "--dry-run");
     add_format(r, args, 0.2);
-    add_globals(r, args, 0);
+    add_globals(r, args);
     c.args = std::move(args);
     return c;
   }
 
-  Case gen_names(Rng& r, std::uint64_t case_no) {
+  // Strata (28): the command x the kind of names: odd bytes (not UTF-8, control characters) or
+  // anything (valid, quoted, dotted, long, empty, shell metacharacters, keywords...).
+  Case gen_names(Rng& r, std::uint64_t case_no, std::size_t stratum) {
     Case c;
-    auto name = [&] { return gen_name(r, case_no, opt_.workdir); };
+    bool bytes = stratum % 2 == 1;
+    stratum /= 2;
+    auto name = [&] { return bytes ? byte_name(r) : gen_name(r, case_no, opt_.workdir); };
     // Destructive commands only ever name generated things: gen_name never yields a sample-fleet
     // name or an fz_ map (its valid names start with g/G).
     auto any_map = [&] { return r.chance(0.6) && !fleet_.fz_maps.empty() ? r.pick(fleet_.fz_maps).name : name(); };
     bool dry = r.chance(0.4);
     std::vector<std::string> args;
-    switch (r.below(14)) {
+    switch (stratum) {
       case 0:
         args = {"shard", "add", name(), "--dsn", r.pick({"dbname=fz host=/nonexistent/fz", "dbname=g", "host=h"})};
         if (r.chance(0.3)) args.insert(args.end(), {"--status", r.pick({"online", "readonly", "offline", "bogus", ""})});
@@ -1020,17 +1045,18 @@ class Harness {
     }
     if (dry) args.insert(r.chance(0.5) ? args.begin() : args.end(), "--dry-run");
     add_format(r, args, 0.2);
-    add_globals(r, args, 0);
+    add_globals(r, args);
     c.args = std::move(args);
     return c;
   }
 
   // DSNs, many carrying the case's secret marker as a password.
-  std::string dsn_with_secret(Rng& r, const std::string& pw) {
+  static constexpr std::size_t kSecretForms = 24;
+  std::string dsn_with_secret(Rng& r, const std::string& pw, std::optional<std::size_t> form = std::nullopt) {
     std::string enc_tail;  // the marker with its number percent-encoded (the prefix stays visible)
     for (char ch : pw.substr(kMarker.size())) enc_tail += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
     std::string host = r.pick({"h", "db.invalid", "localhost", "/nonexistent/sock"});
-    switch (r.below(24)) {
+    switch (form.value_or(r.below(kSecretForms))) {
       case 0: return "host=" + host + " dbname=d password=" + pw;
       case 1: return "host=" + host + " dbname=d password='" + pw + "'";
       case 2: return "dbname='host=h user=postgres password=" + pw + "'";
@@ -1092,17 +1118,24 @@ class Harness {
     return fleet_.catalog + " password='" + pw + "'";
   }
 
-  Case gen_dsns(Rng& r, std::uint64_t case_no) {
+  // Strata (32): the DSN: 24 forms carrying the secret, 4 malformed or plain ones, 4 of the real
+  // catalog with the secret added. Then how it is used: shard add (with or without --dry-run),
+  // the catalog for a command (--catalog before or after it, or $SHARDCTL_CATALOG), or a config
+  // file's catalog.
+  Case gen_dsns(Rng& r, std::uint64_t case_no, std::size_t stratum) {
     Case c;
     std::string pw = marker(case_no);
     std::vector<std::string> args;
+    std::string dsn = stratum < kSecretForms       ? dsn_with_secret(r, pw, stratum)
+                      : stratum < kSecretForms + 4 ? dsn_plain(r)
+                                                   : catalog_with_secret(r, pw);
+    bool real_catalog = stratum >= kSecretForms + 4;
     auto kind = r.below(10);
+    if (real_catalog && kind < 3) kind += 6;  // mostly connect with it
     if (kind < 6) {
-      std::string dsn = r.chance(0.8) ? dsn_with_secret(r, pw) : dsn_plain(r);
       args = {"shard", "add", "gdsn" + std::to_string(case_no), "--dsn", dsn};
       if (r.chance(0.5)) args.insert(r.chance(0.5) ? args.begin() : args.end(), "--dry-run");
     } else if (kind < 9) {
-      std::string dsn = r.chance(0.6) ? catalog_with_secret(r, pw) : r.chance(0.7) ? dsn_with_secret(r, pw) : dsn_plain(r);
       if (r.chance(0.2)) {
         c.env.emplace_back("SHARDCTL_CATALOG", dsn);
         args = {"shard", "list"};
@@ -1113,7 +1146,6 @@ class Harness {
       if (r.chance(0.3)) *std::find(args.begin(), args.end(), "shard") = "map";
     } else {
       // A config file whose catalog carries the secret.
-      std::string dsn = r.chance(0.7) ? catalog_with_secret(r, pw) : dsn_with_secret(r, pw);
       std::string toml = "catalog = \"" + toml_escape(dsn) + "\"\n";
       fs::path f = opt_.workdir / "cfgdir" / "dsn.toml";
       c.files.emplace_back(f, toml);
@@ -1140,13 +1172,13 @@ class Harness {
   // duplicated, dropped and decorated. Mutating lines name only generated things (gperm*) or the
   // harness's fz_ maps, or carry --dry-run; split/merge/move only ever name a map and a shard
   // that do not exist, so no permutation of them moves data.
-  std::vector<std::string> template_line(Rng& r, std::uint64_t case_no) {
+  std::vector<std::string> template_line(Rng& r, std::uint64_t case_no, std::size_t family) {
     auto m = [&] { return r.pick(fleet_.maps).name; };
     auto fz = [&] { return fleet_.fz_maps.empty() ? std::string("nosuch_map") : r.pick(fleet_.fz_maps).name; };
     std::string g = "gperm" + std::to_string(case_no);
     std::vector<std::vector<std::string>> t;
-    // The sandbox family reads paths the operator gives: it weighs three families.
-    switch (r.below(17)) {
+    // The sandbox family reads paths the operator gives: it weighs five families.
+    switch (family) {
       case 0:
         t = {{"shard", "list"},
              {"shard", "show", real_shard(r)},
@@ -1188,6 +1220,8 @@ class Harness {
              {"sandbox", "status", "--dir", odd_dir(r)},
              {"sandbox", r.pick({"env", "status"})}};
         break;
+      case 17:  // the empty path, the classic odd value
+      case 18: t = {{"sandbox", family == 17 ? "env" : "status", "--dir", ""}}; break;
       case 14: t = {{"init", "--dry-run"}}; break;
       case 15: t = {{"help", r.pick({"shard", "nosuch", "lookup"})}, {"--version"}, {}}; break;
       default:
@@ -1220,14 +1254,18 @@ class Harness {
     }
   }
 
-  Case gen_argv(Rng& r, std::uint64_t case_no) {
+  // Strata (19): the family of the line (sandbox 5, two of them with --dir '').
+  Case gen_argv(Rng& r, std::uint64_t case_no, std::size_t stratum) {
     Case c;
-    auto args = template_line(r, case_no);
-    // Sometimes one option's value becomes odd (a --dir through odd_dir).
-    if (r.chance(0.3)) {
+    auto args = template_line(r, case_no, stratum);
+    // Two modes: one option's value made odd (a --dir through odd_dir) on an otherwise valid
+    // line, or permutations (which may also make a value odd).
+    bool odd_mode = r.chance(0.4);
+    if (odd_mode || r.chance(0.2)) {
       std::vector<std::size_t> at;
       for (std::size_t i = 0; i + 1 < args.size(); ++i)
-        if (args[i].rfind("--", 0) == 0 && args[i + 1].rfind("-", 0) != 0 && args[i] != "--dry-run" && args[i] != "--yes")
+        if (args[i].rfind("--", 0) == 0 && !args[i + 1].empty() && args[i + 1].rfind("-", 0) != 0 &&
+            args[i] != "--dry-run" && args[i] != "--yes")
           at.push_back(i + 1);
       if (!at.empty()) {
         auto i = r.pick(at);
@@ -1237,7 +1275,7 @@ class Harness {
     const std::vector<std::string> inject = {"--bogus", "-Z", "--map=", "--map", "--format", "--catalog", "-c", "--",
                                               "-", "--dry-run", "--yes", "-q", "-v", "-qv", "--quiet", "--verbose",
                                               "--help-spec", "--config=", "--catalog=host=h", "-cx", "---", "--=x"};
-    auto rounds = r.below(4);
+    auto rounds = odd_mode ? 0 : 1 + r.below(3);
     for (std::uint64_t i = 0; i < rounds; ++i) {
       switch (r.below(7)) {
         case 0: r.shuffle(args); break;
@@ -1314,7 +1352,9 @@ class Harness {
     return t;
   }
 
-  std::string mutate_toml(Rng& r, std::string t) {
+  static constexpr std::size_t kTomlMutations = 16;
+  // One to three mutations; the first one's kind is given.
+  std::string mutate_toml(Rng& r, std::string t, std::size_t first_kind) {
     auto lines_of = [](const std::string& s) {
       std::vector<std::string> v;
       std::string cur;
@@ -1337,7 +1377,7 @@ class Harness {
     auto rounds = 1 + r.below(3);
     for (std::uint64_t i = 0; i < rounds; ++i) {
       auto lines = lines_of(t);
-      switch (r.below(16)) {
+      switch (i == 0 ? first_kind : r.below(kTomlMutations)) {
         case 0:  // byte flips
           for (auto n = 1 + r.below(4); n-- > 0 && !t.empty();) t[r.below(t.size())] ^= static_cast<char>(1u << r.below(8));
           break;
@@ -1424,7 +1464,8 @@ class Harness {
     return out;
   }
 
-  Case gen_toml(Rng& r, std::uint64_t case_no) {
+  // Strata (42): the first mutation's kind (16, twice over), or one of 10 odd files to read.
+  Case gen_toml(Rng& r, std::uint64_t case_no, std::size_t stratum) {
     Case c;
     std::vector<std::string> cmd;
     switch (r.below(8)) {
@@ -1435,15 +1476,16 @@ class Harness {
       default: cmd = {"shard", "list"}; break;
     }
     std::string path;
-    if (r.chance(0.2)) {
+    if (stratum >= 2 * kTomlMutations) {
       // Odd things to read as a config. (Never a FIFO: opening one blocks by design.)
-      path = r.pick({"/dev/zero", "/dev/null", "/dev/urandom", "", "/", "/nonexistent/x.toml", "/proc/self/mem"});
-      if (r.chance(0.4)) path = r.pick({(opt_.workdir / "dir.toml").string(), (opt_.workdir / "loop.toml").string(),
-                                        (opt_.workdir / "missing.toml").string()});
+      const std::vector<std::string> odd = {"/dev/zero", "/dev/null", "/dev/urandom", "", "/", "/nonexistent/x.toml",
+                                            "/proc/self/mem", (opt_.workdir / "dir.toml").string(),
+                                            (opt_.workdir / "loop.toml").string(), (opt_.workdir / "missing.toml").string()};
+      path = odd[stratum - 2 * kTomlMutations];
       c.note = "config: " + shell_quote(path);
     } else {
       std::string t = base_toml(r, case_no);
-      if (r.chance(0.9)) t = mutate_toml(r, t);
+      if (r.chance(0.9)) t = mutate_toml(r, t, stratum % kTomlMutations);
       fs::path f;
       auto where = r.below(10);
       if (where == 0) f = opt_.workdir / "cwdcfg" / "shardctl.toml";
@@ -1477,58 +1519,89 @@ class Harness {
   }
 
   // Big outputs into a reader that goes away after the first line: `| head -1`.
-  Case gen_pipes(Rng& r, std::uint64_t) {
+  // Strata (4): keys as arguments or on stdin x text or JSON.
+  Case gen_pipes(Rng& r, std::uint64_t, std::size_t stratum) {
     Case c;
     c.close_stdout_early = true;
     std::string map = lookup_map_ ? lookup_map_->name : r.pick(fleet_.maps).name;
     std::vector<std::string> args{"lookup", "--map", map};
-    bool json = r.chance(0.4);
+    bool json = stratum % 2 == 1;
     if (json) args.insert(args.begin(), {"--format", "json"});
-    if (r.chance(0.5)) {
+    if (stratum < 2) {
       for (int i = 1; i <= 20000; ++i) args.push_back(std::to_string(i));
       c.note = "keys: the arguments 1..20000";
     } else {
+      // Text streams; JSON reads every line first (300000 keys take 15 s in the ASan build, more
+      // than a case's timeout, so JSON gets 30000: still megabytes of output).
+      int n = json ? 30000 : 300000;
       std::string in;
-      in.reserve(300000 * 7);
-      for (int i = 1; i <= 300000; ++i) in += std::to_string(i % 5000) + "\n";
+      in.reserve(static_cast<std::size_t>(n) * 7);
+      for (int i = 1; i <= n; ++i) in += std::to_string(i % 5000) + "\n";
       c.stdin_data = std::move(in);
       args.push_back("-");
-      c.note = "stdin: 300000 keys, i % 5000 for i in 1..300000";
+      c.note = fmt::format("stdin: {} keys, i % 5000 for i in 1..{}", n, n);
     }
     c.args = std::move(args);
     return c;
   }
 
   void register_generators() {
-    auto add = [&](std::string name, int weight, Generator g) {
+    auto add = [&](std::string name, int weight, std::size_t strata, Generator g) {
       if (!opt_.only_gens.empty() && !opt_.only_gens.count(name)) return;
-      gens_.push_back({std::move(name), weight, std::move(g)});
+      gens_.push_back({std::move(name), weight, strata, std::move(g)});
     };
-    using namespace std::placeholders;
-    add("keys", 20, [this](Rng& r, std::uint64_t n) { return gen_keys(r, n); });
-    add("ranges", 14, [this](Rng& r, std::uint64_t n) { return gen_ranges(r, n); });
-    add("names", 18, [this](Rng& r, std::uint64_t n) { return gen_names(r, n); });
-    add("dsns", 16, [this](Rng& r, std::uint64_t n) { return gen_dsns(r, n); });
-    add("argv", 16, [this](Rng& r, std::uint64_t n) { return gen_argv(r, n); });
-    add("toml", 12, [this](Rng& r, std::uint64_t n) { return gen_toml(r, n); });
-    add("pipes", 3, [this](Rng& r, std::uint64_t n) { return gen_pipes(r, n); });
+    add("keys", 20, 10, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_keys(r, n, s); });
+    add("ranges", 14, 10, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_ranges(r, n, s); });
+    add("names", 18, 28, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_names(r, n, s); });
+    add("dsns", 16, kSecretForms + 8, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_dsns(r, n, s); });
+    add("argv", 16, 19, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_argv(r, n, s); });
+    add("toml", 12, 2 * kTomlMutations + 10, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_toml(r, n, s); });
+    add("pipes", 3, 4, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_pipes(r, n, s); });
     if (gens_.empty()) throw std::runtime_error("no generator selected");
+    for (const auto& g : gens_) total_weight_ += g.weight;
+  }
+
+  // The generator of case `case_no`: the first draw of the case's own stream.
+  std::size_t gen_of(Rng& r) {
+    auto x = static_cast<int>(r.below(static_cast<std::uint64_t>(total_weight_)));
+    for (std::size_t i = 0; i < gens_.size(); ++i) {
+      if (x < gens_[i].weight) return i;
+      x -= gens_[i].weight;
+    }
+    throw std::logic_error("unreachable");
+  }
+
+  // How many cases before `case_no` used generator `g` (counted once, forward; a replay of an
+  // earlier case counts again from 0).
+  std::uint64_t ordinal(std::uint64_t case_no, std::size_t g) {
+    if (case_no < counted_upto_) {
+      counted_upto_ = 0;
+      counts_.assign(gens_.size(), 0);
+    }
+    counts_.resize(gens_.size(), 0);
+    for (; counted_upto_ < case_no; ++counted_upto_) {
+      Rng r(opt_.seed, counted_upto_);
+      ++counts_[gen_of(r)];
+    }
+    return counts_[g];
   }
 
   Case make_case(std::uint64_t case_no) {
     Rng r(opt_.seed, case_no);
-    int total = 0;
-    for (const auto& g : gens_) total += g.weight;
-    auto x = static_cast<int>(r.below(static_cast<std::uint64_t>(total)));
-    for (auto& g : gens_) {
-      if (x < g.weight) {
-        Case c = g.fn(r, case_no);
-        c.gen = g.name;
-        return c;
-      }
-      x -= g.weight;
-    }
-    throw std::logic_error("unreachable");
+    std::size_t g = gen_of(r);
+    auto& gen = gens_[g];
+    // The k-th case of this generator takes stratum perm[k % strata] of a permutation shuffled
+    // per round of `strata` cases.
+    std::uint64_t k = ordinal(case_no, g);
+    std::vector<std::size_t> perm(gen.strata);
+    for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+    std::uint64_t name_hash = 1469598103934665603ULL;  // FNV-1a: the same everywhere
+    for (unsigned char ch : gen.name) name_hash = (name_hash ^ ch) * 1099511628211ULL;
+    Rng deal(opt_.seed ^ name_hash, k / gen.strata);
+    deal.shuffle(perm);
+    Case c = gen.fn(r, case_no, perm[k % gen.strata]);
+    c.gen = gen.name;
+    return c;
   }
 
   // -- judging ---------------------------------------------------------------------------------
@@ -1643,11 +1716,11 @@ class Harness {
     for (std::size_t i = 0; i < out_lines.size(); ++i)
       s += (i ? "\n          " : "\n  stdout: ") + escape_line(out_lines[i]);
     if (c.gen == "audit")
-      s += fmt::format("\n  again:  {} --bin {} --seed {} --cases {}   (the cases before this audit)\n", self_,
-                       shell_quote(opt_.bin.string()), opt_.seed, case_no + 1);
+      s += fmt::format("\n  again:  {} --bin {} --seed {}{} --cases {}   (the cases before this audit)\n", self_,
+                       shell_quote(opt_.bin.string()), opt_.seed, only_arg(), case_no + 1);
     else
-      s += fmt::format("\n  again:  {} --bin {} --seed {} --case {} --verbose   (state-dependent: --cases {})\n",
-                       self_, shell_quote(opt_.bin.string()), opt_.seed, case_no, case_no + 1);
+      s += fmt::format("\n  again:  {} --bin {} --seed {}{} --case {} --verbose   (state-dependent: --cases {})\n",
+                       self_, shell_quote(opt_.bin.string()), opt_.seed, only_arg(), case_no, case_no + 1);
     return s;
   }
 
@@ -1696,6 +1769,13 @@ class Harness {
     }
   }
 
+  // The --only option a replay needs (the generator choices depend on it).
+  std::string only_arg() const {
+    std::string out;
+    for (const auto& g : opt_.only_gens) out += (out.empty() ? " --only " : ",") + g;
+    return out;
+  }
+
   void charge_stored_secret(std::uint64_t planted, std::uint64_t after_case, const std::string& name,
                             const std::string& dsn) {
     Case c = make_case(planted);
@@ -1705,8 +1785,8 @@ class Harness {
     std::string s = fmt::format("FAIL case {} [{}] seed {}: {}", planted, c.gen, opt_.seed, why);
     s += "\n  argv:   " + show_argv(c.args);
     for (const auto& [k, v] : c.env) s += "\n  env:    " + (v ? k + "=" + shell_quote(*v) : "unset " + k);
-    s += fmt::format("\n  again:  {} --bin {} --seed {} --case {} --verbose\n", self_, shell_quote(opt_.bin.string()),
-                     opt_.seed, planted);
+    s += fmt::format("\n  again:  {} --bin {} --seed {}{} --case {} --verbose\n", self_,
+                     shell_quote(opt_.bin.string()), opt_.seed, only_arg(), planted);
     ++stats_[c.gen].failed;
     record({planted, c.gen, "the catalog stored the secret password marker", s});
   }
@@ -1777,8 +1857,12 @@ class Harness {
   struct Gen {
     std::string name;
     int weight;
+    std::size_t strata;
     Generator fn;
   };
+  int total_weight_ = 0;
+  std::uint64_t counted_upto_ = 0;
+  std::vector<std::uint64_t> counts_;
   Options opt_;
   Fleet fleet_;
   std::optional<MapInfo> lookup_map_;
