@@ -257,6 +257,7 @@ struct Options {
   bool verbose = false;
   bool setup = true;
   bool strict_json = false;
+  bool list_only = false;
   std::size_t audit_every = 25;
   long max_rss_mb = 1024;
   std::size_t capture_cap = 4u << 20;
@@ -667,7 +668,7 @@ class Harness {
 
   int main() {
     prepare();
-    if (opt_.setup) setup();
+    if (opt_.setup && !opt_.list_only) setup();
     discover();
     register_generators();
     return run_all();
@@ -795,18 +796,41 @@ class Harness {
       }
   }
 
+  // The shards and maps cases choose from. Cases create more of both, so the first run writes
+  // the lists to WORKDIR/fleet.json and later runs with that workdir and catalog (a replay of
+  // one case) read them back: the same seed and case then give the same argv.
   void discover() {
-    auto shards = json_of({"shard", "list", "--format", "json"});
-    for (const auto& s : shards["shards"]) fleet_.shards.push_back(s["name"].get<std::string>());
-    auto maps = json_of({"map", "list", "--format", "json"});
-    for (const auto& m : maps["maps"]) {
+    fs::path saved = opt_.workdir / "fleet.json";
+    nlohmann::json doc;
+    std::error_code ec;
+    if (fs::exists(saved, ec)) {
+      std::ifstream f(saved);
+      doc = nlohmann::json::parse(f, nullptr, false);
+      if (doc.is_discarded() || doc.value("catalog", std::string()) != fleet_.catalog) doc = nlohmann::json();
+    }
+    if (doc.is_null()) {
+      doc["catalog"] = fleet_.catalog;
+      doc["shards"] = nlohmann::json::array();
+      auto shards = json_of({"shard", "list", "--format", "json"});  // (a temporary would die before the loop)
+      for (const auto& s : shards["shards"]) doc["shards"].push_back(s["name"]);
+      doc["maps"] = nlohmann::json::array();
+      auto maps = json_of({"map", "list", "--format", "json"});
+      for (const auto& m : maps["maps"])
+        doc["maps"].push_back({{"name", m["name"]}, {"kind", m["kind"]}, {"key_type", m["key_type"]}});
+      std::ofstream(saved) << doc.dump(2) << '\n';
+    }
+    for (const auto& s : doc["shards"]) fleet_.shards.push_back(s.get<std::string>());
+    for (const auto& m : doc["maps"]) {
       MapInfo mi{m["name"].get<std::string>(), m["kind"].get<std::string>(), m["key_type"].get<std::string>()};
       fleet_.maps.push_back(mi);
       if (mi.name.rfind("fz_", 0) == 0) fleet_.fz_maps.push_back(mi);
     }
+    std::sort(fleet_.shards.begin(), fleet_.shards.end());
+    auto by_name = [](const MapInfo& a, const MapInfo& b) { return a.name < b.name; };
+    std::sort(fleet_.maps.begin(), fleet_.maps.end(), by_name);
+    std::sort(fleet_.fz_maps.begin(), fleet_.fz_maps.end(), by_name);
     if (fleet_.shards.empty() || fleet_.maps.empty())
       throw std::runtime_error("the catalog has no shards or no maps (run without --no-setup)");
-    if (fleet_.fz_maps.empty()) fleet_.fz_maps = {};  // range cases then use nonexistent maps only
     // The big-lookup map: the sample fleet's customers, else any int/bigint map.
     for (const auto& m : fleet_.maps)
       if (m.name == "customers") lookup_map_ = m;
@@ -845,9 +869,11 @@ class Harness {
     return r.pick({"json", "json", "json", "text", "text", "nagios", "JSON", "", "xml", "json ", "yaml", "tex"});
   }
 
-  void add_format(Rng& r, std::vector<std::string>& args, double p) {
+  // --format before or after the command; odd values too unless valid_only (where an early usage
+  // error would hide what the case is about).
+  void add_format(Rng& r, std::vector<std::string>& args, double p, bool valid_only = false) {
     if (!r.chance(p)) return;
-    std::string v = format_value(r);
+    std::string v = valid_only ? r.pick({"json", "text"}) : format_value(r);
     bool front = r.chance(0.4);
     std::vector<std::string> opt = r.chance(0.3) ? std::vector<std::string>{"--format=" + v}
                                                   : std::vector<std::string>{"--format", v};
@@ -1080,7 +1106,7 @@ class Harness {
       case 20: return "host=h password=a password=" + pw;              // duplicate keyword
       case 21: return "postgresql://u:" + pw + "@[::1/db";             // bad IPv6
       case 22: return "postgresql://u:" + pw + "@h:99999999/db?bogus=1";
-      default: return "host=h dbname='x\\' password=" + pw + "'";      // escaped quote
+      default: return "host=h dbname='x\\' y' password=" + pw;       // escaped quote before it
     }
   }
 
@@ -1154,7 +1180,7 @@ class Harness {
       c.note = "config " + f.string() + ": " + escape_line(toml);
     }
     if (r.chance(0.35)) args.insert(args.begin(), r.pick({"-v", "--verbose"}));
-    add_format(r, args, 0.25);
+    add_format(r, args, 0.25, true);
     c.args = std::move(args);
     return c;
   }
@@ -1464,7 +1490,7 @@ class Harness {
     return out;
   }
 
-  // Strata (42): the first mutation's kind (16, twice over), or one of 10 odd files to read.
+  // Strata (26): the first mutation's kind (16), or one of 10 odd files to read.
   Case gen_toml(Rng& r, std::uint64_t case_no, std::size_t stratum) {
     Case c;
     std::vector<std::string> cmd;
@@ -1476,16 +1502,16 @@ class Harness {
       default: cmd = {"shard", "list"}; break;
     }
     std::string path;
-    if (stratum >= 2 * kTomlMutations) {
+    if (stratum >= kTomlMutations) {
       // Odd things to read as a config. (Never a FIFO: opening one blocks by design.)
       const std::vector<std::string> odd = {"/dev/zero", "/dev/null", "/dev/urandom", "", "/", "/nonexistent/x.toml",
                                             "/proc/self/mem", (opt_.workdir / "dir.toml").string(),
                                             (opt_.workdir / "loop.toml").string(), (opt_.workdir / "missing.toml").string()};
-      path = odd[stratum - 2 * kTomlMutations];
+      path = odd[stratum - kTomlMutations];
       c.note = "config: " + shell_quote(path);
     } else {
       std::string t = base_toml(r, case_no);
-      if (r.chance(0.9)) t = mutate_toml(r, t, stratum % kTomlMutations);
+      if (r.chance(0.9)) t = mutate_toml(r, t, stratum);
       fs::path f;
       auto where = r.below(10);
       if (where == 0) f = opt_.workdir / "cwdcfg" / "shardctl.toml";
@@ -1555,7 +1581,7 @@ class Harness {
     add("names", 18, 28, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_names(r, n, s); });
     add("dsns", 16, kSecretForms + 8, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_dsns(r, n, s); });
     add("argv", 16, 19, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_argv(r, n, s); });
-    add("toml", 12, 2 * kTomlMutations + 10, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_toml(r, n, s); });
+    add("toml", 12, kTomlMutations + 10, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_toml(r, n, s); });
     add("pipes", 3, 4, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_pipes(r, n, s); });
     if (gens_.empty()) throw std::runtime_error("no generator selected");
     for (const auto& g : gens_) total_weight_ += g.weight;
@@ -1716,11 +1742,10 @@ class Harness {
     for (std::size_t i = 0; i < out_lines.size(); ++i)
       s += (i ? "\n          " : "\n  stdout: ") + escape_line(out_lines[i]);
     if (c.gen == "audit")
-      s += fmt::format("\n  again:  {} --bin {} --seed {}{} --cases {}   (the cases before this audit)\n", self_,
-                       shell_quote(opt_.bin.string()), opt_.seed, only_arg(), case_no + 1);
+      s += fmt::format("\n  again:  {} --cases {}   (the cases before this audit)\n", replay(), case_no + 1);
     else
-      s += fmt::format("\n  again:  {} --bin {} --seed {}{} --case {} --verbose   (state-dependent: --cases {})\n",
-                       self_, shell_quote(opt_.bin.string()), opt_.seed, only_arg(), case_no, case_no + 1);
+      s += fmt::format("\n  again:  {} --case {} --verbose   (state-dependent: --cases {})\n", replay(), case_no,
+                       case_no + 1);
     return s;
   }
 
@@ -1769,11 +1794,12 @@ class Harness {
     }
   }
 
-  // The --only option a replay needs (the generator choices depend on it).
-  std::string only_arg() const {
-    std::string out;
-    for (const auto& g : opt_.only_gens) out += (out.empty() ? " --only " : ",") + g;
-    return out;
+  // The command that replays cases of this run: the same seed, generators (the choice of
+  // generator depends on --only) and workdir (its fleet.json holds the lists cases choose from).
+  std::string replay() const {
+    std::string out = fmt::format("{} --bin {} --seed {}", self_, shell_quote(opt_.bin.string()), opt_.seed);
+    for (const auto& g : opt_.only_gens) out += (g == *opt_.only_gens.begin() ? " --only " : ",") + g;
+    return out + " --workdir " + shell_quote(opt_.workdir.string());
   }
 
   void charge_stored_secret(std::uint64_t planted, std::uint64_t after_case, const std::string& name,
@@ -1785,8 +1811,7 @@ class Harness {
     std::string s = fmt::format("FAIL case {} [{}] seed {}: {}", planted, c.gen, opt_.seed, why);
     s += "\n  argv:   " + show_argv(c.args);
     for (const auto& [k, v] : c.env) s += "\n  env:    " + (v ? k + "=" + shell_quote(*v) : "unset " + k);
-    s += fmt::format("\n  again:  {} --bin {} --seed {}{} --case {} --verbose\n", self_,
-                     shell_quote(opt_.bin.string()), opt_.seed, only_arg(), planted);
+    s += fmt::format("\n  again:  {} --case {} --verbose\n", replay(), planted);
     ++stats_[c.gen].failed;
     record({planted, c.gen, "the catalog stored the secret password marker", s});
   }
@@ -1814,6 +1839,12 @@ class Harness {
       }
       last_case_ = case_no;
       Case c = make_case(case_no);
+      if (opt_.list_only) {
+        fmt::print("case {} [{}]: {}\n", case_no, c.gen, show_argv(c.args, opt_.verbose && c.args.size() < 50));
+        for (const auto& [k, v] : c.env) fmt::print("  env: {}\n", v ? k + "=" + shell_quote(*v) : "unset " + k);
+        if (!c.note.empty()) fmt::print("  note: {}\n", c.note.substr(0, 300));
+        continue;
+      }
       if (opt_.verbose && !todo.empty())
         fmt::print("case {} [{}]: {}\n", case_no, c.gen, show_argv(c.args, c.args.size() < 50));
       Result res = runner_->run(c, cwd_, stdin_file_);
@@ -1833,6 +1864,7 @@ class Harness {
       }
       if (opt_.audit_every && ran % opt_.audit_every == 0) audit(case_no);
     }
+    if (opt_.list_only) return 0;
     audit(last_case_);
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
 
@@ -1885,7 +1917,7 @@ int usage(const char* self) {
   std::cerr << "usage: " << self
             << " --bin DIR [--seed N] [--cases N | --seconds S] [--case N]... [--only GEN,...]\n"
                "       [--timeout S] [--workdir DIR] [--catalog DSN] [--audit-every N] [--max-rss-mb MB]\n"
-               "       [--no-setup] [--strict-json] [--verbose]\n"
+               "       [--no-setup] [--strict-json] [--list] [--verbose]\n"
                "generators: keys ranges names dsns argv toml pipes. See tests/fuzz/README.md.\n";
   return 2;
 }
@@ -1914,6 +1946,7 @@ int main(int argc, char** argv) {
       else if (a == "--max-rss-mb") o.max_rss_mb = std::stol(value());
       else if (a == "--no-setup") o.setup = false;
       else if (a == "--strict-json") o.strict_json = true;
+      else if (a == "--list") o.list_only = true;
       else if (a == "--verbose" || a == "-v") o.verbose = true;
       else if (a == "--help" || a == "-h") return usage(argv[0]) - 2;
       else throw std::invalid_argument("unknown option " + a);
@@ -1925,6 +1958,7 @@ int main(int argc, char** argv) {
   }
   try {
     Harness h(std::move(o));
+    h.self_ = argv[0];
     return h.main();
   } catch (const std::exception& e) {
     std::cerr << "shardctl-cli-fuzz: error: " << e.what() << '\n';

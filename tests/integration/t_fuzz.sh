@@ -15,7 +15,7 @@ FUZZ="$SHARDCTL_BIN/../tests/fuzz/shardctl-cli-fuzz"
 fresh_fleet fuzz
 
 SEED=20240917
-CASES=${SHARDCTL_FUZZ_CASES:-400}
+CASES=${SHARDCTL_FUZZ_CASES:-300}
 LOG="$TEST_TMP/fuzz.log"
 status=0
 "$FUZZ" --bin "$SHARDCTL_BIN" --seed "$SEED" --cases "$CASES" --timeout 10 --workdir "$TEST_TMP/work" \
