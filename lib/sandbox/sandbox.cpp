@@ -4,6 +4,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <climits>
+
 #include <csignal>
 
 #include <algorithm>
@@ -106,7 +108,13 @@ fs::path sandbox_dir(const std::optional<std::string>& dir) {
   if (!dir) return default_sandbox_dir();
   // fs::absolute("") throws; an empty --dir is a typo (an unset variable), never "here".
   if (dir->empty()) throw usage_error("--dir must name a directory, not be empty", "omit --dir for the default");
-  return fs::absolute(*dir).lexically_normal();
+  fs::path path = fs::absolute(*dir).lexically_normal();
+  // The file system would refuse these later, from deep inside a status() call.
+  for (const auto& part : path)
+    if (part.native().size() > NAME_MAX)
+      throw usage_error("--dir has a path component longer than " + std::to_string(NAME_MAX) + " bytes");
+  if (path.native().size() >= PATH_MAX) throw usage_error("--dir is longer than " + std::to_string(PATH_MAX) + " bytes");
+  return path;
 }
 
 }  // namespace
