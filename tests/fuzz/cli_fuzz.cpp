@@ -303,6 +303,11 @@ class Runner {
 
     std::vector<std::string> argv_s{(opt_.bin / "shardctl").string()};
     argv_s.insert(argv_s.end(), c.args.begin(), c.args.end());
+    // The kernel refuses exec (E2BIG) of one argument over MAX_ARG_STRLEN (32 pages): such a
+    // case could never reach shardctl, so the argument is cut to fit.
+    constexpr std::size_t max_arg = 32 * 4096 - 1;
+    for (auto& a : argv_s)
+      if (a.size() > max_arg) a.resize(max_arg);
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
