@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
     sandbox::Sandbox sb(dir);
     up_opts.fleet = !no_fleet;
     if (ctx.dry_run()) {
+      if (ctx.json())
+        return ctx.print_json({{"dir", sb.dir().string()}, {"exists", sb.exists()}, {"fleet", up_opts.fleet},
+                               {"shards", up_opts.shards}});
       ctx.out() << "would " << (sb.exists() ? "start" : "create") << " the sandbox in " << sb.dir().string()
                 << " (1 catalog cluster, 2 shard clusters"
                 << (up_opts.fleet ? ", fleet demo with " + std::to_string(up_opts.shards) + " shards" : "") << ")\n";
@@ -107,6 +110,7 @@ int main(int argc, char** argv) {
   auto* down = fam.command("down", "Stop every sandbox cluster and remove the directory", [&](cli::Context& ctx) {
     sandbox::Sandbox sb(dir);
     if (ctx.dry_run()) {
+      if (ctx.json()) return ctx.print_json({{"dir", sb.dir().string()}, {"exists", sb.exists()}});
       ctx.out() << "would stop the sandbox clusters and remove " << sb.dir().string() << '\n';
       return;
     }
