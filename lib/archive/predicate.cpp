@@ -5,9 +5,11 @@
 #include <set>
 #include <utility>
 
+#include "catalog/names.hpp"
 #include "core/error.hpp"
 
 namespace shardctl::archive {
+using catalog::quote_ident;
 namespace {
 
 using Relation = std::pair<std::string, std::string>;  // schema, name
@@ -21,12 +23,6 @@ void collect_relations(const nlohmann::json& node, std::set<Relation>& out) {
   } else if (node.is_array()) {
     for (const auto& item : node) collect_relations(item, out);
   }
-}
-
-std::string quote_ident(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace

@@ -155,3 +155,22 @@ TEST_CASE("destinations: dir:PATH and postgres:DSN, nothing else, never a passwo
     }
   }
 }
+
+#include "archive/keyset.hpp"
+
+TEST_CASE("keyset SQL: row-value bounds in key order, a LIMIT, never OFFSET") {
+  archive::Keyset k{"\"public\".\"orders\"", {{"tenant", "text"}, {"id", "bigint"}}, "status = 'done'"};
+  CHECK(k.key_row() == "(\"tenant\", \"id\")");
+  CHECK(k.upper_bound_sql() ==
+        "SELECT \"tenant\", \"id\" FROM \"public\".\"orders\" ORDER BY \"tenant\" DESC, \"id\" DESC LIMIT 1");
+  CHECK(k.batch_filter(false) == "(\"tenant\", \"id\") <= ($1::text, $2::bigint) AND (status = 'done')");
+  CHECK(k.batch_filter(true, 3) ==
+        "(\"tenant\", \"id\") > ($3::text, $4::bigint) AND (\"tenant\", \"id\") <= ($5::text, $6::bigint) AND "
+        "(status = 'done')");
+  auto end = k.batch_end_sql(true);
+  CHECK(end.find("LIMIT $5)") != std::string::npos);
+  CHECK(end.find("OFFSET") == std::string::npos);
+  CHECK(k.batch_end_sql(false).find("LIMIT $3)") != std::string::npos);
+  archive::Keyset quoted{"t", {{"we\"ird", "uuid"}}, "true"};
+  CHECK(quoted.key_row() == "(\"we\"\"ird\")");
+}
