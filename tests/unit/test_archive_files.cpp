@@ -174,3 +174,36 @@ TEST_CASE("keyset SQL: row-value bounds in key order, a LIMIT, never OFFSET") {
   archive::Keyset quoted{"t", {{"we\"ird", "uuid"}}, "true"};
   CHECK(quoted.key_row() == "(\"we\"\"ird\")");
 }
+
+#include "archive/archive_table.hpp"
+
+TEST_CASE("archive tables: the source's columns, then source_shard and archived_at; mismatches refused") {
+  std::vector<shardio::Column> src{{"id", "bigint"}, {"Created At", "timestamp with time zone"}};
+  auto ddl = archive::archive_table_ddl("sales", "Orders", src);
+  REQUIRE(ddl.size() == 3);
+  CHECK(ddl[0] == "CREATE SCHEMA IF NOT EXISTS \"sales\"");
+  CHECK(ddl[1] == "CREATE TABLE IF NOT EXISTS \"sales\".\"Orders\" (\"id\" bigint, \"Created At\" timestamp with "
+                  "time zone, \"source_shard\" text NOT NULL, \"archived_at\" timestamptz NOT NULL)");
+  CHECK(ddl[2].find("(\"source_shard\", \"archived_at\")") != std::string::npos);
+
+  auto dest = src;
+  dest.push_back({"source_shard", "text"});
+  dest.push_back({"archived_at", "timestamp with time zone"});
+  archive::require_matching_columns(src, dest, "sales.\"Orders\"");
+  auto expect_refused = [&](std::vector<shardio::Column> d, const std::string& words) {
+    try {
+      archive::require_matching_columns(src, d, "sales.\"Orders\"");
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::usage);
+      CHECK(std::string(e.what()).find(words) != std::string::npos);
+    }
+  };
+  auto wrong_type = dest;
+  wrong_type[0].type = "integer";
+  expect_refused(wrong_type, "has column id integer where id bigint belongs");
+  expect_refused({dest.begin(), dest.end() - 1}, "lacks column archived_at");
+  auto extra = dest;
+  extra.push_back({"note", "text"});
+  expect_refused(extra, "extra column note");
+}
