@@ -128,4 +128,56 @@ std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn&
   return bytes;
 }
 
+std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
+                          const std::function<void(std::string_view)>& sink) {
+  Result out(PQexec(from.get(), copy_out_sql.c_str()));
+  if (PQresultStatus(out.get()) != PGRES_COPY_OUT) from.fail("COPY out");
+  std::uint64_t bytes = 0;
+  for (;;) {
+    char* buf = nullptr;
+    int n = PQgetCopyData(from.get(), &buf, 0);
+    if (n == -1) break;
+    if (n == -2) from.fail("COPY out");
+    try {
+      sink({buf, static_cast<std::size_t>(n)});
+    } catch (...) {
+      PQfreemem(buf);
+      // Drain the rest so the connection stays usable for the caller's rollback.
+      for (char* rest = nullptr; PQgetCopyData(from.get(), &rest, 0) >= 0;) PQfreemem(rest);
+      while (Result extra{PQgetResult(from.get())}) {
+      }
+      throw;
+    }
+    PQfreemem(buf);
+    bytes += static_cast<std::uint64_t>(n);
+  }
+  Result done(PQgetResult(from.get()));
+  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) from.fail("COPY out");
+  while (Result extra{PQgetResult(from.get())}) {
+  }
+  return bytes;
+}
+
+void copy_in_from(RawConn& to, const std::string& copy_in_sql,
+                  const std::function<void(const std::function<void(std::string_view)>&)>& produce) {
+  Result in(PQexec(to.get(), copy_in_sql.c_str()));
+  if (PQresultStatus(in.get()) != PGRES_COPY_IN) to.fail("COPY in");
+  try {
+    produce([&](std::string_view chunk) {
+      if (!chunk.empty() && PQputCopyData(to.get(), chunk.data(), static_cast<int>(chunk.size())) != 1)
+        to.fail("COPY in");
+    });
+  } catch (...) {
+    PQputCopyEnd(to.get(), "shardctl: the source of the rows failed");
+    while (Result extra{PQgetResult(to.get())}) {
+    }
+    throw;
+  }
+  if (PQputCopyEnd(to.get(), nullptr) != 1) to.fail("COPY in");
+  Result done(PQgetResult(to.get()));
+  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) to.fail("COPY in");
+  while (Result extra{PQgetResult(to.get())}) {
+  }
+}
+
 }  // namespace shardctl::shardio

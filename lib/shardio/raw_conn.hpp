@@ -5,7 +5,9 @@
 #include <libpq-fe.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardctl::shardio {
@@ -55,5 +57,15 @@ void in_rolled_back_transaction(RawConn& conn, F&& body) {
 // Streams `COPY (...) TO STDOUT` on `from` into `COPY ... FROM STDIN` on `to`, chunk by chunk:
 // rows are never parsed, memory stays flat whatever the size. Returns the bytes moved.
 std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql);
+
+// Streams `COPY (...) TO STDOUT` on `from` into `sink`, chunk by chunk (archive files).
+// Returns the bytes read.
+std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
+                          const std::function<void(std::string_view)>& sink);
+
+// Runs `COPY ... FROM STDIN` on `to` with the bytes `produce` hands to its argument (archive
+// restore). An exception from `produce` aborts the COPY and propagates.
+void copy_in_from(RawConn& to, const std::string& copy_in_sql,
+                  const std::function<void(const std::function<void(std::string_view)>&)>& produce);
 
 }  // namespace shardctl::shardio
