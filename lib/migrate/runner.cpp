@@ -33,12 +33,7 @@ std::optional<std::string> text_of(const std::optional<routing::Key>& k) {
   return routing::format_key(*k);
 }
 
-// Session settings for shard connections: row text identical on every server, so checksums
-// compare; and commits durable whatever the server's default (a copy or purge that a crash
-// could undo after it was journaled would lose or duplicate rows).
-constexpr const char* session_settings =
-    "SET DateStyle = ISO; SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET bytea_output = 'hex'; "
-    "SET IntervalStyle = postgres; SET synchronous_commit = on";
+using shardio::session_settings;
 
 // Adds the wall time of its scope to a counter.
 class Stopwatch {
