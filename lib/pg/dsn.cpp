@@ -34,33 +34,26 @@ bool looks_like_conninfo(std::string_view v) {
   return v.starts_with("postgresql://") || v.starts_with("postgres://") || v.find('=') != std::string_view::npos;
 }
 
-// A port list as libpq takes it: comma-separated, each empty or a number.
-bool valid_ports(std::string_view ports) {
-  std::size_t start = 0;
-  while (true) {
-    auto end = ports.find(',', start);
-    auto item = ports.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (item.size() > 5) return false;
-    for (char c : item)
-      if (c < '0' || c > '9') return false;
-    if (!item.empty() && std::stoi(std::string(item)) > 65535) return false;
+// Whether every item of a comma-separated libpq list (hosts, ports) passes `ok`.
+template <typename Pred>
+bool all_items(std::string_view list, Pred ok) {
+  for (std::size_t start = 0;;) {
+    auto end = list.find(',', start);
+    if (!ok(list.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start))) return false;
     if (end == std::string_view::npos) return true;
     start = end + 1;
   }
 }
 
-// A host list: '@' can only start an abstract socket name; elsewhere it is a URI whose user
-// part was not understood (often a password holding an unencoded '@').
-bool valid_hosts(std::string_view hosts) {
-  std::size_t start = 0;
-  while (true) {
-    auto end = hosts.find(',', start);
-    auto item = hosts.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (item.size() > 1 && item.find('@', 1) != std::string_view::npos) return false;
-    if (end == std::string_view::npos) return true;
-    start = end + 1;
-  }
+// A port as libpq takes it: empty or a number up to 65535.
+bool valid_port(std::string_view item) {
+  if (item.size() > 5 || item.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  return item.empty() || std::stoi(std::string(item)) <= 65535;
 }
+
+// '@' can only start an abstract socket name; elsewhere it is a URI whose user part was not
+// understood (often a password holding an unencoded '@').
+bool valid_host(std::string_view item) { return item.size() <= 1 || item.find('@', 1) == std::string_view::npos; }
 
 // libpq's parse errors quote the fragment they stopped at ("missing "=" after "..."", "invalid
 // URI query parameter: "..."") and that fragment may be a password. Keep a quoted fragment only
@@ -101,11 +94,11 @@ std::vector<Setting> parse(std::string_view dsn, std::string_view what, int dept
   for (const auto* o = opts.get(); o->keyword; ++o) {
     if (!o->val) continue;
     Setting s{o->keyword, o->val, {}, false};
-    if (s.key == "port" && !valid_ports(s.value))
+    if (s.key == "port" && !all_items(s.value, valid_port))
       throw usage_error(std::string(what) + " has an invalid port (not a number from 1 to 65535)",
                         "in a URI, percent-encode '@' and ':' inside the user name; passwords belong in "
                         "~/.pgpass, PGPASSFILE or a service file");
-    if (s.key == "host" && !valid_hosts(s.value))
+    if (s.key == "host" && !all_items(s.value, valid_host))
       throw usage_error(std::string(what) + " has a host name holding '@'",
                         "in a URI, percent-encode '@' inside the user name; passwords belong in ~/.pgpass, "
                         "PGPASSFILE or a service file");

@@ -95,36 +95,9 @@ std::string RawConn::identifier(const std::string& value) const {
 }
 
 std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql) {
-  Result out(PQexec(from.get(), copy_out_sql.c_str()));
-  if (PQresultStatus(out.get()) != PGRES_COPY_OUT) from.fail("COPY out");
-  Result in(PQexec(to.get(), copy_in_sql.c_str()));
-  if (PQresultStatus(in.get()) != PGRES_COPY_IN) to.fail("COPY in");
+  // The target's COPY is open while the source streams into it; a failing source aborts it.
   std::uint64_t bytes = 0;
-  for (;;) {
-    char* buf = nullptr;
-    int n = PQgetCopyData(from.get(), &buf, 0);
-    if (n == -1) break;  // done
-    if (n == -2) {
-      PQputCopyEnd(to.get(), "source failed");
-      from.fail("COPY out");
-    }
-    int ok = PQputCopyData(to.get(), buf, n);
-    PQfreemem(buf);
-    if (ok != 1) to.fail("COPY in");
-    bytes += static_cast<std::uint64_t>(n);
-  }
-  Result out_done(PQgetResult(from.get()));
-  if (PQresultStatus(out_done.get()) != PGRES_COMMAND_OK) {
-    PQputCopyEnd(to.get(), "source failed");
-    from.fail("COPY out");
-  }
-  while (Result extra{PQgetResult(from.get())}) {
-  }
-  if (PQputCopyEnd(to.get(), nullptr) != 1) to.fail("COPY in");
-  Result in_done(PQgetResult(to.get()));
-  if (PQresultStatus(in_done.get()) != PGRES_COMMAND_OK) to.fail("COPY in");
-  while (Result extra{PQgetResult(to.get())}) {
-  }
+  copy_in_from(to, copy_in_sql, [&](const auto& put) { bytes = copy_out_to(from, copy_out_sql, put); });
   return bytes;
 }
 
