@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "archive/archiver.hpp"
 #include "cli/family.hpp"
 #include "core/error.hpp"
 #include "migrate/operation.hpp"
@@ -13,6 +14,29 @@
 #include "shardio/journal.hpp"
 
 using namespace shardctl;
+
+namespace {
+
+// Archive runs are operations too; their runner lives in lib/archive.
+bool is_archive_run(cli::Context& ctx, const std::string& id) {
+  return shardio::operation_status(ctx.catalog(), id).kind == archive::run_kind;
+}
+
+archive::RunOptions archive_options(cli::Context& ctx) {
+  archive::RunOptions opt;
+  opt.parallel = static_cast<int>(ctx.config().parallel);
+  opt.on_note = [&ctx](const std::string& line) { ctx.note(line); };
+  return opt;
+}
+
+void print_archive_result(cli::Context& ctx, const archive::RunReport& r) {
+  if (ctx.json()) return ctx.print_json(archive::to_json(r));
+  std::int64_t rows = 0;
+  for (const auto& s : r.shards) rows += archive::total_rows(s.rows);
+  ctx.out() << "archive run " << r.op.id << " " << r.op.status << ": " << rows << " rows to " << r.job.to.describe() << '\n';
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   cli::Family fam("op", "List, inspect, resume, cancel and wait for operations");
@@ -35,6 +59,12 @@ int main(int argc, char** argv) {
   });
 
   auto show_cmd = [&](cli::Context& ctx) {
+    if (is_archive_run(ctx, id)) {
+      archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
+      auto r = archiver.report(id);
+      if (ctx.json()) return ctx.print_json(archive::to_json(r));
+      return archive::print_run(ctx.out(), r);
+    }
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     auto o = engine.status(id);
     if (ctx.json()) return ctx.print_json(shardio::to_json(o));
@@ -43,6 +73,15 @@ int main(int argc, char** argv) {
   fam.command("show", "Show one operation", show_cmd)->add_option("ID", id, "Operation id")->required();
 
   fam.command("resume", "Finish an interrupted operation", [&](cli::Context& ctx) {
+    if (is_archive_run(ctx, id)) {
+      archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
+      if (ctx.dry_run()) {
+        auto o = shardio::operation_status(ctx.catalog(), id);
+        if (o.status == "running") throw shardio::run_by_another(o);
+        return print_archive_result(ctx, archiver.report(id));
+      }
+      return print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
+    }
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
       auto o = engine.preview_run(id);
@@ -65,6 +104,17 @@ int main(int argc, char** argv) {
       return;
     }
     engine.request_cancel(id);
+    if (is_archive_run(ctx, id)) {
+      // With no live runner, finish the batch in flight here (if any) and end the run.
+      try {
+        archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
+        return print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::locked) throw;
+        ctx.out() << "cancellation requested: the running process stops after its current batch\n";
+        return;
+      }
+    }
     // With no live runner, finish the cancellation here: complete the batch in flight, if any,
     // and leave the rest on the source.
     try {
@@ -104,6 +154,9 @@ int main(int argc, char** argv) {
       }
       if (o.status == "failed")
         throw internal_error("operation " + o.id + " failed: " + o.error, "`shardctl op resume " + o.id + "` continues it");
+      if (o.status == "paused")
+        throw unavailable_error("operation " + o.id + " paused at its --max-runtime",
+                                "`shardctl op resume " + o.id + "` (or the job's next run) continues it");
       if (o.status == "interrupted")
         throw unavailable_error("operation " + o.id + " was interrupted: no process is running it",
                                 "`shardctl op resume " + o.id + "` finishes it");

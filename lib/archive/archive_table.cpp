@@ -36,6 +36,23 @@ std::vector<std::string> archive_table_ddl(const std::string& schema, const std:
   return {"CREATE SCHEMA IF NOT EXISTS " + quote_ident(schema), create, index};
 }
 
+std::string source_table_ddl(const std::string& schema, const std::string& table,
+                             const std::vector<shardio::Column>& source) {
+  std::string ddl = "CREATE TABLE ";
+  ddl += quote_ident(schema);
+  ddl += '.';
+  ddl += quote_ident(table);
+  ddl += " (";
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    if (i) ddl += ", ";
+    ddl += quote_ident(source[i].name);
+    ddl += ' ';
+    ddl += source[i].type;
+  }
+  ddl += ')';
+  return ddl;
+}
+
 void require_matching_columns(const std::vector<shardio::Column>& source, const std::vector<shardio::Column>& dest,
                               const std::string& shown) {
   auto expected = source;

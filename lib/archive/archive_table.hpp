@@ -19,6 +19,11 @@ inline constexpr const char* archived_at_column = "archived_at";
 std::vector<std::string> archive_table_ddl(const std::string& schema, const std::string& table,
                                            const std::vector<shardio::Column>& source);
 
+// CREATE TABLE for the archived columns alone, as the manifest of a dir: run records it: what an
+// operator needs to load a file into an empty database with `zstd -dc FILE | psql -c "COPY ..."`.
+std::string source_table_ddl(const std::string& schema, const std::string& table,
+                             const std::vector<shardio::Column>& source);
+
 // The destination's columns must be the source's, in order and type, then the two archive
 // columns. Usage Error (64) naming the first difference; `shown` names the table.
 void require_matching_columns(const std::vector<shardio::Column>& source, const std::vector<shardio::Column>& dest,

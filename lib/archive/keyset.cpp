@@ -63,6 +63,35 @@ std::string Keyset::batch_filter(bool has_cursor, int first) const {
   return where + " AND (" + predicate + ")";
 }
 
+std::string Keyset::range_filter(const std::string* low_row, const std::string& high_row) const {
+  std::string where;
+  if (low_row) {
+    where += key_row();
+    where += " > ";
+    where += *low_row;
+    where += " AND ";
+  }
+  where += key_row();
+  where += " <= ";
+  where += high_row;
+  where += " AND (";
+  where += predicate;
+  where += ')';
+  return where;
+}
+
+std::string Keyset::literal_row(const std::vector<std::string>& quoted_values) const {
+  std::string out = "(";
+  for (std::size_t i = 0; i < key.size() && i < quoted_values.size(); ++i) {
+    if (i) out += ", ";
+    out += quoted_values[i];
+    out += "::";
+    out += key[i].type;
+  }
+  out += ')';
+  return out;
+}
+
 std::string Keyset::batch_end_sql(bool has_cursor) const {
   int n = static_cast<int>(key.size());
   int limit_param = (has_cursor ? 2 * n : n) + 1;

@@ -29,6 +29,11 @@ struct Keyset {
   // The WHERE clause of one batch, (cursor, end] and the predicate; parameters numbered from
   // `first` (cursor values when `has_cursor`, then end values).
   std::string batch_filter(bool has_cursor, int first = 1) const;
+  // The same WHERE clause with the bounds written as row values of literals (literal_row()):
+  // COPY takes no parameters. `low_row` null: no lower bound (the first batch).
+  std::string range_filter(const std::string* low_row, const std::string& high_row) const;
+  // "('5'::bigint, 'x'::text)" from values already quoted as SQL literals (PQescapeLiteral).
+  std::string literal_row(const std::vector<std::string>& quoted_values) const;
   // "(a, b)": the key columns, quoted, as a row value.
   std::string key_row() const;
   std::string key_order() const;       // "a, b" for ORDER BY

@@ -152,10 +152,43 @@ ALTER TABLE shardctl.op_batches
   ADD COLUMN keys bigint;
 )SQL";
 
+// Version 4: archive runs. A run fixes, per shard, the root table's primary-key upper bound
+// when it starts, then walks the key in batches. Each batch's timestamp is journaled before
+// its rows are delivered, so a redelivery replaces what an interrupted one left; whether the
+// source deleted a batch is known from a receipt the shard commits with the DELETE.
+constexpr std::string_view v4 = R"SQL(
+CREATE TABLE shardctl.archive_shards (
+  op_id        uuid NOT NULL REFERENCES shardctl.operations ON DELETE CASCADE,
+  shard_id     bigint NOT NULL REFERENCES shardctl.shards,
+  upper_key    text[],
+  cursor_key   text[],
+  state        text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'running', 'done')),
+  batches_done integer NOT NULL DEFAULT 0,
+  rows         jsonb NOT NULL DEFAULT '{}',
+  refused      bigint NOT NULL DEFAULT 0,
+  updated_at   timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (op_id, shard_id)
+);
+
+CREATE TABLE shardctl.archive_batches (
+  op_id       uuid NOT NULL,
+  shard_id    bigint NOT NULL,
+  batch_no    integer NOT NULL,
+  low_key     text[],
+  high_key    text[] NOT NULL,
+  archived_at timestamptz NOT NULL,
+  step        text NOT NULL DEFAULT 'selected' CHECK (step IN ('selected', 'delivered', 'deleted')),
+  tables      jsonb NOT NULL DEFAULT '{}',
+  updated_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (op_id, shard_id, batch_no),
+  FOREIGN KEY (op_id, shard_id) REFERENCES shardctl.archive_shards ON DELETE CASCADE
+);
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
-  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}};
+  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}};
   return steps;
 }
 

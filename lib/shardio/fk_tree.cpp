@@ -59,6 +59,8 @@ void add_children(RawConn& conn, FkNode& node, int depth, std::vector<std::strin
     // Built by appending: GCC 12 warns (-Wrestrict, wrongly) on "t" + std::string&& here.
     child.alias = "t";
     child.alias.append(std::to_string(depth + 1));
+    child.child_columns = fk.child_cols;
+    child.parent_columns = fk.parent_cols;
     std::vector<std::string> cc, pc;
     for (const auto& c : fk.child_cols) cc.push_back(child.alias + "." + quote_ident(c));
     for (const auto& c : fk.parent_cols) pc.push_back(node.alias + "." + quote_ident(c));

@@ -17,6 +17,8 @@ struct FkNode {
   std::string quoted;
   std::string alias;      // t0 for the root, tN at depth N
   std::string predicate;  // over `alias`
+  // The foreign key to the parent node (raw column names, in key order); empty at the root.
+  std::vector<std::string> child_columns, parent_columns;
   std::vector<FkNode> children;
 };
 

@@ -12,11 +12,18 @@ constexpr const char* op_select =
     "SELECT o.op_id::text, o.kind, mp.name AS map, o.status, coalesce(o.phase, '') AS phase, "
     "coalesce(o.int_range::text, o.text_range::text, o.uuid_range::text, '') AS range, "
     "coalesce(s.name, (SELECT string_agg(DISTINCT sh.name, ',') FROM shardctl.op_batches b "
-    "JOIN shardctl.shards sh ON sh.shard_id = b.source_shard_id WHERE b.op_id = o.op_id), '') AS source, "
-    "coalesce(t.name, '') AS target, "
-    "(SELECT count(*) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) AS batches, "
-    "(SELECT count(*) FROM shardctl.op_batches b WHERE b.op_id = o.op_id AND b.step = 'done') AS batches_done, "
-    "(SELECT coalesce(sum(rows_moved), 0) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) AS rows_moved, "
+    "JOIN shardctl.shards sh ON sh.shard_id = b.source_shard_id WHERE b.op_id = o.op_id), "
+    "(SELECT string_agg(sh.name, ',' ORDER BY sh.name) FROM shardctl.archive_shards a "
+    "JOIN shardctl.shards sh USING (shard_id) WHERE a.op_id = o.op_id), '') AS source, "
+    "coalesce(t.name, o.args ->> 'to', '') AS target, "
+    // Archive runs journal their batches per shard (shardctl.archive_batches), migrations in op_batches.
+    "(SELECT count(*) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) + "
+    "(SELECT count(*) FROM shardctl.archive_batches b WHERE b.op_id = o.op_id) AS batches, "
+    "(SELECT count(*) FROM shardctl.op_batches b WHERE b.op_id = o.op_id AND b.step = 'done') + "
+    "(SELECT count(*) FROM shardctl.archive_batches b WHERE b.op_id = o.op_id AND b.step = 'deleted') AS batches_done, "
+    "(SELECT coalesce(sum(rows_moved), 0) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) + "
+    "(SELECT coalesce(sum((e.value ->> 'rows')::bigint), 0) FROM shardctl.archive_batches b, jsonb_each(b.tables) e "
+    "WHERE b.op_id = o.op_id AND b.step = 'deleted') AS rows_moved, "
     "(SELECT coalesce(sum(keys) FILTER (WHERE b.step = 'done'), 0) FROM shardctl.op_batches b WHERE b.op_id = o.op_id) AS keys_done, "
     "coalesce((o.progress ->> 'keys_total')::bigint, 0) AS keys_total, "
     "coalesce((o.progress ->> 'rows_total')::bigint, 0) AS rows_total, "
@@ -80,6 +87,14 @@ std::string insert_running(pqxx::work& tx, const NewOperation& op) {
                              "now(), $11::jsonb) RETURNING op_id::text",
                          op.kind, op.map_id, op.claim.low, op.claim.high, op.claim.bounds, op.args.dump(), op.source_shard_id,
                          op.target_shard_id, op.batch_size, holder_name(), op.progress.dump())[0]
+      .as<std::string>();
+}
+
+std::string insert_running(pqxx::work& tx, const std::string& kind, const nlohmann::json& args, int batch_size) {
+  return tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, args, status, phase, batch_size, lease_holder, "
+                         "lease_until, heartbeat_at) VALUES (gen_random_uuid(), $1, $2::jsonb, 'running', 'planned', $3, $4, "
+                         "now() + interval '60 seconds', now()) RETURNING op_id::text",
+                         kind, args.dump(), batch_size, holder_name())[0]
       .as<std::string>();
 }
 

@@ -42,6 +42,8 @@ struct NewOperation {
 // Inserts the operation, running and held by this process, in the caller's transaction (which
 // checks first that nothing overlaps). Returns its id.
 std::string insert_running(pqxx::work& tx, const NewOperation& op);
+// Inserts an operation of no map (an archive run), running and held by this process.
+std::string insert_running(pqxx::work& tx, const std::string& kind, const nlohmann::json& args, int batch_size);
 // Inserts an operation that was done when it was journaled (check's fixes: the journal records
 // who changed what and when). Returns its id.
 std::string insert_done(pqxx::work& tx, const std::string& kind, const nlohmann::json& args,

@@ -66,6 +66,8 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
       throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg,
                               "`shardctl op resume ID` finishes the operation once it is back");
     // lock_timeout expired: another session holds a lock; the caller may retry (75).
+    if (std::string(state) == "40001" || std::string(state) == "40P01")
+      throw ConflictError("a concurrent write on " + role_ + " (" + where_ + ") conflicted: " + msg);
     if (std::string(state) == "55P03") throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
     throw internal_error("query on " + role_ + " (" + where_ + ") failed: " + msg);
   }

@@ -10,7 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace shardctl::shardio {
+
+// A transaction that lost a serialization or deadlock conflict (SQLSTATE 40001, 40P01) with a
+// concurrent writer: nothing it did was kept, and running it again may succeed. When retries
+// run out it is what it says, a lock another session held (75).
+class ConflictError : public Error {
+ public:
+  explicit ConflictError(std::string message) : Error(ErrorKind::locked, std::move(message), "try again later") {}
+};
 
 class RawConn {
  public:

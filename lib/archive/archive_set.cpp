@@ -1,0 +1,158 @@
+#include "archive/archive_set.hpp"
+
+#include <functional>
+
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+#include "shardio/fk_tree.hpp"
+
+namespace shardctl::archive {
+using catalog::quote_ident;
+namespace {
+
+std::string join_qualified(const std::string& qualifier, const std::vector<std::string>& cols, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    if (i) out += sep;
+    out += qualifier;
+    out += quote_ident(cols[i]);
+  }
+  return out;
+}
+
+// "(c.a, c.b) = (p.x, p.y)" as an AND of equalities (NULL foreign keys reference nothing).
+std::string fk_match(const ArchivedTable& child, const std::string& child_alias, const std::string& parent_alias) {
+  std::string out;
+  for (std::size_t i = 0; i < child.child_columns.size(); ++i) {
+    if (i) out += " AND ";
+    out += child_alias + "." + quote_ident(child.child_columns[i]);
+    out += " = ";
+    out += parent_alias + "." + quote_ident(child.parent_columns[i]);
+  }
+  return out;
+}
+
+ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, int parent) {
+  ArchivedTable t;
+  t.schema = node.schema;
+  t.table = node.table;
+  t.name = catalog::display_name({node.schema, node.table});
+  t.quoted = node.quoted;
+  t.alias = node.alias;
+  t.parent = parent;
+  t.child_columns = node.child_columns;
+  t.parent_columns = node.parent_columns;
+  t.columns = shardio::table_columns(shard, node.quoted);
+  t.primary_key = shardio::primary_key(shard, node.quoted);
+  return t;
+}
+
+}  // namespace
+
+std::string ArchivedTable::column_list(const std::string& qualifier) const {
+  std::vector<std::string> names;
+  for (const auto& c : columns) names.push_back(c.name);
+  return join_qualified(qualifier, names, ", ");
+}
+
+std::string ArchiveSet::root_filter(const std::string* low_row, const std::string& high_row) const {
+  std::string filter = keyset.range_filter(low_row, high_row);
+  if (cascade) return filter;
+  for (std::size_t i = 0; i < referencing.size(); ++i) {
+    const auto& r = referencing[i];
+    std::string alias = "shardctl_ref" + std::to_string(i);
+    filter += " AND NOT EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_match(r, alias, "t0") + ")";
+  }
+  return filter;
+}
+
+std::string ArchiveSet::refused_filter(const std::string* low_row, const std::string& high_row) const {
+  std::string any;
+  for (std::size_t i = 0; i < referencing.size(); ++i) {
+    const auto& r = referencing[i];
+    std::string alias = "shardctl_ref" + std::to_string(i);
+    if (!any.empty()) any += " OR ";
+    any += "EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_match(r, alias, "t0") + ")";
+  }
+  if (any.empty()) any = "false";
+  return keyset.range_filter(low_row, high_row) + " AND (" + any + ")";
+}
+
+std::vector<std::string> ArchiveSet::predicates(const std::string& root) const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    const auto& t = tables[i];
+    if (t.parent < 0) {
+      out.push_back(root);
+      continue;
+    }
+    const auto& p = tables[static_cast<std::size_t>(t.parent)];
+    // Each child's rows are those referencing its parent's rows of the batch: the condition
+    // nests down to the root's, so every statement needs only the batch bounds.
+    std::string pred = "(" + join_qualified(t.alias + ".", t.child_columns, ", ") + ") IN (SELECT " +
+                       join_qualified(p.alias + ".", t.parent_columns, ", ") + " FROM " + p.quoted + " " + p.alias +
+                       " WHERE " + out[static_cast<std::size_t>(t.parent)] + ")";
+    out.push_back(std::move(pred));
+  }
+  return out;
+}
+
+std::string ArchiveSet::select_sql(std::size_t i, const std::string& predicate, const std::string& extra) const {
+  const auto& t = tables.at(i);
+  std::string sql = "SELECT " + t.column_list(t.alias + ".");
+  if (!extra.empty()) sql += ", " + extra;
+  sql += " FROM " + t.quoted + " " + t.alias + " WHERE " + predicate;
+  return sql;
+}
+
+nlohmann::json ArchiveSet::describe() const {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& t : tables)
+    arr.push_back({{"table", t.name},
+                   {"parent", t.parent < 0 ? nlohmann::json(nullptr) : nlohmann::json(tables[static_cast<std::size_t>(t.parent)].name)},
+                   {"columns", t.child_columns},
+                   {"parent_columns", t.parent_columns}});
+  return arr;
+}
+
+ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
+  auto name = catalog::split_stored(job.table);
+  shardio::FkNode root;
+  root.schema = name.schema;
+  root.table = name.table;
+  root.quoted = quote_ident(name.schema) + "." + quote_ident(name.table);
+  root.alias = "t0";
+  root.predicate = "true";  // discovery only; predicates() writes the real ones per batch
+  if (shard.query("SELECT to_regclass($1) IS NOT NULL", {root.quoted})[0][0] != "t")
+    throw usage_error("table " + job.table + " does not exist on " + shard.role());
+  ArchiveSet set;
+  set.cascade = job.cascade;
+  set.tables.push_back(from_node(shard, root, -1));
+  auto& r = set.tables.front();
+  if (r.primary_key.empty())
+    throw usage_error("table " + job.table + " has no primary key on " + shard.role(),
+                      "an archive run walks the root table by its primary key; add one");
+  set.keyset.table = r.quoted;
+  set.keyset.predicate = job.where;
+  for (const auto& k : r.primary_key)
+    for (const auto& c : r.columns)
+      if (c.name == k) set.keyset.key.push_back({k, c.type});
+  if (set.keyset.key.size() != r.primary_key.size())
+    throw usage_error("the primary key of " + job.table + " includes a generated column",
+                      "an archive run walks the root table by stored key columns");
+  shardio::add_referencing_tables(shard, root);
+  if (job.cascade) {
+    std::function<void(const shardio::FkNode&, int)> walk = [&](const shardio::FkNode& node, int parent) {
+      for (const auto& child : node.children) {
+        set.tables.push_back(from_node(shard, child, parent));
+        walk(child, static_cast<int>(set.tables.size() - 1));
+      }
+    };
+    walk(root, 0);
+  } else {
+    for (const auto& child : root.children) set.referencing.push_back(from_node(shard, child, 0));
+  }
+  return set;
+}
+
+}  // namespace shardctl::archive

@@ -1,0 +1,60 @@
+// The tables one archive run takes rows from on a shard, and the SQL that selects a batch's rows
+// in each: the root table (the job's table, walked by its primary key) and, with --cascade, every
+// table that references it through foreign keys, to any depth, found in pg_catalog. Parents come
+// first: the destination is written in this order and the source deleted in reverse.
+//
+// Without --cascade a root row that is still referenced stays where it is: the batch filter
+// leaves it out and the run reports how many were refused, so no child is ever orphaned.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "archive/job.hpp"
+#include "archive/keyset.hpp"
+#include "shardio/raw_conn.hpp"
+#include "shardio/shard_schema.hpp"
+
+namespace shardctl::archive {
+
+struct ArchivedTable {
+  std::string name;           // display form: public.orders
+  std::string schema, table;  // raw
+  std::string quoted;
+  std::string alias;  // t0 for the root, tN at depth N
+  int parent = -1;    // index of the referenced table (parents come first); -1 for the root
+  std::vector<std::string> child_columns, parent_columns;  // the foreign key to `parent` (raw)
+  std::vector<shardio::Column> columns;                     // what is archived (no generated columns)
+  std::vector<std::string> primary_key;                     // raw; may be empty below the root
+
+  // "a", "b" quoted, optionally qualified by `qualifier` ("t1." -> t1."a").
+  std::string column_list(const std::string& qualifier = "") const;
+};
+
+struct ArchiveSet {
+  std::vector<ArchivedTable> tables;  // [0] is the root; parents before children
+  Keyset keyset;                      // the root's primary-key walk
+  bool cascade = false;
+  // Without --cascade: the foreign keys that keep a root row (the root's direct referencers).
+  std::vector<ArchivedTable> referencing;
+
+  // The root rows of the batch (low_row, high_row] (Keyset::literal_row) that the run takes.
+  std::string root_filter(const std::string* low_row, const std::string& high_row) const;
+  // The root rows of the batch that stay because a row still references them (no --cascade).
+  std::string refused_filter(const std::string* low_row, const std::string& high_row) const;
+  // For each table, in order, the condition (over its alias) that selects its rows of the batch.
+  std::vector<std::string> predicates(const std::string& root_filter) const;
+  // "SELECT cols FROM t alias WHERE pred" for table `i`, with `extra` appended to the columns.
+  std::string select_sql(std::size_t i, const std::string& predicate, const std::string& extra = "") const;
+
+  // The tables, for the journal and the manifest: name, parent, foreign-key columns.
+  nlohmann::json describe() const;
+};
+
+// Reads the set from the shard's catalog. Usage Error (64) when the table is missing, has no
+// primary key, or (with --cascade) a referencing table nests deeper than 16.
+ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job);
+
+}  // namespace shardctl::archive

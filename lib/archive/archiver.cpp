@@ -1,0 +1,367 @@
+#include "archive/archiver.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "archive/archive_set.hpp"
+#include "archive/delivery.hpp"
+#include "archive/predicate.hpp"
+#include "archive/shard_worker.hpp"
+#include "catalog/catalog.hpp"
+#include "catalog/locks.hpp"
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+#include "shardio/row_checksum.hpp"
+
+namespace shardctl::archive {
+namespace {
+
+// The shards a job archives from: those of the root table's map when the catalog knows it as a
+// sharded table, else every shard. Only online shards: the others are reported and wait.
+std::vector<catalog::Shard> job_shards(catalog::Store& store, const Job& job, std::vector<std::string>& skipped) {
+  std::optional<std::string> map;
+  for (const auto& t : store.list_tables())
+    if (t.name == job.table && t.kind == "sharded") map = t.map;
+  std::set<std::string> of_map;
+  if (map)
+    for (const auto& m : store.list_mappings(*map)) of_map.insert(m.shard);
+  std::vector<catalog::Shard> out;
+  for (const auto& s : store.list_shards()) {
+    if (map && !of_map.count(s.name)) continue;
+    if (s.status != "online") {
+      skipped.push_back(s.name + " (" + s.status + ")");
+      continue;
+    }
+    out.push_back(s);
+  }
+  if (out.empty()) throw usage_error("no online shard holds " + job.table, "`shardctl shard list` shows the shards");
+  return out;
+}
+
+std::optional<KeyValues> upper_bound(shardio::RawConn& shard, const ArchiveSet& set) {
+  auto r = shard.query(set.keyset.upper_bound_sql());
+  if (r.empty()) return std::nullopt;
+  return r[0];
+}
+
+// Everything a run checks on a shard before anything changes; returns the shard's set.
+ArchiveSet validate_on_shard(const catalog::Shard& s, const Job& job) {
+  {
+    pg::Connection conn(s.dsn, "shard " + s.name);
+    auto name = catalog::split_stored(job.table);
+    validate_predicate(conn, name.schema, name.table, job.table, job.where);
+  }
+  shardio::RawConn raw(s.dsn, "shard " + s.name);
+  return discover_archive_set(raw, job);
+}
+
+nlohmann::json key_json(const std::optional<KeyValues>& k) { return k ? nlohmann::json(*k) : nlohmann::json(nullptr); }
+
+}  // namespace
+
+nlohmann::json to_json(const Preview& p) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& s : p.shards) {
+    nlohmann::json rows = nlohmann::json::object();
+    for (const auto& [t, n] : s.rows) rows[t] = n;
+    shards.push_back({{"shard", s.shard}, {"rows", rows}, {"refused", s.refused},
+                      {"first_key", key_json(s.first_key)}, {"last_key", key_json(s.last_key)}});
+  }
+  return {{"job", p.job.name},       {"table", p.job.table},
+          {"where", p.job.where},    {"cascade", p.job.cascade},
+          {"to", p.job.to.describe()}, {"continues", p.continues ? nlohmann::json(*p.continues) : nlohmann::json(nullptr)},
+          {"shards", shards},        {"skipped", p.skipped}};
+}
+
+nlohmann::json to_json(const RunReport& r) {
+  nlohmann::json shards = nlohmann::json::array();
+  std::int64_t total = 0;
+  for (const auto& s : r.shards) {
+    for (const auto& [t, n] : s.rows.items()) total += n.get<std::int64_t>();
+    shards.push_back({{"shard", s.shard}, {"state", s.state}, {"batches", s.batches_done}, {"rows", s.rows},
+                      {"refused", s.refused}, {"upper_key", key_json(s.upper)}, {"cursor_key", key_json(s.cursor)}});
+  }
+  return {{"id", r.op.id},
+          {"job", r.job.name},
+          {"table", r.job.table},
+          {"where", r.job.where},
+          {"cascade", r.job.cascade},
+          {"to", r.job.to.describe()},
+          {"status", r.op.status},
+          {"phase", r.op.phase},
+          {"error", r.op.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.op.error)},
+          {"rows", total},
+          {"created_at", r.op.created_at},
+          {"updated_at", r.op.updated_at},
+          {"shards", shards}};
+}
+
+Archiver::Archiver(pg::Connection& catalog, std::string catalog_dsn)
+    : catalog_(catalog), catalog_dsn_(std::move(catalog_dsn)) {
+  catalog::Store check(catalog_);
+}
+
+Archiver::~Archiver() {
+  for (const auto& name : locked_jobs_) try {
+      catalog_.read([&](pqxx::work& tx) {
+        tx.exec_params("SELECT pg_advisory_unlock($1, hashtext('archive-job:' || $2))", catalog::lock_class, name);
+      });
+    } catch (...) {
+      // The session ends with the process, and its locks with it.
+    }
+}
+
+void Archiver::lock_job(const std::string& name) {
+  if (std::find(locked_jobs_.begin(), locked_jobs_.end(), name) != locked_jobs_.end()) return;
+  bool got = false;
+  std::optional<std::string> holder;
+  catalog_.read([&](pqxx::work& tx) {
+    got = tx.exec_params1("SELECT pg_try_advisory_lock($1, hashtext('archive-job:' || $2))", catalog::lock_class, name)[0]
+              .as<bool>();
+    if (!got) holder = unfinished_run(tx, name);
+  });
+  if (!got)
+    throw locked_error("archive job " + name + " is being run by another process" + (holder ? " (run " + *holder + ")" : ""),
+                       holder ? "wait for it with `shardctl op wait " + *holder + "`" : "try again when it has finished");
+  locked_jobs_.push_back(name);
+}
+
+Preview Archiver::preview(const Job& job) {
+  catalog::Store store(catalog_);
+  Preview p;
+  p.job = job;
+  catalog_.read([&](pqxx::work& tx) { p.continues = unfinished_run(tx, job.name); });
+  auto shards = job_shards(store, job, p.skipped);
+  std::optional<ArchiveSet> first;
+  for (const auto& s : shards) {
+    auto set = validate_on_shard(s, job);
+    shardio::RawConn raw(s.dsn, "shard " + s.name);
+    raw.exec(shardio::session_settings);
+    ShardPreview sp;
+    sp.shard = s.name;
+    if (auto up = upper_bound(raw, set)) {
+      std::vector<std::string> quoted;
+      for (const auto& v : *up) quoted.push_back(raw.literal(v));
+      auto high = set.keyset.literal_row(quoted);
+      auto preds = set.predicates(set.root_filter(nullptr, high));
+      for (std::size_t i = 0; i < set.tables.size(); ++i) {
+        const auto& t = set.tables[i];
+        sp.rows.emplace_back(t.name, std::stoll(raw.query("SELECT count(*) FROM " + t.quoted + " " + t.alias + " WHERE " +
+                                                          preds[i])[0][0]));
+      }
+      auto order = set.keyset.key_order();
+      auto firsts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] +
+                              " ORDER BY " + order + " LIMIT 1");
+      if (!firsts.empty()) sp.first_key = firsts[0];
+      auto lasts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] +
+                             " ORDER BY " + set.keyset.key_order_desc() + " LIMIT 1");
+      if (!lasts.empty()) sp.last_key = lasts[0];
+      if (!set.cascade && !set.referencing.empty())
+        sp.refused = std::stoll(
+            raw.query("SELECT count(*) FROM " + set.tables[0].quoted + " t0 WHERE " + set.refused_filter(nullptr, high))[0][0]);
+    } else {
+      for (const auto& t : set.tables) sp.rows.emplace_back(t.name, 0);
+    }
+    p.shards.push_back(std::move(sp));
+    if (!first) first = std::move(set);
+  }
+  SharedManifest manifest(run_directory(job.to, "dry-run"), Manifest{});
+  make_delivery(job.to, &manifest)->prepare(*first, false);
+  return p;
+}
+
+RunReport Archiver::run(const Job& job, const RunOptions& options) {
+  lock_job(job.name);
+  std::optional<std::string> unfinished;
+  catalog_.read([&](pqxx::work& tx) { unfinished = unfinished_run(tx, job.name); });
+  if (unfinished) {
+    auto old = report(*unfinished);
+    if (!old.job.same_rows(job))
+      throw locked_error("archive job " + job.name + " has an unfinished run " + *unfinished +
+                             " that archives other rows or to another place (" + old.job.table + " where " + old.job.where +
+                             " to " + old.job.to.describe() + ")",
+                         "finish it with `shardctl op resume " + *unfinished + "` or drop it with `shardctl op cancel " +
+                             *unfinished + "`");
+    if (options.on_note) options.on_note("continuing archive run " + *unfinished + " of job " + job.name);
+    return execute(*unfinished, options);
+  }
+  // Everything is checked on every shard, and the destination prepared, before the journal's
+  // first write: a bad predicate or an unreachable destination changes nothing.
+  catalog::Store store(catalog_);
+  std::vector<std::string> skipped;
+  auto shards = job_shards(store, job, skipped);
+  for (const auto& s : skipped)
+    if (options.on_note) options.on_note("shard " + s + " is skipped; its rows wait for a later run");
+  std::vector<std::pair<std::int64_t, std::optional<KeyValues>>> upper;
+  std::optional<ArchiveSet> first;
+  std::string encoding;
+  for (const auto& s : shards) {
+    auto set = validate_on_shard(s, job);
+    if (first && set.describe() != first->describe())
+      throw usage_error("the tables of " + job.table + " differ between shards (" + shards.front().name + " and " + s.name + ")",
+                        "an archive run needs the same tables and foreign keys on every shard; `shardctl schema drift` shows differences");
+    shardio::RawConn raw(s.dsn, "shard " + s.name);
+    raw.exec(shardio::session_settings);
+    upper.emplace_back(s.id, upper_bound(raw, set));
+    encoding = raw.query("SHOW server_encoding")[0][0];
+    if (!first) first = std::move(set);
+  }
+  SharedManifest probe(run_directory(job.to, "check"), Manifest{});
+  auto delivery = make_delivery(job.to, &probe);
+  if (job.to.kind == Destination::Kind::postgres) delivery->prepare(*first, true);
+  std::string id;
+  catalog_.transact([&](pqxx::work& tx) { id = insert_run(tx, job, first->describe(), upper); });
+  if (job.to.kind == Destination::Kind::dir) {
+    Manifest m;
+    m.run = id;
+    m.job = job.name;
+    m.root_table = job.table;
+    m.predicate = job.where;
+    m.server_encoding = encoding;
+    SharedManifest manifest(run_directory(job.to, id), m);
+    make_delivery(job.to, &manifest)->prepare(*first, true);  // unavailable (69) before any row moves
+    write_manifest(run_directory(job.to, id), m);
+  }
+  return execute(id, options);
+}
+
+RunReport Archiver::resume(const std::string& run_id, const RunOptions& options) { return execute(run_id, options); }
+
+RunReport Archiver::report(const std::string& run_id) {
+  RunReport r;
+  r.op = shardio::operation_status(catalog_, run_id);
+  if (r.op.kind != run_kind) throw usage_error("operation " + run_id + " is a " + r.op.kind + ", not an archive run");
+  catalog_.read([&](pqxx::work& tx) {
+    auto args = tx.exec_params1("SELECT args::text FROM shardctl.operations WHERE op_id = $1", run_id);
+    r.job = job_from_json(nlohmann::json::parse(args[0].as<std::string>()));
+    r.shards = run_shards(tx, run_id);
+  });
+  return r;
+}
+
+std::vector<shardio::OpStatus> Archiver::runs_of(const std::string& name) {
+  std::vector<std::string> ids;
+  catalog_.read([&](pqxx::work& tx) {
+    for (const auto& r : tx.exec_params("SELECT op_id::text FROM shardctl.operations WHERE kind = 'archive' AND "
+                                        "args ->> 'job' = $1 ORDER BY created_at DESC",
+                                        name))
+      ids.push_back(r[0].as<std::string>());
+  });
+  std::vector<shardio::OpStatus> out;
+  for (const auto& id : ids) out.push_back(shardio::operation_status(catalog_, id));
+  return out;
+}
+
+RunReport Archiver::execute(const std::string& run_id, const RunOptions& options) {
+  if (!shardio::is_operation_id(run_id))
+    throw usage_error("'" + run_id + "' is not an operation id", "`shardctl op list` shows them");
+  bool locked = false;
+  catalog_.read([&](pqxx::work& tx) { locked = shardio::try_lock_runner(tx, run_id); });
+  if (!locked) throw shardio::run_by_another(shardio::operation_status(catalog_, run_id));
+  struct Unlock {
+    pg::Connection& c;
+    const std::string& id;
+    ~Unlock() {
+      try {
+        c.read([&](pqxx::work& tx) { shardio::unlock_runner(tx, id); });
+      } catch (...) {
+      }
+    }
+  } unlock{catalog_, run_id};
+
+  auto before = report(run_id);
+  if (before.op.status == "done" || before.op.status == "cancelled") return before;
+  lock_job(before.job.name);
+
+  RunShared shared;
+  shared.run = run_id;
+  shared.job = before.job;
+  if (options.max_runtime) shared.job.max_runtime = options.max_runtime;
+  if (options.sleep) shared.job.sleep = options.sleep;
+  if (options.max_lag) shared.job.max_lag = options.max_lag;
+  if (shared.job.max_runtime) shared.deadline = std::chrono::steady_clock::now() + *shared.job.max_runtime;
+  shared.catalog_dsn = catalog_dsn_;
+  shared.on_batch = options.on_batch;
+  shared.on_note = options.on_note;
+  catalog_.transact([&](pqxx::work& tx) {
+    auto args = tx.exec_params1("SELECT args::text FROM shardctl.operations WHERE op_id = $1 FOR UPDATE", run_id);
+    shared.tables = nlohmann::json::parse(args[0].as<std::string>()).value("tables", nlohmann::json::array());
+    shared.token = shardio::take_over(tx, run_id);
+  });
+
+  std::optional<SharedManifest> manifest;
+  if (shared.job.to.kind == Destination::Kind::dir) {
+    auto dir = run_directory(shared.job.to, run_id);
+    manifest.emplace(dir, read_manifest(dir));
+    shared.manifest = &*manifest;
+  }
+
+  catalog::Store store(catalog_);
+  std::map<std::int64_t, catalog::Shard> by_id;
+  for (const auto& s : store.list_shards()) by_id[s.id] = s;
+  std::vector<std::pair<catalog::Shard, std::int64_t>> todo;
+  for (const auto& s : before.shards)
+    if (s.state != "done") todo.emplace_back(by_id.at(s.shard_id), s.shard_id);
+
+  std::atomic<std::size_t> next{0};
+  std::mutex err_mu;
+  std::exception_ptr error;
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < todo.size();) {
+      if (shared.stop.load() != 0) return;
+      try {
+        archive_shard(shared, todo[i].first, todo[i].second);
+      } catch (...) {
+        std::lock_guard lock(err_mu);
+        if (!error) error = std::current_exception();
+        shared.request_stop(StopReason::failed);
+        return;
+      }
+    }
+  };
+  std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(options.parallel, 1)), todo.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < n; ++i) threads.emplace_back(worker);
+  if (n > 0) worker();
+  for (auto& t : threads) t.join();
+
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const Error& e) {
+      try {
+        catalog_.transact([&](pqxx::work& tx) { shardio::mark_failed(tx, run_id, e.what(), shared.token); });
+      } catch (...) {
+      }
+      throw Error(e.kind(), std::string(e.what()) + " (archive run " + run_id + ")",
+                  e.hint().empty() ? "`shardctl op resume " + run_id + "` continues where it stopped" : e.hint());
+    }
+  }
+  auto after = report(run_id);
+  bool all_done = std::all_of(after.shards.begin(), after.shards.end(), [](const auto& s) { return s.state == "done"; });
+  auto reason = static_cast<StopReason>(shared.stop.load());
+  catalog_.transact([&](pqxx::work& tx) {
+    shardio::check_fencing_token(tx, run_id, shared.token);
+    if (all_done) shardio::mark_finished(tx, run_id, "done");
+    else if (reason == StopReason::cancelled) shardio::mark_finished(tx, run_id, "cancelled");
+    else
+      // --max-runtime: the next `archive run` of the job (or `op resume`) continues here.
+      tx.exec_params("UPDATE shardctl.operations SET status = 'paused', phase = 'max-runtime', lease_holder = NULL, "
+                     "lease_until = NULL, updated_at = now() WHERE op_id = $1",
+                     run_id);
+  });
+  if (all_done || reason == StopReason::cancelled)
+    for (const auto& s : after.shards) try {
+        shardio::RawConn raw(by_id.at(s.shard_id).dsn, "shard " + s.shard);
+        drop_receipts(raw, run_id);
+      } catch (...) {
+        // A receipt left behind is harmless: the journal already says the batch was deleted.
+      }
+  return report(run_id);
+}
+
+}  // namespace shardctl::archive

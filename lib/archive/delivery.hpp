@@ -1,0 +1,76 @@
+// Delivering one batch of archived rows to the job's destination, and proving it arrived, before
+// the source deletes anything (SPEC §4 "Archive"). A batch is identified by its shard, number and
+// timestamp, which the journal records before the first delivery: delivering the same batch again
+// after a crash replaces what the interrupted delivery left, so no row is ever archived twice.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "archive/archive_set.hpp"
+#include "archive/destination.hpp"
+#include "archive/manifest.hpp"
+#include "shardio/raw_conn.hpp"
+
+namespace shardctl::archive {
+
+// A batch's rows in one table: how many and their order-independent checksum
+// (shardio/row_checksum.hpp), as the source counted them in the batch's snapshot.
+struct TableStats {
+  std::int64_t rows = 0;
+  std::string checksum;
+};
+
+struct BatchRef {
+  std::string run;          // operation id
+  std::string shard;        // source shard name
+  int batch_no = 0;
+  std::string archived_at;  // ISO 8601 UTC, as journaled
+};
+
+class Delivery {
+ public:
+  virtual ~Delivery() = default;
+  // Before anything is deleted: the destination is reachable and can take the set's tables
+  // (a postgres: destination creates missing archive tables and checks existing ones).
+  // `create` false (--dry-run): only checks, creating nothing.
+  virtual void prepare(const ArchiveSet& set, bool create) = 0;
+  // Starts delivering a batch, first removing what an earlier attempt left.
+  virtual void begin(const BatchRef& batch, const ArchiveSet& set) = 0;
+  // Streams table `i`'s rows of the batch (`predicate`, ArchiveSet::predicates()) from `source`
+  // with COPY, parents first.
+  virtual void load(const BatchRef& batch, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
+                    const std::string& predicate) = 0;
+  // Checks what arrived against the source's count and checksum; throws a data Error when not.
+  virtual void verify(const BatchRef& batch, const ArchiveSet& set, std::size_t i, const TableStats& expected) = 0;
+  // Makes the batch durable at the destination.
+  virtual void commit(const BatchRef& batch, const ArchiveSet& set) = 0;
+  // Drops an unfinished batch (a transaction is rolled back; files not yet recorded stay
+  // unreferenced and are replaced by the next attempt).
+  virtual void abort() noexcept = 0;
+};
+
+// The run directory of a dir: destination: PATH/<run id>.
+std::filesystem::path run_directory(const Destination& to, const std::string& run);
+
+// The manifest of a dir: run, shared by the shards that deliver into it at once.
+class SharedManifest {
+ public:
+  SharedManifest(std::filesystem::path run_dir, Manifest initial) : dir_(std::move(run_dir)), m_(std::move(initial)) {}
+  // Replaces the entries of (shard, batch) with `files` and rewrites the manifest atomically.
+  void record_batch(const std::string& shard, std::int64_t batch, const std::vector<ManifestFile>& files,
+                    const std::map<std::string, std::string>& ddl);
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::mutex mu_;
+  std::filesystem::path dir_;
+  Manifest m_;
+};
+
+// One per shard worker (connections are not shared between threads).
+std::unique_ptr<Delivery> make_delivery(const Destination& to, SharedManifest* manifest);
+
+}  // namespace shardctl::archive

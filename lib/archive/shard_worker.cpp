@@ -1,0 +1,237 @@
+#include "archive/shard_worker.hpp"
+
+#include <thread>
+
+#include "core/error.hpp"
+#include "pg/connection.hpp"
+#include "shardio/journal.hpp"
+#include "shardio/row_checksum.hpp"
+
+namespace shardctl::archive {
+namespace {
+
+constexpr int conflict_retries = 5;
+
+nlohmann::json stats_json(const ArchiveSet& set, const std::vector<TableStats>& stats) {
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t i = 0; i < set.tables.size(); ++i)
+    out[set.tables[i].name] = {{"rows", stats[i].rows}, {"checksum", stats[i].checksum}};
+  return out;
+}
+
+class ShardWorker {
+ public:
+  ShardWorker(RunShared& run, const catalog::Shard& shard, std::int64_t shard_id)
+      : run_(run), shard_(shard), shard_id_(shard_id), catalog_(run.catalog_dsn, "catalog"),
+        src_(shard.dsn, "shard " + shard.name) {
+    src_.exec(shardio::session_settings);
+  }
+
+  void run() {
+    set_ = discover_archive_set(src_, run_.job);
+    if (set_.describe() != run_.tables)
+      throw usage_error("the tables of archive run " + run_.run + " on shard " + shard_.name +
+                            " are not those it started with (a foreign key or column changed)",
+                        "cancel the run (`shardctl op cancel " + run_.run + "`) and start a new one");
+    ensure_receipts_table(src_);
+    delivery_ = make_delivery(run_.job.to, run_.manifest);
+    delivery_->prepare(set_, true);
+    for (;;) {
+      if (run_.stop.load() != 0) return;
+      std::optional<BatchState> batch;
+      ShardRunState state;
+      bool cancel = false;
+      catalog_.read([&](pqxx::work& tx) {
+        batch = pending_batch(tx, run_.run, shard_id_);
+        for (auto& s : run_shards(tx, run_.run))
+          if (s.shard_id == shard_id_) state = s;
+        cancel = shardio::cancel_requested(tx, run_.run);
+      });
+      if (batch && receipt(*batch)) continue;  // its rows already left the shard; journaled now
+      if (!batch) {
+        // A batch in flight is always finished; a new one starts only when nothing says stop.
+        if (cancel) return run_.request_stop(StopReason::cancelled);
+        if (run_.deadline && std::chrono::steady_clock::now() >= *run_.deadline)
+          return run_.request_stop(StopReason::max_runtime);
+        auto end = batch_end(state);
+        if (!end) {
+          journal([&](pqxx::work& tx) { mark_shard_done(tx, run_.run, shard_id_); });
+          return;
+        }
+        journal([&](pqxx::work& tx) { batch = insert_batch(tx, run_.run, shard_id_, state.cursor, *end); });
+        run_.point("archive-selected");
+      }
+      wait_for_replicas();
+      for (int attempt = 1;; ++attempt) {
+        try {
+          archive_batch(*batch);
+          break;
+        } catch (const shardio::ConflictError&) {
+          // A writer changed a row of the batch first: nothing was deleted; take it again.
+          if (attempt >= conflict_retries) throw;
+          std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+        }
+      }
+      if (run_.job.sleep) std::this_thread::sleep_for(*run_.job.sleep);
+    }
+  }
+
+ private:
+  // The last key of the next batch, or none when the shard has nothing left up to its bound.
+  std::optional<KeyValues> batch_end(const ShardRunState& state) {
+    if (!state.upper) return std::nullopt;
+    std::vector<std::string> params;
+    if (state.cursor) params.insert(params.end(), state.cursor->begin(), state.cursor->end());
+    params.insert(params.end(), state.upper->begin(), state.upper->end());
+    params.push_back(std::to_string(run_.job.batch_size));
+    auto r = src_.query(set_.keyset.batch_end_sql(state.cursor.has_value()), params);
+    if (r.empty()) return std::nullopt;
+    return r[0];
+  }
+
+  std::string literal_row(const KeyValues& values) {
+    std::vector<std::string> quoted;
+    for (const auto& v : values) quoted.push_back(src_.literal(v));
+    return set_.keyset.literal_row(quoted);
+  }
+
+  // Whether the source committed the batch's DELETE; if so, journals it as deleted.
+  bool receipt(const BatchState& batch) {
+    auto r = src_.query("SELECT tables::text, refused FROM shardctl.archive_receipts WHERE op_id = $1 AND batch_no = $2",
+                        {run_.run, std::to_string(batch.batch_no)});
+    if (r.empty()) return false;
+    auto tables = nlohmann::json::parse(r[0][0]);
+    journal([&](pqxx::work& tx) { mark_deleted(tx, run_.run, shard_id_, batch, tables, std::stoll(r[0][1])); });
+    report(tables);
+    return true;
+  }
+
+  void archive_batch(const BatchState& batch) {
+    std::string low = batch.low ? literal_row(*batch.low) : "";
+    std::string high = literal_row(batch.high);
+    std::string root = set_.root_filter(batch.low ? &low : nullptr, high);
+    auto preds = set_.predicates(root);
+    BatchRef ref{run_.run, shard_.name, batch.batch_no, batch.archived_at};
+    // One snapshot for selecting, copying and deleting. The batch's rows are locked first, so no
+    // writer changes them and no new row can reference them until the source commits; a row a
+    // writer changed before the lock makes the transaction fail and the batch is taken again.
+    src_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
+    try {
+      std::vector<TableStats> stats;
+      for (std::size_t i = 0; i < set_.tables.size(); ++i) {
+        const auto& t = set_.tables[i];
+        auto r = src_.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM (" + set_.select_sql(i, preds[i]) +
+                            " FOR UPDATE OF " + t.alias + ") AS " + shardio::row_alias);
+        stats.push_back({std::stoll(r[0][0]), r[0][1]});
+      }
+      std::int64_t refused = 0;
+      if (!set_.cascade && !set_.referencing.empty())
+        refused = std::stoll(src_.query("SELECT count(*) FROM " + set_.tables[0].quoted + " t0 WHERE " +
+                                        set_.refused_filter(batch.low ? &low : nullptr, high))[0][0]);
+      run_.point("archive-locked");
+      delivery_->begin(ref, set_);
+      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->load(ref, set_, i, src_, preds[i]);
+      run_.point("archive-loaded");
+      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->verify(ref, set_, i, stats[i]);
+      delivery_->commit(ref, set_);
+      run_.point("archive-delivered");
+      auto tables = stats_json(set_, stats);
+      journal([&](pqxx::work& tx) { mark_delivered(tx, run_.run, shard_id_, batch.batch_no, tables); });
+      run_.point("archive-journaled-delivery");
+      // Children first; each DELETE counts and checksums exactly the rows it removes.
+      for (std::size_t k = set_.tables.size(); k-- > 0;) {
+        const auto& t = set_.tables[k];
+        auto r = src_.query("WITH d AS (DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " + preds[k] + " RETURNING " +
+                            t.column_list(t.alias + ".") + ") SELECT count(*), " + shardio::row_hash_sum() + " FROM d AS " +
+                            shardio::row_alias);
+        if (std::stoll(r[0][0]) != stats[k].rows || r[0][1] != stats[k].checksum)
+          throw data_error("the source DELETE of batch " + std::to_string(batch.batch_no) + " of " + t.name + " on " +
+                               shard_.name + " removed " + r[0][0] + " rows (checksum " + r[0][1] + "), not the " +
+                               std::to_string(stats[k].rows) + " verified (checksum " + stats[k].checksum + ")",
+                           "it was rolled back: nothing was deleted; `shardctl op resume " + run_.run +
+                               "` delivers the batch again");
+      }
+      src_.query("INSERT INTO shardctl.archive_receipts (op_id, batch_no, tables, refused) VALUES ($1, $2, $3::jsonb, $4)",
+                 {run_.run, std::to_string(batch.batch_no), tables.dump(), std::to_string(refused)});
+      run_.point("archive-deleted");
+      src_.exec("COMMIT");
+      run_.point("archive-committed");
+      journal([&](pqxx::work& tx) { mark_deleted(tx, run_.run, shard_id_, batch, tables, refused); });
+      run_.point("archive-journaled");
+      report(tables);
+    } catch (...) {
+      delivery_->abort();
+      try {
+        src_.exec("ROLLBACK");
+      } catch (...) {
+      }
+      throw;
+    }
+  }
+
+  void report(const nlohmann::json& tables) {
+    std::int64_t rows = 0;
+    for (const auto& [name, s] : tables.items()) rows += s.value("rows", std::int64_t{0});
+    if (run_.on_batch) {
+      std::lock_guard lock(run_.mu);
+      run_.on_batch(shard_.name, rows);
+    }
+  }
+
+  // --max-lag: waits while a streaming replica of the shard replays further behind.
+  void wait_for_replicas() {
+    if (!run_.job.max_lag) return;
+    double limit = static_cast<double>(run_.job.max_lag->count()) / 1000.0;
+    bool said = false;
+    for (;;) {
+      auto r = src_.query("SELECT coalesce(extract(epoch FROM max(replay_lag)), 0)::float8 FROM pg_stat_replication");
+      double lag = std::stod(r[0][0]);
+      if (lag <= limit) return;
+      if (!said && run_.on_note) {
+        std::lock_guard lock(run_.mu);
+        run_.on_note("shard " + shard_.name + ": a replica replays " + r[0][0] + " s behind (limit " +
+                     std::to_string(limit) + " s); waiting");
+      }
+      said = true;
+      if (run_.stop.load() != 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+
+  // A catalog write of this run: only while this process still holds it (fencing token).
+  void journal(const std::function<void(pqxx::work&)>& body) {
+    catalog_.transact([&](pqxx::work& tx) {
+      shardio::check_fencing_token(tx, run_.run, run_.token);
+      body(tx);
+      shardio::heartbeat(tx, run_.run, "archiving");
+    });
+  }
+
+  RunShared& run_;
+  const catalog::Shard& shard_;
+  std::int64_t shard_id_;
+  pg::Connection catalog_;
+  shardio::RawConn src_;
+  ArchiveSet set_;
+  std::unique_ptr<Delivery> delivery_;
+};
+
+}  // namespace
+
+void ensure_receipts_table(shardio::RawConn& shard) {
+  shard.exec("CREATE SCHEMA IF NOT EXISTS shardctl; "
+             "CREATE TABLE IF NOT EXISTS shardctl.archive_receipts (op_id uuid NOT NULL, batch_no integer NOT NULL, "
+             "tables jsonb NOT NULL, refused bigint NOT NULL DEFAULT 0, deleted_at timestamptz NOT NULL DEFAULT now(), "
+             "PRIMARY KEY (op_id, batch_no))");
+}
+
+void drop_receipts(shardio::RawConn& shard, const std::string& run) {
+  if (shard.query("SELECT to_regclass('shardctl.archive_receipts') IS NOT NULL")[0][0] == "t")
+    shard.query("DELETE FROM shardctl.archive_receipts WHERE op_id = $1", {run});
+}
+
+void archive_shard(RunShared& run, const catalog::Shard& shard, std::int64_t shard_id) {
+  ShardWorker(run, shard, shard_id).run();
+}
+
+}  // namespace shardctl::archive

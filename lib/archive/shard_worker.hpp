@@ -1,0 +1,59 @@
+// One shard's part of an archive run: batch after batch, select the rows in key order, deliver
+// them, verify, commit at the destination, delete exactly the verified rows at the source, and
+// journal (SPEC §4 "Archive"; the steps are in shard_worker.cpp). Runs in its own thread with
+// its own connections.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "archive/delivery.hpp"
+#include "archive/job.hpp"
+#include "archive/run_journal.hpp"
+#include "catalog/catalog.hpp"
+#include "shardio/fault.hpp"
+
+namespace shardctl::archive {
+
+// Why workers stop before the run is complete.
+enum class StopReason { none, cancelled, max_runtime, failed };
+
+// What the workers of one run share. Everything here is safe to use from several threads.
+struct RunShared {
+  std::string run;
+  std::int64_t token = 0;  // fencing token of this process (shardio/journal.hpp)
+  Job job;
+  nlohmann::json tables;  // the tables the run started with (ArchiveSet::describe())
+  std::string catalog_dsn;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // --max-runtime
+  std::atomic<int> stop{0};                                       // a StopReason
+  SharedManifest* manifest = nullptr;
+  std::mutex mu;  // guards what follows
+  shardio::FaultInjector fault;
+  std::function<void(const std::string& shard, std::int64_t rows)> on_batch;  // progress
+  std::function<void(const std::string& line)> on_note;                       // "waiting for replica lag"
+
+  void point(std::string_view step) {
+    std::lock_guard lock(mu);
+    fault.point(step);
+  }
+  void request_stop(StopReason r) {
+    int none = 0;
+    stop.compare_exchange_strong(none, static_cast<int>(r));
+  }
+};
+
+// Archives the shard's remaining batches of the run (resuming one in flight). Returns when the
+// shard is done or the run is asked to stop.
+void archive_shard(RunShared& run, const catalog::Shard& shard, std::int64_t shard_id);
+
+// The shard-side receipt table: the source commits one row per batch with its DELETE, so a
+// resumed run knows whether an interrupted batch's rows already left the shard.
+void ensure_receipts_table(shardio::RawConn& shard);
+void drop_receipts(shardio::RawConn& shard, const std::string& run);
+
+}  // namespace shardctl::archive
