@@ -19,11 +19,19 @@ _shardctl() {
   if [ -z "$family" ]; then
     local plugins p
     plugins=$(compgen -c shardctl- | sed "s/^shardctl-//" | sort -u)
-    COMPREPLY=($(compgen -W "check init lookup map mapping merge move op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "archive check init lookup map mapping merge move op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
     return
   fi
   local words=""
   case $family in
+    archive)
+      case $sub in
+        run) words="-h --help --table --where --to --cascade --name --batch-size --parallel --max-runtime --sleep --max-lag" ;;
+        list) words="-h --help" ;;
+        show) words="-h --help" ;;
+        restore) words="-h --help --where" ;;
+        *) words="run list show restore" ;;
+      esac ;;
     map)
       case $sub in
         create) words="-h --help --kind --key-type --shards" ;;

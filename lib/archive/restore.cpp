@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "archive/archive_table.hpp"
@@ -266,6 +267,19 @@ class RestoreRun {
       u.files[f.table] = i;
     }
     for (auto& [k, u] : by_batch) units.push_back(std::move(u));
+    // Every file is checked against the manifest before any row moves: a damaged file or an
+    // edited manifest stops the restore (65) with nothing restored.
+    for (const auto& u : units)
+      for (const auto& [table, idx] : u.files) {
+        const auto& f = manifest_.files[idx];
+        std::int64_t rows = 0;
+        read_zstd_file(run_dir_ / f.path, f.sha256,
+                       [&](std::string_view chunk) { rows += static_cast<std::int64_t>(std::count(chunk.begin(), chunk.end(), '\n')); });
+        if (rows != f.rows)
+          throw data_error("archive file " + (run_dir_ / f.path).string() + " holds " + std::to_string(rows) +
+                               " rows; its manifest says " + std::to_string(f.rows),
+                           "the manifest or the file was changed since the run wrote them; nothing was restored");
+      }
     return units;
   }
 

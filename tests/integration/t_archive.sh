@@ -116,7 +116,32 @@ expect_stderr_contains "stayed because rows still reference them"
 for n in 1 2; do
   assert_eq "$(psql_shard "$n" -XAtc "select count(*) from order_lines l where not exists (select 1 from orders o where (o.customer_id, o.order_id) = (l.customer_id, l.order_id))")" "0"
 done
-[ -f "$TEST_TMP/arch/$RUN2/manifest.json" ] || fail "no manifest"
+M="$TEST_TMP/arch/$RUN2/manifest.json"
+[ -f "$M" ] || fail "no manifest"
+# Every file loads with zstd and psql alone, and matches its manifest entry.
+f1=$(jq -r '.files[0].path' "$M")
+assert_eq "$(cd "$TEST_TMP/arch/$RUN2" && sha256sum "$f1" | cut -d' ' -f1)" "$(jq -r '.files[0].sha256' "$M")"
+assert_eq "$(zstd -qdc "$TEST_TMP/arch/$RUN2/$f1" | wc -l)" "$(jq -r '.files[0].rows' "$M")"
+# An edited manifest or a damaged file is found before anything is restored (65).
+h=$(hash_all orders)
+cp "$M" "$TEST_TMP/manifest.good"
+jq '.files[0].rows += 1' "$TEST_TMP/manifest.good" > "$M"
+expect_exit 65 shardctl archive restore "$RUN2"
+expect_stderr_contains "its manifest says"
+echo '{"format": "shardctl-archive/1", "files": 7}' > "$M"
+expect_exit 65 shardctl archive restore "$RUN2"
+cp "$TEST_TMP/manifest.good" "$M"
+cp "$TEST_TMP/arch/$RUN2/$f1" "$TEST_TMP/file.good"
+printf 'X' | dd of="$TEST_TMP/arch/$RUN2/$f1" bs=1 seek=20 conv=notrunc 2>/dev/null
+expect_exit 65 shardctl archive restore "$RUN2"
+assert_eq "$(hash_all orders)" "$h"
+cp "$TEST_TMP/file.good" "$TEST_TMP/arch/$RUN2/$f1"
+# Restored from the directory: every order is back.
+expect_exit 0 shardctl archive restore "$RUN2"
+assert_eq "$(count_all orders)" "$ord0"
+assert_eq "$(jq -r '[.files[] | select(.restored | not)] | length' "$M")" "0"
+expect_exit 0 shardctl archive restore "$RUN2"
+assert_eq "$(count_all orders)" "$ord0"
 
 # --- bad input: refused before anything changes ----------------------------------------------
 h=$(hash_all orders)
