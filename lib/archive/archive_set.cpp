@@ -149,6 +149,12 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
       }
     };
     walk(root, 0);
+    // A table reached along two foreign-key paths would be copied and deleted twice.
+    for (std::size_t i = 0; i < set.tables.size(); ++i)
+      for (std::size_t k = i + 1; k < set.tables.size(); ++k)
+        if (set.tables[i].quoted == set.tables[k].quoted)
+          throw usage_error("table " + set.tables[k].name + " references the archived rows along two foreign keys",
+                            "--cascade follows each table once; archive its rows in a job of their own first");
   } else {
     for (const auto& child : root.children) set.referencing.push_back(from_node(shard, child, 0));
   }

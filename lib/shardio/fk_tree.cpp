@@ -33,6 +33,9 @@ std::vector<ChildFk> child_fks(RawConn& conn, const std::string& quoted_parent) 
            "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
            "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
            "WHERE c.contype = 'f' AND c.confrelid = $1::regclass AND c.conrelid <> c.confrelid "
+           // A partitioned table's foreign key is cloned onto each partition (conparentid set): the
+           // parent's constraint already covers their rows.
+           "AND c.conparentid = 0 "
            "ORDER BY n.nspname, cl.relname, c.oid, k.i",
            {quoted_parent})) {
     if (!by_constraint.count(r[0])) order.push_back(r[0]);
