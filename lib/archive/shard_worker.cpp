@@ -2,7 +2,10 @@
 
 #include <thread>
 
+#include "catalog/key_sql.hpp"
+#include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "shardio/key_filter.hpp"
 #include "pg/connection.hpp"
 #include "shardio/journal.hpp"
 #include "shardio/row_checksum.hpp"
@@ -29,6 +32,7 @@ class ShardWorker {
 
   void run() {
     set_ = discover_archive_set(src_, run_.job);
+    find_map();
     if (set_.describe() != run_.tables)
       throw usage_error("the tables of archive run " + run_.run + " on shard " + shard_.name +
                             " are not those it started with (a foreign key or column changed)",
@@ -77,6 +81,49 @@ class ShardWorker {
   }
 
  private:
+  // When the root table is a sharded table of the catalog: its map, whose live operations'
+  // key ranges every batch leaves alone.
+  void find_map() {
+    catalog_.read([&](pqxx::work& tx) {
+      auto r = tx.exec_params("SELECT t.map_id, t.key_column, m.kind, m.key_type FROM shardctl.tables t "
+                              "JOIN shardctl.maps m USING (map_id) WHERE t.name = $1 AND t.kind = 'sharded'",
+                              run_.job.table);
+      if (r.empty()) return;
+      map_id_ = r[0][0].as<std::int64_t>();
+      key_column_ = "t0." + catalog::quote_ident(r[0][1].as<std::string>());
+      space_ = shardio::RouteSpace{routing::parse_map_kind(r[0][2].as<std::string>()),
+                                   routing::parse_key_type(r[0][3].as<std::string>())};
+    });
+  }
+
+  // " AND NOT (...)": the root rows whose key a live operation of the map claims. A split, merge
+  // or move has copies of them on two shards until it purges its source (its guard refuses the
+  // source's DELETE; the target's copies are not the target's yet): they wait for a later run.
+  std::string outside_live_operations() {
+    if (!map_id_) return "";
+    std::string any;
+    catalog_.read([&](pqxx::work& tx) {
+      auto bt = catalog::bound_type(space_.kind, space_.key_type);
+      for (const auto& r : tx.exec_params(
+               "SELECT coalesce(lower(int_range)::text, lower(text_range)::text, lower(uuid_range)::text), "
+               "coalesce(upper(int_range)::text, upper(text_range)::text, upper(uuid_range)::text), "
+               "coalesce(upper_inc(int_range), upper_inc(text_range), upper_inc(uuid_range), false) "
+               "FROM shardctl.operations WHERE map_id = $1 AND status NOT IN ('done', 'cancelled')",
+               *map_id_)) {
+        routing::KeyRange range;
+        if (!r[0].is_null()) range.low = routing::parse_key(bt, r[0].as<std::string>());
+        if (!r[1].is_null()) range.high = routing::parse_key(bt, r[1].as<std::string>());
+        std::string f;
+        if (r[2].as<bool>() && range.low)  // a list point, journaled as [k,k]
+          f = shardio::route_expression(space_, key_column_) + " = " + shardio::key_literal(src_, space_, *range.low);
+        else
+          f = shardio::key_filter(src_, space_, key_column_, range);
+        any += (any.empty() ? "(" : " OR (") + f + ")";
+      }
+    });
+    return any.empty() ? "" : " AND NOT (" + any + ")";
+  }
+
   // The last key of the next batch, or none when the shard has nothing left up to its bound.
   std::optional<KeyValues> batch_end(const ShardRunState& state) {
     if (!state.upper) return std::nullopt;
@@ -109,7 +156,7 @@ class ShardWorker {
   void archive_batch(const BatchState& batch) {
     std::string low = batch.low ? literal_row(*batch.low) : "";
     std::string high = literal_row(batch.high);
-    std::string root = set_.root_filter(batch.low ? &low : nullptr, high);
+    std::string root = set_.root_filter(batch.low ? &low : nullptr, high) + outside_live_operations();
     auto preds = set_.predicates(root);
     BatchRef ref{run_.run, shard_.name, batch.batch_no, batch.archived_at};
     // One snapshot for selecting, copying and deleting. The batch's rows are locked first, so no
@@ -214,6 +261,9 @@ class ShardWorker {
   shardio::RawConn src_;
   ArchiveSet set_;
   std::unique_ptr<Delivery> delivery_;
+  std::optional<std::int64_t> map_id_;
+  std::string key_column_;
+  shardio::RouteSpace space_{};
 };
 
 }  // namespace

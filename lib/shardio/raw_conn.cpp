@@ -68,6 +68,10 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
     // lock_timeout expired: another session holds a lock; the caller may retry (75).
     if (std::string(state) == "40001" || std::string(state) == "40P01")
       throw ConflictError("a concurrent write on " + role_ + " (" + where_ + ") conflicted: " + msg);
+    // A shardctl write guard refused the rows: an operation moves (or moved) these keys.
+    if (std::string(state) == "55000")
+      throw locked_error("rows on " + role_ + " (" + where_ + ") are held by another operation: " + msg,
+                         "try again when it has finished (`shardctl op list` shows it)");
     if (std::string(state) == "55P03") throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
     throw internal_error("query on " + role_ + " (" + where_ + ") failed: " + msg);
   }
