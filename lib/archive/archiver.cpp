@@ -333,12 +333,7 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
     try {
       std::rethrow_exception(error);
     } catch (const Error& e) {
-      try {
-        catalog_.transact([&](pqxx::work& tx) { shardio::mark_failed(tx, run_id, e.what(), shared.token); });
-      } catch (...) {
-      }
-      throw Error(e.kind(), std::string(e.what()) + " (archive run " + run_id + ")",
-                  e.hint().empty() ? "`shardctl op resume " + run_id + "` continues where it stopped" : e.hint());
+      throw shardio::failed(catalog_, run_id, e, shared.token, "archive run");
     }
   }
   auto after = report(run_id);

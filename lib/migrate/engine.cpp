@@ -182,12 +182,7 @@ shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void
     Runner(catalog_, ctx, progress).run();
   } catch (const Error& e) {
     // Journal the failure for `op show`; the operation stays resumable.
-    try {
-      catalog_.transact([&](pqxx::work& tx) { shardio::mark_failed(tx, op_id, e.what(), ctx.token); });
-    } catch (...) {
-    }
-    throw Error(e.kind(), std::string(e.what()) + " (operation " + op_id + ")",
-                e.hint().empty() ? "`shardctl op resume " + op_id + "` continues where it stopped" : e.hint());
+    throw shardio::failed(catalog_, op_id, e, ctx.token);
   }
   catalog_.read([&](pqxx::work& tx) { shardio::unlock_runner(tx, op_id); });
   return status(op_id);

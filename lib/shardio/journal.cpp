@@ -158,6 +158,17 @@ void mark_failed(pqxx::work& tx, const std::string& op_id, const std::string& er
                  op_id, error, token);
 }
 
+Error failed(pg::Connection& catalog, const std::string& op_id, const Error& e, std::int64_t token,
+             const std::string& what) {
+  try {
+    catalog.transact([&](pqxx::work& tx) { mark_failed(tx, op_id, e.what(), token); });
+  } catch (...) {
+    // The operation stays journaled as running; `op list` shows it interrupted once this process ends.
+  }
+  return Error(e.kind(), std::string(e.what()) + " (" + what + " " + op_id + ")",
+               e.hint().empty() ? "`shardctl op resume " + op_id + "` continues where it stopped" : e.hint());
+}
+
 nlohmann::json to_json(const OpStatus& o) {
   return {{"id", o.id},           {"kind", o.kind},
           {"map", o.map},         {"status", o.status},

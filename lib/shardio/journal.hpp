@@ -71,6 +71,12 @@ void mark_finished(pqxx::work& tx, const std::string& op_id, const std::string& 
 // stays resumable.
 void mark_failed(pqxx::work& tx, const std::string& op_id, const std::string& error, std::int64_t token);
 
+// Journals `e` as the operation's failure (best effort: the catalog may be what failed) and
+// returns the error to throw: the same kind, naming the operation (`what`, e.g. "archive run"),
+// with a hint to resume it unless `e` has a better one.
+Error failed(pg::Connection& catalog, const std::string& op_id, const Error& e, std::int64_t token,
+             const std::string& what = "operation");
+
 // An operation as `op list|show|wait` report it. Batch counts and the sources come from
 // shardctl.op_batches (none for kinds without batches).
 struct OpStatus {
