@@ -46,6 +46,16 @@ struct ArchiveSet {
   std::string refused_filter(const std::string* low_row, const std::string& high_row) const;
   // For each table, in order, the condition (over its alias) that selects its rows of the batch.
   std::vector<std::string> predicates(const std::string& root_filter) const;
+  // A batch in flight keeps each table's rows in a temporary table of the source's transaction
+  // (locked, counted, copied and deleted from there): shardctl_batch_I.
+  std::string batch_relation(std::size_t i) const;
+  // The rows of table `i` in the batch, given the root's filter: the root's own rows, or those
+  // referencing its parent's staged rows (a small table: the join uses the child's FK index
+  // instead of scanning the child per batch).
+  std::string staged_predicate(std::size_t i, const std::string& root_filter) const;
+  // The condition a DELETE of table `i` removes exactly its staged rows by: their primary key,
+  // or staged_predicate() for a table without one.
+  std::string delete_predicate(std::size_t i, const std::string& root_filter) const;
   // "SELECT cols FROM t alias WHERE pred" for table `i`, with `extra` appended to the columns.
   std::string select_sql(std::size_t i, const std::string& predicate, const std::string& extra = "") const;
 

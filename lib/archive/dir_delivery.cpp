@@ -56,15 +56,15 @@ class DirDelivery : public Delivery {
 
   void begin(const BatchRef&, const ArchiveSet&) override { files_.clear(); }
 
-  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
-            const std::string& predicate) override {
+  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source) override {
     const auto& t = set.tables.at(i);
     char batch[32];
     std::snprintf(batch, sizeof batch, "%06d.copy.zst", b.batch_no);
     std::filesystem::path rel = std::filesystem::path(file_component(b.shard)) / file_component(t.name) / batch;
     ZstdFileWriter writer(manifest_.dir() / rel);
     std::int64_t rows = 0;
-    shardio::copy_out_to(source, "COPY (" + set.select_sql(i, predicate) + ") TO STDOUT", [&](std::string_view chunk) {
+    std::string out = "COPY (SELECT " + t.column_list() + " FROM " + set.batch_relation(i) + ") TO STDOUT";
+    shardio::copy_out_to(source, out, [&](std::string_view chunk) {
       rows += count_lines(chunk);
       writer.write(chunk);
     });

@@ -39,12 +39,11 @@ class PgDelivery : public Delivery {
     for (const auto& t : set.tables) c.query("DELETE FROM " + t.quoted + " WHERE " + batch_where(), {b.shard, b.archived_at});
   }
 
-  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
-            const std::string& predicate) override {
+  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source) override {
     const auto& t = set.tables.at(i);
     // The source adds the two archive columns as literals, so the rows stream unparsed.
-    std::string extra = source.literal(b.shard) + "::text, " + source.literal(b.archived_at) + "::timestamptz";
-    std::string out = "COPY (" + set.select_sql(i, predicate, extra) + ") TO STDOUT";
+    std::string out = "COPY (SELECT " + t.column_list() + ", " + source.literal(b.shard) + "::text, " +
+                      source.literal(b.archived_at) + "::timestamptz FROM " + set.batch_relation(i) + ") TO STDOUT";
     std::string in = "COPY " + t.quoted + " (" + t.column_list() + ", " + quote_ident(source_shard_column) + ", " +
                      quote_ident(archived_at_column) + ") FROM STDIN";
     shardio::pump_copy(source, out, conn(), in);

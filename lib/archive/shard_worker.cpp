@@ -157,18 +157,21 @@ class ShardWorker {
     std::string low = batch.low ? literal_row(*batch.low) : "";
     std::string high = literal_row(batch.high);
     std::string root = set_.root_filter(batch.low ? &low : nullptr, high) + outside_live_operations();
-    auto preds = set_.predicates(root);
     BatchRef ref{run_.run, shard_.name, batch.batch_no, batch.archived_at};
     // One snapshot for selecting, copying and deleting. The batch's rows are locked first, so no
     // writer changes them and no new row can reference them until the source commits; a row a
     // writer changed before the lock makes the transaction fail and the batch is taken again.
     src_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
     try {
+      // Parents first, each table's rows of the batch are locked and staged in a temporary table;
+      // the stages are what is counted, copied and deleted.
       std::vector<TableStats> stats;
       for (std::size_t i = 0; i < set_.tables.size(); ++i) {
         const auto& t = set_.tables[i];
-        auto r = src_.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM (" + set_.select_sql(i, preds[i]) +
-                            " FOR UPDATE OF " + t.alias + ") AS " + shardio::row_alias);
+        src_.exec("CREATE TEMPORARY TABLE " + set_.batch_relation(i) + " ON COMMIT DROP AS " +
+                  set_.select_sql(i, set_.staged_predicate(i, root)) + " FOR UPDATE OF " + t.alias);
+        auto r = src_.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM " + set_.batch_relation(i) + " AS " +
+                            shardio::row_alias);
         stats.push_back({std::stoll(r[0][0]), r[0][1]});
       }
       std::int64_t refused = 0;
@@ -177,7 +180,7 @@ class ShardWorker {
                                         set_.refused_filter(batch.low ? &low : nullptr, high))[0][0]);
       run_.point("archive-locked");
       delivery_->begin(ref, set_);
-      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->load(ref, set_, i, src_, preds[i]);
+      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->load(ref, set_, i, src_);
       run_.point("archive-loaded");
       for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->verify(ref, set_, i, stats[i]);
       delivery_->commit(ref, set_);
@@ -188,7 +191,8 @@ class ShardWorker {
       // Children first; each DELETE counts and checksums exactly the rows it removes.
       for (std::size_t k = set_.tables.size(); k-- > 0;) {
         const auto& t = set_.tables[k];
-        auto r = src_.query("WITH d AS (DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " + preds[k] + " RETURNING " +
+        auto r = src_.query("WITH d AS (DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " +
+                            set_.delete_predicate(k, root) + " RETURNING " +
                             t.column_list(t.alias + ".") + ") SELECT count(*), " + shardio::row_hash_sum() + " FROM d AS " +
                             shardio::row_alias);
         if (std::stoll(r[0][0]) != stats[k].rows || r[0][1] != stats[k].checksum)
