@@ -106,13 +106,6 @@ std::string ArchiveSet::staged_predicate(std::size_t i, const std::string& root)
          join_qualified("", t.parent_columns, ", ") + " FROM " + batch_relation(static_cast<std::size_t>(t.parent)) + ")";
 }
 
-std::string ArchiveSet::delete_predicate(std::size_t i, const std::string& root) const {
-  const auto& t = tables.at(i);
-  if (t.primary_key.empty()) return staged_predicate(i, root);
-  return "(" + join_qualified(t.alias + ".", t.primary_key, ", ") + ") IN (SELECT " + join_qualified("", t.primary_key, ", ") +
-         " FROM " + batch_relation(i) + ")";
-}
-
 std::string ArchiveSet::select_sql(std::size_t i, const std::string& predicate, const std::string& extra) const {
   const auto& t = tables.at(i);
   std::string sql = "SELECT " + t.column_list(t.alias + ".");

@@ -51,11 +51,9 @@ struct ArchiveSet {
   std::string batch_relation(std::size_t i) const;
   // The rows of table `i` in the batch, given the root's filter: the root's own rows, or those
   // referencing its parent's staged rows (a small table: the join uses the child's FK index
-  // instead of scanning the child per batch).
+  // instead of scanning the child per batch). In the batch's snapshot, with its rows locked, it
+  // selects the same rows when they are staged and when they are deleted.
   std::string staged_predicate(std::size_t i, const std::string& root_filter) const;
-  // The condition a DELETE of table `i` removes exactly its staged rows by: their primary key,
-  // or staged_predicate() for a table without one.
-  std::string delete_predicate(std::size_t i, const std::string& root_filter) const;
   // "SELECT cols FROM t alias WHERE pred" for table `i`, with `extra` appended to the columns.
   std::string select_sql(std::size_t i, const std::string& predicate, const std::string& extra = "") const;
 

@@ -170,7 +170,7 @@ class ShardWorker {
         const auto& t = set_.tables[i];
         src_.exec("CREATE TEMPORARY TABLE " + set_.batch_relation(i) + " ON COMMIT DROP AS " +
                   set_.select_sql(i, set_.staged_predicate(i, root)) + " FOR UPDATE OF " + t.alias);
-        auto r = src_.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM " + set_.batch_relation(i) + " AS " +
+        auto r = src_.query("SELECT count(*), " + shardio::row_hash_sum_fast() + " FROM " + set_.batch_relation(i) + " AS " +
                             shardio::row_alias);
         stats.push_back({std::stoll(r[0][0]), r[0][1]});
       }
@@ -192,8 +192,8 @@ class ShardWorker {
       for (std::size_t k = set_.tables.size(); k-- > 0;) {
         const auto& t = set_.tables[k];
         auto r = src_.query("WITH d AS (DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " +
-                            set_.delete_predicate(k, root) + " RETURNING " +
-                            t.column_list(t.alias + ".") + ") SELECT count(*), " + shardio::row_hash_sum() + " FROM d AS " +
+                            set_.staged_predicate(k, root) + " RETURNING " +
+                            t.column_list(t.alias + ".") + ") SELECT count(*), " + shardio::row_hash_sum_fast() + " FROM d AS " +
                             shardio::row_alias);
         if (std::stoll(r[0][0]) != stats[k].rows || r[0][1] != stats[k].checksum)
           throw data_error("the source DELETE of batch " + std::to_string(batch.batch_no) + " of " + t.name + " on " +
