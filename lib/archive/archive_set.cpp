@@ -1,5 +1,6 @@
 #include "archive/archive_set.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "catalog/names.hpp"
@@ -44,6 +45,7 @@ ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, in
   t.parent_columns = node.parent_columns;
   t.columns = shardio::table_columns(shard, node.quoted);
   t.primary_key = shardio::primary_key(shard, node.quoted);
+  t.plain = shard.query("SELECT relkind FROM pg_class WHERE oid = $1::regclass", {node.quoted})[0][0] == "r";
   return t;
 }
 
@@ -99,11 +101,30 @@ std::vector<std::string> ArchiveSet::predicates(const std::string& root) const {
 
 std::string ArchiveSet::batch_relation(std::size_t i) const { return "shardctl_batch_" + std::to_string(i); }
 
+std::string ArchiveSet::stage_sql(std::size_t i, const std::string& root) const {
+  const auto& t = tables.at(i);
+  std::vector<std::string> referenced;
+  for (const auto& c : tables)
+    if (c.parent == static_cast<int>(i))
+      for (const auto& col : c.parent_columns)
+        if (std::find(referenced.begin(), referenced.end(), col) == referenced.end()) referenced.push_back(col);
+  std::string sql = "CREATE TEMPORARY TABLE " + batch_relation(i) + " ON COMMIT DROP AS SELECT " + t.alias +
+                    ".ctid AS shardctl_ctid";
+  if (!referenced.empty()) sql += ", " + join_qualified(t.alias + ".", referenced, ", ");
+  return sql + " FROM " + t.quoted + " " + t.alias + " WHERE " + staged_predicate(i, root) + " FOR UPDATE OF " + t.alias;
+}
+
 std::string ArchiveSet::staged_predicate(std::size_t i, const std::string& root) const {
   const auto& t = tables.at(i);
   if (t.parent < 0) return root;
   return "(" + join_qualified(t.alias + ".", t.child_columns, ", ") + ") IN (SELECT " +
          join_qualified("", t.parent_columns, ", ") + " FROM " + batch_relation(static_cast<std::size_t>(t.parent)) + ")";
+}
+
+std::string ArchiveSet::rows_of(std::size_t i, const std::string& root) const {
+  const auto& t = tables.at(i);
+  if (!t.plain) return staged_predicate(i, root);
+  return t.alias + ".ctid = ANY (ARRAY(SELECT shardctl_ctid FROM " + batch_relation(i) + "))";
 }
 
 std::string ArchiveSet::select_sql(std::size_t i, const std::string& predicate, const std::string& extra) const {

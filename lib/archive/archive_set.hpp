@@ -28,6 +28,7 @@ struct ArchivedTable {
   std::vector<std::string> child_columns, parent_columns;  // the foreign key to `parent` (raw)
   std::vector<shardio::Column> columns;                     // what is archived (no generated columns)
   std::vector<std::string> primary_key;                     // raw; may be empty below the root
+  bool plain = true;  // an ordinary table (not partitioned): its rows are found again by ctid
 
   // "a", "b" quoted, optionally qualified by `qualifier` ("t1." -> t1."a").
   std::string column_list(const std::string& qualifier = "") const;
@@ -46,14 +47,17 @@ struct ArchiveSet {
   std::string refused_filter(const std::string* low_row, const std::string& high_row) const;
   // For each table, in order, the condition (over its alias) that selects its rows of the batch.
   std::vector<std::string> predicates(const std::string& root_filter) const;
-  // A batch in flight keeps each table's rows in a temporary table of the source's transaction
-  // (locked, counted, copied and deleted from there): shardctl_batch_I.
+  // A batch in flight locks each table's rows, parents first, and stages in a temporary table of
+  // the source's transaction what finds them again: their ctid and the columns the table's
+  // children reference (shardctl_batch_I). While the rows are locked their ctids stay put.
   std::string batch_relation(std::size_t i) const;
-  // The rows of table `i` in the batch, given the root's filter: the root's own rows, or those
-  // referencing its parent's staged rows (a small table: the join uses the child's FK index
-  // instead of scanning the child per batch). In the batch's snapshot, with its rows locked, it
-  // selects the same rows when they are staged and when they are deleted.
+  std::string stage_sql(std::size_t i, const std::string& root_filter) const;
+  // The rows of table `i` in the batch as the stage selects them: the root's filter, or the rows
+  // referencing its parent's staged rows (a small table: the join uses the child's FK index).
   std::string staged_predicate(std::size_t i, const std::string& root_filter) const;
+  // The staged rows of table `i` again, for COPY and DELETE: by ctid (a TID scan) for an ordinary
+  // table; staged_predicate() for a partitioned one (ctids repeat across partitions).
+  std::string rows_of(std::size_t i, const std::string& root_filter) const;
   // "SELECT cols FROM t alias WHERE pred" for table `i`, with `extra` appended to the columns.
   std::string select_sql(std::size_t i, const std::string& predicate, const std::string& extra = "") const;
 

@@ -39,10 +39,12 @@ class Delivery {
   virtual void prepare(const ArchiveSet& set, bool create) = 0;
   // Starts delivering a batch, first removing what an earlier attempt left.
   virtual void begin(const BatchRef& batch, const ArchiveSet& set) = 0;
-  // Streams table `i`'s rows of the batch from `source` with COPY, parents first: they are staged
-  // in ArchiveSet::batch_relation(i) of the source's open transaction.
-  virtual void load(const BatchRef& batch, const ArchiveSet& set, std::size_t i, shardio::RawConn& source) = 0;
-  // Checks what arrived against the source's count and checksum; throws a data Error when not.
+  // Streams table `i`'s rows of the batch (`rows`, ArchiveSet::rows_of()) from `source` with
+  // COPY, parents first.
+  virtual void load(const BatchRef& batch, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
+                    const std::string& rows) = 0;
+  // Checks what arrived against the count and checksum of the rows the source's (uncommitted)
+  // DELETE removed; throws a data Error when they differ.
   virtual void verify(const BatchRef& batch, const ArchiveSet& set, std::size_t i, const TableStats& expected) = 0;
   // Makes the batch durable at the destination.
   virtual void commit(const BatchRef& batch, const ArchiveSet& set) = 0;

@@ -56,14 +56,15 @@ class DirDelivery : public Delivery {
 
   void begin(const BatchRef&, const ArchiveSet&) override { files_.clear(); }
 
-  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source) override {
+  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
+            const std::string& rows_sql) override {
     const auto& t = set.tables.at(i);
     char batch[32];
     std::snprintf(batch, sizeof batch, "%06d.copy.zst", b.batch_no);
     std::filesystem::path rel = std::filesystem::path(file_component(b.shard)) / file_component(t.name) / batch;
     ZstdFileWriter writer(manifest_.dir() / rel);
     std::int64_t rows = 0;
-    std::string out = "COPY (SELECT " + t.column_list() + " FROM " + set.batch_relation(i) + ") TO STDOUT";
+    std::string out = "COPY (" + set.select_sql(i, rows_sql) + ") TO STDOUT";
     shardio::copy_out_to(source, out, [&](std::string_view chunk) {
       rows += count_lines(chunk);
       writer.write(chunk);
@@ -89,7 +90,7 @@ class DirDelivery : public Delivery {
     read_zstd_file(manifest_.dir() / it->path, it->sha256, [&](std::string_view chunk) { rows += count_lines(chunk); });
     if (rows != expected.rows || it->rows != expected.rows)
       throw data_error("archive file " + (manifest_.dir() / it->path).string() + " holds " + std::to_string(rows) +
-                           " rows of batch " + std::to_string(b.batch_no) + " from " + b.shard + "; the source holds " +
+                           " rows of batch " + std::to_string(b.batch_no) + " from " + b.shard + "; the source deleted " +
                            std::to_string(expected.rows),
                        "nothing was deleted; `shardctl op resume ID` delivers the batch again");
   }

@@ -39,11 +39,12 @@ class PgDelivery : public Delivery {
     for (const auto& t : set.tables) c.query("DELETE FROM " + t.quoted + " WHERE " + batch_where(), {b.shard, b.archived_at});
   }
 
-  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source) override {
+  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
+            const std::string& rows) override {
     const auto& t = set.tables.at(i);
     // The source adds the two archive columns as literals, so the rows stream unparsed.
-    std::string out = "COPY (SELECT " + t.column_list() + ", " + source.literal(b.shard) + "::text, " +
-                      source.literal(b.archived_at) + "::timestamptz FROM " + set.batch_relation(i) + ") TO STDOUT";
+    std::string extra = source.literal(b.shard) + "::text, " + source.literal(b.archived_at) + "::timestamptz";
+    std::string out = "COPY (" + set.select_sql(i, rows, extra) + ") TO STDOUT";
     std::string in = "COPY " + t.quoted + " (" + t.column_list() + ", " + quote_ident(source_shard_column) + ", " +
                      quote_ident(archived_at_column) + ") FROM STDIN";
     shardio::pump_copy(source, out, conn(), in);
@@ -56,7 +57,7 @@ class PgDelivery : public Delivery {
                           {b.shard, b.archived_at});
     if (std::stoll(r[0][0]) != expected.rows || r[0][1] != expected.checksum)
       throw data_error("batch " + std::to_string(b.batch_no) + " of " + t.name + " from " + b.shard + " arrived at " +
-                           to_.describe() + " with " + r[0][0] + " rows (checksum " + r[0][1] + "); the source holds " +
+                           to_.describe() + " with " + r[0][0] + " rows (checksum " + r[0][1] + "); the source deleted " +
                            std::to_string(expected.rows) + " (checksum " + expected.checksum + ")",
                        "nothing was deleted; `shardctl op resume ID` delivers the batch again");
   }

@@ -161,50 +161,38 @@ class ShardWorker {
     // One snapshot for selecting, copying and deleting. The batch's rows are locked first, so no
     // writer changes them and no new row can reference them until the source commits; a row a
     // writer changed before the lock makes the transaction fail and the batch is taken again.
+    // The source's DELETE runs before the destination commits but commits only after it: a crash
+    // in between leaves the rows on the shard, and the batch is delivered again.
     src_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
     try {
-      // Parents first, each table's rows of the batch are locked and staged in a temporary table;
-      // the stages are what is counted, copied and deleted.
-      std::vector<TableStats> stats;
-      for (std::size_t i = 0; i < set_.tables.size(); ++i) {
-        const auto& t = set_.tables[i];
-        src_.exec("CREATE TEMPORARY TABLE " + set_.batch_relation(i) + " ON COMMIT DROP AS " +
-                  set_.select_sql(i, set_.staged_predicate(i, root)) + " FOR UPDATE OF " + t.alias);
-        auto r = src_.query("SELECT count(*), " + shardio::row_hash_sum_fast() + " FROM " + set_.batch_relation(i) + " AS " +
-                            shardio::row_alias);
-        stats.push_back({std::stoll(r[0][0]), r[0][1]});
-      }
+      for (std::size_t i = 0; i < set_.tables.size(); ++i) src_.exec(set_.stage_sql(i, root));
       std::int64_t refused = 0;
       if (!set_.cascade && !set_.referencing.empty())
         refused = std::stoll(src_.query("SELECT count(*) FROM " + set_.tables[0].quoted + " t0 WHERE " +
                                         set_.refused_filter(batch.low ? &low : nullptr, high))[0][0]);
       run_.point("archive-locked");
       delivery_->begin(ref, set_);
-      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->load(ref, set_, i, src_);
+      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->load(ref, set_, i, src_, set_.rows_of(i, root));
       run_.point("archive-loaded");
+      // The source deletes the staged rows, children first, counting and checksumming exactly the
+      // rows each DELETE removes; the destination must hold exactly those before anything commits.
+      std::vector<TableStats> stats(set_.tables.size());
+      for (std::size_t k = set_.tables.size(); k-- > 0;) {
+        const auto& t = set_.tables[k];
+        auto r = src_.query("WITH d AS (DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " + set_.rows_of(k, root) +
+                            " RETURNING " + t.column_list(t.alias + ".") + ") SELECT count(*), " +
+                            shardio::row_hash_sum_fast() + " FROM d AS " + shardio::row_alias);
+        stats[k] = {std::stoll(r[0][0]), r[0][1]};
+      }
+      run_.point("archive-deleted");
       for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->verify(ref, set_, i, stats[i]);
       delivery_->commit(ref, set_);
       run_.point("archive-delivered");
       auto tables = stats_json(set_, stats);
       journal([&](pqxx::work& tx) { mark_delivered(tx, run_.run, shard_id_, batch.batch_no, tables); });
       run_.point("archive-journaled-delivery");
-      // Children first; each DELETE counts and checksums exactly the rows it removes.
-      for (std::size_t k = set_.tables.size(); k-- > 0;) {
-        const auto& t = set_.tables[k];
-        auto r = src_.query("WITH d AS (DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " +
-                            set_.staged_predicate(k, root) + " RETURNING " +
-                            t.column_list(t.alias + ".") + ") SELECT count(*), " + shardio::row_hash_sum_fast() + " FROM d AS " +
-                            shardio::row_alias);
-        if (std::stoll(r[0][0]) != stats[k].rows || r[0][1] != stats[k].checksum)
-          throw data_error("the source DELETE of batch " + std::to_string(batch.batch_no) + " of " + t.name + " on " +
-                               shard_.name + " removed " + r[0][0] + " rows (checksum " + r[0][1] + "), not the " +
-                               std::to_string(stats[k].rows) + " verified (checksum " + stats[k].checksum + ")",
-                           "it was rolled back: nothing was deleted; `shardctl op resume " + run_.run +
-                               "` delivers the batch again");
-      }
       src_.query("INSERT INTO shardctl.archive_receipts (op_id, batch_no, tables, refused) VALUES ($1, $2, $3::jsonb, $4)",
                  {run_.run, std::to_string(batch.batch_no), tables.dump(), std::to_string(refused)});
-      run_.point("archive-deleted");
       src_.exec("COMMIT");
       run_.point("archive-committed");
       journal([&](pqxx::work& tx) { mark_deleted(tx, run_.run, shard_id_, batch, tables, refused); });
