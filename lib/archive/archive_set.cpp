@@ -46,6 +46,13 @@ ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, in
   t.columns = shardio::table_columns(shard, node.quoted);
   t.primary_key = shardio::primary_key(shard, node.quoted);
   t.plain = shard.query("SELECT relkind FROM pg_class WHERE oid = $1::regclass", {node.quoted})[0][0] == "r";
+  if (!node.child_columns.empty())
+    t.fk_indexed = shard.query(
+        "SELECT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = $1::regclass AND i.indpred IS NULL AND "
+        "(SELECT array_agg(a.attname::text ORDER BY a.attname) FROM unnest((i.indkey::int2[])[0:$2 - 1]) k "
+        "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k) = "
+        "(SELECT array_agg(c ORDER BY c) FROM unnest($3::text[]) c))",
+        {node.quoted, std::to_string(node.child_columns.size()), catalog::text_array_literal(node.child_columns)})[0][0] == "t";
   return t;
 }
 

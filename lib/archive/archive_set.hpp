@@ -29,6 +29,10 @@ struct ArchivedTable {
   std::vector<shardio::Column> columns;                     // what is archived (no generated columns)
   std::vector<std::string> primary_key;                     // raw; may be empty below the root
   bool plain = true;  // an ordinary table (not partitioned): its rows are found again by ctid
+  // An index leads with the foreign key to the parent: a batch's rows are found by index probes
+  // from the parent's staged keys. (The planner, guessing the stage's size, may otherwise scan
+  // the whole child per batch once batches are large.)
+  bool fk_indexed = false;
 
   // "a", "b" quoted, optionally qualified by `qualifier` ("t1." -> t1."a").
   std::string column_list(const std::string& qualifier = "") const;
