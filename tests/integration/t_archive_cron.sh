@@ -17,11 +17,11 @@ where = "$WHERE"
 cascade = true
 to = "dir:$TEST_TMP/arch"
 batch_size = 5
-sleep = "50ms"
+sleep = "200ms"
 TOML
 cold=0; for n in 1 2; do cold=$((cold + $(psql_shard "$n" -XAtc "select count(*) from customers where $WHERE"))); done
 
-expect_exit 0 shardctl -q archive run nightly --max-runtime 300ms --parallel 1
+expect_exit 0 shardctl -q archive run nightly --max-runtime 1500ms --parallel 1
 [ ! -s "$STDERR" ] || fail "-q printed: $(cat "$STDERR")"
 RUN=$(psql_catalog -XAtc "select op_id from shardctl.operations where kind = 'archive'")
 expect_exit 0 shardctl archive show "$RUN" --format json

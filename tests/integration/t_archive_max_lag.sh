@@ -46,7 +46,8 @@ awk -v l="$lag" 'BEGIN { exit !(l > 2) }' || fail "the replica's replay lag neve
 "$SHARDCTL_BIN/shardctl" archive run --table events --where "at < '2024-06-01'" --to "dir:$TEST_TMP/arch" \
   --max-lag 1s --batch-size 50 >"$TEST_TMP/run.out" 2>&1 &
 pid=$!
-sleep 3
+for _ in $(seq 1 40); do grep -q "replica replays" "$TEST_TMP/run.out" && break; sleep 0.5; done
+sleep 1
 grep -q "replica replays" "$TEST_TMP/run.out" || fail "the run did not say it waits for the replica: $(cat "$TEST_TMP/run.out")"
 kill -0 "$pid" 2>/dev/null || fail "the run did not wait: $(cat "$TEST_TMP/run.out")"
 assert_eq "$(psql -X -At "$PRIMARY" -c "select count(*) from events")" "500"
