@@ -21,11 +21,17 @@ for run in $(seq 1 6); do
   fi
   cold=0
   for n in 1 2; do cold=$((cold + $(psql_shard "$n" -XAtc "select count(*) from customers where $WHERE"))); done
-  delay_ms=$((300 + RANDOM % 1500))
-  "$SHARDCTL_BIN/shardctl" archive run --table customers --where "$WHERE" --cascade --to "$DEST" --batch-size 4 --sleep 20ms \
+  delay_ms=$((RANDOM % 600))
+  "$SHARDCTL_BIN/shardctl" archive run --table customers --where "$WHERE" --cascade --to "$DEST" --batch-size 4 --sleep 40ms \
     >"$TEST_TMP/run.out" 2>&1 &
   pid=$!
-  sleep "$(printf "%d.%03d" $((delay_ms / 1000)) $((delay_ms % 1000)))"
+  # The kill lands a random time after the first batch was journaled (however slow the build).
+  for _ in $(seq 1 200); do
+    [ "$(psql_catalog -XAtc "select count(*) from shardctl.archive_batches")" != 0 ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  sleep "$(printf "0.%03d" "$delay_ms")"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   RUN=$(psql_catalog -XAtc "select op_id from shardctl.operations where kind = 'archive'")
