@@ -21,18 +21,6 @@ std::string join_qualified(const std::string& qualifier, const std::vector<std::
   return out;
 }
 
-// "(c.a, c.b) = (p.x, p.y)" as an AND of equalities (NULL foreign keys reference nothing).
-std::string fk_match(const ArchivedTable& child, const std::string& child_alias, const std::string& parent_alias) {
-  std::string out;
-  for (std::size_t i = 0; i < child.child_columns.size(); ++i) {
-    if (i) out += " AND ";
-    out += child_alias + "." + quote_ident(child.child_columns[i]);
-    out += " = ";
-    out += parent_alias + "." + quote_ident(child.parent_columns[i]);
-  }
-  return out;
-}
-
 ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, int parent) {
   ArchivedTable t;
   t.schema = node.schema;
@@ -58,6 +46,16 @@ ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, in
 
 }  // namespace
 
+std::string fk_join(const std::vector<std::string>& child_columns, const std::vector<std::string>& parent_columns,
+                    const std::string& child_alias, const std::string& parent_alias) {
+  std::string out;
+  for (std::size_t i = 0; i < child_columns.size() && i < parent_columns.size(); ++i) {
+    if (i) out += " AND ";
+    out += child_alias + "." + quote_ident(child_columns[i]) + " = " + parent_alias + "." + quote_ident(parent_columns[i]);
+  }
+  return out;
+}
+
 std::string ArchivedTable::column_list(const std::string& qualifier) const {
   std::vector<std::string> names;
   for (const auto& c : columns) names.push_back(c.name);
@@ -70,7 +68,7 @@ std::string ArchiveSet::root_filter(const std::string* low_row, const std::strin
   for (std::size_t i = 0; i < referencing.size(); ++i) {
     const auto& r = referencing[i];
     std::string alias = "shardctl_ref" + std::to_string(i);
-    filter += " AND NOT EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_match(r, alias, "t0") + ")";
+    filter += " AND NOT EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_join(r.child_columns, r.parent_columns, alias, "t0") + ")";
   }
   return filter;
 }
@@ -81,7 +79,7 @@ std::string ArchiveSet::refused_filter(const std::string* low_row, const std::st
     const auto& r = referencing[i];
     std::string alias = "shardctl_ref" + std::to_string(i);
     if (!any.empty()) any += " OR ";
-    any += "EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_match(r, alias, "t0") + ")";
+    any += "EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_join(r.child_columns, r.parent_columns, alias, "t0") + ")";
   }
   if (any.empty()) any = "false";
   return keyset.range_filter(low_row, high_row) + " AND (" + any + ")";

@@ -38,6 +38,11 @@ struct ArchivedTable {
   std::string column_list(const std::string& qualifier = "") const;
 };
 
+// "c.a = p.x AND c.b = p.y": a foreign key's column pairs as a join condition between the
+// referencing rows (alias `child_alias`) and the referenced ones (`parent_alias`); raw names.
+std::string fk_join(const std::vector<std::string>& child_columns, const std::vector<std::string>& parent_columns,
+                    const std::string& child_alias, const std::string& parent_alias);
+
 struct ArchiveSet {
   std::vector<ArchivedTable> tables;  // [0] is the root; parents before children
   Keyset keyset;                      // the root's primary-key walk

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "archive/archive_set.hpp"
 #include "archive/archive_table.hpp"
 #include "archive/archiver.hpp"
 #include "archive/delivery.hpp"
@@ -52,13 +53,6 @@ struct RTable {
   }
 };
 
-std::string fk_match(const RTable& child, const std::string& c, const RTable&, const std::string& p) {
-  std::string out;
-  for (std::size_t i = 0; i < child.child_columns.size(); ++i)
-    out += (i ? " AND " : "") + c + "." + quote_ident(child.child_columns[i]) + " = " + p + "." +
-           quote_ident(child.parent_columns[i]);
-  return out;
-}
 
 // One field of a COPY text line, unescaped (COPY's backslash sequences).
 std::optional<std::string> copy_field(std::string_view line, std::size_t index) {
@@ -376,7 +370,7 @@ class RestoreRun {
         const auto& t = tables_[i];
         const auto& p = tables_[static_cast<std::size_t>(t.parent)];
         c.exec("UPDATE " + t.tmp + " AS c SET " + restore_flag + " = EXISTS (SELECT 1 FROM " + p.tmp + " p WHERE p." +
-               restore_flag + " AND " + fk_match(t, "c", p, "p") + ")");
+               restore_flag + " AND " + fk_join(t.child_columns, t.parent_columns, "c", "p") + ")");
       }
     }
     for (const auto& t : tables_) {
@@ -431,7 +425,7 @@ class RestoreRun {
           const auto& p = tables_[static_cast<std::size_t>(t.parent)];
           d.exec("DELETE FROM " + t.quoted + " AS c WHERE c." + batch + " AND NOT EXISTS (SELECT 1 FROM " + p.quoted +
                  " p WHERE p." + quote_ident(source_shard_column) + " = c." + quote_ident(source_shard_column) + " AND p." +
-                 quote_ident(archived_at_column) + " = c." + quote_ident(archived_at_column) + " AND " + fk_match(t, "c", p, "p") + ")");
+                 quote_ident(archived_at_column) + " = c." + quote_ident(archived_at_column) + " AND " + fk_join(t.child_columns, t.parent_columns, "c", "p") + ")");
         }
       }
       d.exec("COMMIT");

@@ -114,12 +114,7 @@ class ShardWorker {
         routing::KeyRange range;
         if (!r[0].is_null()) range.low = routing::parse_key(bt, r[0].as<std::string>());
         if (!r[1].is_null()) range.high = routing::parse_key(bt, r[1].as<std::string>());
-        std::string f;
-        if (r[2].as<bool>() && range.low)  // a list point, journaled as [k,k]
-          f = shardio::route_expression(space_, key_column_) + " = " + shardio::key_literal(src_, space_, *range.low);
-        else
-          f = shardio::key_filter(src_, space_, key_column_, range);
-        any += (any.empty() ? "(" : " OR (") + f + ")";
+        any += (any.empty() ? "(" : " OR (") + shardio::claim_filter(src_, space_, key_column_, range, r[2].as<bool>()) + ")";
       }
     });
     return any.empty() ? "" : " AND NOT (" + any + ")";

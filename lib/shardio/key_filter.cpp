@@ -42,4 +42,10 @@ std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string
   return key_filter(conn, space, KeyColumn{quoted_column, false}, range);
 }
 
+std::string claim_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
+                         const routing::KeyRange& range, bool point) {
+  if (point && range.low) return route_expression(space, quoted_column) + " = " + key_literal(conn, space, *range.low);
+  return key_filter(conn, space, quoted_column, range);
+}
+
 }  // namespace shardctl::shardio

@@ -31,6 +31,11 @@ std::string key_filter(RawConn& conn, const RouteSpace& space, const KeyColumn& 
 std::string key_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
                        const routing::KeyRange& range);
 
+// The keys an operation claims, as journaled: a range [low, high), or a list point stored as
+// [k,k] (`point`: its upper bound is inclusive), which key_filter() would read as empty.
+std::string claim_filter(RawConn& conn, const RouteSpace& space, const std::string& quoted_column,
+                         const routing::KeyRange& range, bool point);
+
 // A key (or, for hash maps, a hash value) as a literal comparable with route_expression().
 std::string key_literal(RawConn& conn, const RouteSpace& space, const routing::Key& key);
 
