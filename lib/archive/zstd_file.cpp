@@ -102,7 +102,7 @@ void read_zstd_file(const fs::path& path, const std::string& expected_sha256,
   if (!f) throw data_error("cannot read archive file " + path.string() + ": " + std::strerror(errno));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, std::fclose);
   std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
-  Sha256 sha;
+  digest::Sha256 sha;
   std::vector<char> in_buf(ZSTD_DStreamInSize()), out_buf(ZSTD_DStreamOutSize());
   std::size_t last = 1;  // 0 once a frame ended exactly
   for (;;) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "archive/sha256.hpp"
+#include "digest/sha256.hpp"
 
 namespace shardctl::archive {
 
@@ -39,7 +39,7 @@ class ZstdFileWriter {
   std::filesystem::path path_, tmp_;
   std::FILE* file_ = nullptr;
   void* cctx_ = nullptr;  // ZSTD_CCtx
-  Sha256 sha_;
+  digest::Sha256 sha_;
   WrittenFile result_;
   bool finished_ = false;
 };

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "archive/sha256.hpp"
+#include "digest/sha256.hpp"
 #include "archive/zstd_file.hpp"
 #include "core/error.hpp"
 
@@ -29,9 +29,9 @@ std::string read_all(const fs::path& p) {
 }  // namespace
 
 TEST_CASE("SHA-256 matches the standard test vectors") {
-  archive::Sha256 empty;
+  digest::Sha256 empty;
   CHECK(empty.hex_digest() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  archive::Sha256 abc;
+  digest::Sha256 abc;
   abc.update("a");
   abc.update("bc");
   CHECK(abc.hex_digest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -54,7 +54,7 @@ TEST_CASE("a zstd file reads back whole, with the SHA-256 of the stored bytes") 
   CHECK(w.raw_bytes == text.size());
   CHECK(w.compressed_bytes == fs::file_size(p));
   CHECK(w.compressed_bytes < text.size() / 3);
-  archive::Sha256 stored;
+  digest::Sha256 stored;
   stored.update(read_all(p));
   CHECK(w.sha256 == stored.hex_digest());
 

@@ -1,12 +1,12 @@
-// SHA-256 of a byte stream (libcrypto), for the manifest of a directory archive: `sha256sum FILE`
-// prints the same digest, so an operator can check a file without shardctl.
+// SHA-256 of a byte stream (libcrypto): archive manifests and migration-file checksums. For a
+// file, `sha256sum FILE` prints the same digest, so an operator can check it without shardctl.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 
-namespace shardctl::archive {
+namespace shardctl::digest {
 
 class Sha256 {
  public:
@@ -24,4 +24,4 @@ class Sha256 {
   std::unique_ptr<Ctx> ctx_;
 };
 
-}  // namespace shardctl::archive
+}  // namespace shardctl::digest

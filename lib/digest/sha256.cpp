@@ -1,10 +1,10 @@
-#include "archive/sha256.hpp"
+#include "digest/sha256.hpp"
 
 #include <openssl/evp.h>
 
 #include "core/error.hpp"
 
-namespace shardctl::archive {
+namespace shardctl::digest {
 
 struct Sha256::Ctx {
   EVP_MD_CTX* md = nullptr;
@@ -36,4 +36,4 @@ std::string Sha256::hex_digest() {
   return out;
 }
 
-}  // namespace shardctl::archive
+}  // namespace shardctl::digest
