@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config git
   libcli11-dev libpqxx-dev libpq-dev libtomlplusplus-dev libfmt-dev doctest-dev nlohmann-json3-dev
-  libzstd-dev libssl-dev zstd
+  libzstd-dev libssl-dev libxxhash-dev zstd
   postgresql-15 procps jq
 )
 

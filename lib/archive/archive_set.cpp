@@ -104,6 +104,13 @@ std::vector<std::string> ArchiveSet::predicates(const std::string& root) const {
   return out;
 }
 
+bool ArchiveSet::staged(std::size_t i) const {
+  if (i == 0) return true;
+  for (const auto& c : tables)
+    if (c.parent == static_cast<int>(i)) return true;
+  return false;
+}
+
 std::string ArchiveSet::batch_relation(std::size_t i) const { return "shardctl_batch_" + std::to_string(i); }
 
 std::string ArchiveSet::stage_sql(std::size_t i, const std::string& root) const {
@@ -128,7 +135,7 @@ std::string ArchiveSet::staged_predicate(std::size_t i, const std::string& root)
 
 std::string ArchiveSet::rows_of(std::size_t i, const std::string& root) const {
   const auto& t = tables.at(i);
-  if (!t.plain) return staged_predicate(i, root);
+  if (!t.plain || !staged(i)) return staged_predicate(i, root);
   return t.alias + ".ctid = ANY (ARRAY(SELECT shardctl_ctid FROM " + batch_relation(i) + "))";
 }
 
@@ -137,6 +144,14 @@ std::string ArchiveSet::select_sql(std::size_t i, const std::string& predicate, 
   std::string sql = "SELECT " + t.column_list(t.alias + ".");
   if (!extra.empty()) sql += ", " + extra;
   sql += " FROM " + t.quoted + " " + t.alias + " WHERE " + predicate;
+  return sql;
+}
+
+std::string ArchiveSet::delete_sql(std::size_t i, const std::string& predicate, const std::string& extra) const {
+  const auto& t = tables.at(i);
+  std::string sql = "DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " + predicate + " RETURNING " +
+                    t.column_list(t.alias + ".");
+  if (!extra.empty()) sql += ", " + extra;
   return sql;
 }
 

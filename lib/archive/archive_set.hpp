@@ -56,19 +56,26 @@ struct ArchiveSet {
   std::string refused_filter(const std::string* low_row, const std::string& high_row) const;
   // For each table, in order, the condition (over its alias) that selects its rows of the batch.
   std::vector<std::string> predicates(const std::string& root_filter) const;
-  // A batch in flight locks each table's rows, parents first, and stages in a temporary table of
-  // the source's transaction what finds them again: their ctid and the columns the table's
-  // children reference (shardctl_batch_I). While the rows are locked their ctids stay put.
+  // A batch in flight locks the rows of the root and of every table an archived table references,
+  // parents first, and stages in a temporary table of the source's transaction what finds them
+  // again: their ctid and the columns the table's children reference (shardctl_batch_I). While
+  // the rows are locked their ctids stay put, and no new row can reference them.
+  // The other tables (leaves) are not staged: their DELETE streams their rows to the destination.
+  bool staged(std::size_t i) const;
   std::string batch_relation(std::size_t i) const;
   std::string stage_sql(std::size_t i, const std::string& root_filter) const;
   // The rows of table `i` in the batch as the stage selects them: the root's filter, or the rows
   // referencing its parent's staged rows (a small table: the join uses the child's FK index).
   std::string staged_predicate(std::size_t i, const std::string& root_filter) const;
-  // The staged rows of table `i` again, for COPY and DELETE: by ctid (a TID scan) for an ordinary
-  // table; staged_predicate() for a partitioned one (ctids repeat across partitions).
+  // The rows of table `i` in the batch, for COPY and DELETE: a staged table's by ctid (a TID scan)
+  // when it is an ordinary table; staged_predicate() for a partitioned one (ctids repeat across
+  // partitions) and for a leaf.
   std::string rows_of(std::size_t i, const std::string& root_filter) const;
   // "SELECT cols FROM t alias WHERE pred" for table `i`, with `extra` appended to the columns.
   std::string select_sql(std::size_t i, const std::string& predicate, const std::string& extra = "") const;
+  // "DELETE FROM t AS alias WHERE pred RETURNING cols": the same columns select_sql() gives, so
+  // COPY of either yields the same text for the same rows.
+  std::string delete_sql(std::size_t i, const std::string& predicate, const std::string& extra = "") const;
 
   // The tables, for the journal and the manifest: name, parent, foreign-key columns.
   nlohmann::json describe() const;

@@ -16,11 +16,13 @@
 
 namespace shardctl::archive {
 
-// A batch's rows in one table: how many and their order-independent checksum
-// (shardio/row_checksum.hpp), as the source counted them in the batch's snapshot.
+// A batch's rows in one table: how many and their order-independent digest
+// (digest/row_digest.hpp) as they streamed out of the source, in the columns the destination
+// stores (the table's, plus Delivery::extra_columns()).
 struct TableStats {
   std::int64_t rows = 0;
   std::string checksum;
+  bool operator==(const TableStats&) const = default;
 };
 
 struct BatchRef {
@@ -39,12 +41,16 @@ class Delivery {
   virtual void prepare(const ArchiveSet& set, bool create) = 0;
   // Starts delivering a batch, first removing what an earlier attempt left.
   virtual void begin(const BatchRef& batch, const ArchiveSet& set) = 0;
-  // Streams table `i`'s rows of the batch (`rows`, ArchiveSet::rows_of()) from `source` with
-  // COPY, parents first.
-  virtual void load(const BatchRef& batch, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
-                    const std::string& rows) = 0;
-  // Checks what arrived against the count and checksum of the rows the source's (uncommitted)
-  // DELETE removed; throws a data Error when they differ.
+  // The columns the destination stores beyond the table's own, as SQL the source evaluates in
+  // the COPY's select list ("" for none).
+  virtual std::string extra_columns(const BatchRef& batch, shardio::RawConn& source) const = 0;
+  // Streams into table `i` the rows `copy_out_sql` (COPY ... TO STDOUT on `source`, with
+  // extra_columns()) yields, parents first; returns the count and digest of what streamed.
+  virtual TableStats load(const BatchRef& batch, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
+                          const std::string& copy_out_sql) = 0;
+  // Reads table `i`'s rows of the batch back from the destination and checks their count and
+  // digest against `expected`, those of the rows the source's (uncommitted) DELETE removed;
+  // throws a data Error when they differ.
   virtual void verify(const BatchRef& batch, const ArchiveSet& set, std::size_t i, const TableStats& expected) = 0;
   // Makes the batch durable at the destination.
   virtual void commit(const BatchRef& batch, const ArchiveSet& set) = 0;

@@ -1,6 +1,7 @@
 // dir: destination. Per shard, table and batch one zstd file of COPY text under the run's
 // directory; the batch counts as delivered once every file is whole on disk, read back against
-// its SHA-256 with the source's row count, and recorded in the manifest (rewritten atomically).
+// its SHA-256 and against the count and digest of the rows the source deleted, and recorded in
+// the manifest (rewritten atomically).
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "archive/delivery.hpp"
 #include "archive/zstd_file.hpp"
 #include "core/error.hpp"
+#include "digest/row_digest.hpp"
 
 namespace shardctl::archive {
 namespace {
@@ -27,11 +29,6 @@ std::string file_component(const std::string& name) {
     else out += c;
   }
   return out;
-}
-
-std::int64_t count_lines(std::string_view bytes) {
-  // COPY text ends every row with a newline and escapes newlines inside values as \n.
-  return static_cast<std::int64_t>(std::count(bytes.begin(), bytes.end(), '\n'));
 }
 
 class DirDelivery : public Delivery {
@@ -56,17 +53,19 @@ class DirDelivery : public Delivery {
 
   void begin(const BatchRef&, const ArchiveSet&) override { files_.clear(); }
 
-  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
-            const std::string& rows_sql) override {
+  // The files hold the table's own columns only: what `COPY t FROM STDIN` loads.
+  std::string extra_columns(const BatchRef&, shardio::RawConn&) const override { return ""; }
+
+  TableStats load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
+                  const std::string& copy_out_sql) override {
     const auto& t = set.tables.at(i);
     char batch[32];
     std::snprintf(batch, sizeof batch, "%06d.copy.zst", b.batch_no);
     std::filesystem::path rel = std::filesystem::path(file_component(b.shard)) / file_component(t.name) / batch;
     ZstdFileWriter writer(manifest_.dir() / rel);
-    std::int64_t rows = 0;
-    std::string out = "COPY (" + set.select_sql(i, rows_sql) + ") TO STDOUT";
-    shardio::copy_out_to(source, out, [&](std::string_view chunk) {
-      rows += count_lines(chunk);
+    digest::RowDigest d;
+    shardio::copy_out_to(source, copy_out_sql, [&](std::string_view chunk) {
+      d.add(chunk);
       writer.write(chunk);
     });
     auto written = writer.finish();
@@ -75,23 +74,24 @@ class DirDelivery : public Delivery {
     f.shard = b.shard;
     f.table = t.name;
     f.batch = b.batch_no;
-    f.rows = rows;
+    f.rows = d.rows();
     f.raw_bytes = written.raw_bytes;
     f.bytes = written.compressed_bytes;
     f.sha256 = written.sha256;
     files_.push_back(f);
+    return {d.rows(), d.text()};
   }
 
   void verify(const BatchRef& b, const ArchiveSet& set, std::size_t i, const TableStats& expected) override {
     const auto& t = set.tables.at(i);
     auto it = std::find_if(files_.begin(), files_.end(), [&](const ManifestFile& f) { return f.table == t.name; });
     if (it == files_.end()) throw internal_error("no archive file was written for " + t.name);
-    std::int64_t rows = 0;
-    read_zstd_file(manifest_.dir() / it->path, it->sha256, [&](std::string_view chunk) { rows += count_lines(chunk); });
-    if (rows != expected.rows || it->rows != expected.rows)
-      throw data_error("archive file " + (manifest_.dir() / it->path).string() + " holds " + std::to_string(rows) +
-                           " rows of batch " + std::to_string(b.batch_no) + " from " + b.shard + "; the source deleted " +
-                           std::to_string(expected.rows),
+    digest::RowDigest d;
+    read_zstd_file(manifest_.dir() / it->path, it->sha256, [&](std::string_view chunk) { d.add(chunk); });
+    if (d.rows() != expected.rows || d.text() != expected.checksum || !d.complete())
+      throw data_error("archive file " + (manifest_.dir() / it->path).string() + " holds " + std::to_string(d.rows()) +
+                           " rows (digest " + d.text() + ") of batch " + std::to_string(b.batch_no) + " from " + b.shard +
+                           "; the source deleted " + std::to_string(expected.rows) + " (digest " + expected.checksum + ")",
                        "nothing was deleted; `shardctl op resume ID` delivers the batch again");
   }
 

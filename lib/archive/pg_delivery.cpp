@@ -5,11 +5,18 @@
 #include "archive/delivery.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "digest/row_digest.hpp"
 #include "shardio/row_checksum.hpp"
 
 namespace shardctl::archive {
 namespace {
 using catalog::quote_ident;
+
+// The archive table's columns as the batch's COPY streams them: the source table's, then
+// source_shard and archived_at.
+std::string stored_columns(const ArchivedTable& t) {
+  return t.column_list() + ", " + quote_ident(source_shard_column) + ", " + quote_ident(archived_at_column);
+}
 
 std::string batch_where() {
   return quote_ident(source_shard_column) + " = $1 AND " + quote_ident(archived_at_column) + " = $2::timestamptz";
@@ -39,26 +46,38 @@ class PgDelivery : public Delivery {
     for (const auto& t : set.tables) c.query("DELETE FROM " + t.quoted + " WHERE " + batch_where(), {b.shard, b.archived_at});
   }
 
-  void load(const BatchRef& b, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
-            const std::string& rows) override {
+  // The source adds the two archive columns as literals, so the rows stream unparsed.
+  std::string extra_columns(const BatchRef& b, shardio::RawConn& source) const override {
+    return source.literal(b.shard) + "::text, " + source.literal(b.archived_at) + "::timestamptz";
+  }
+
+  TableStats load(const BatchRef&, const ArchiveSet& set, std::size_t i, shardio::RawConn& source,
+                  const std::string& copy_out_sql) override {
     const auto& t = set.tables.at(i);
-    // The source adds the two archive columns as literals, so the rows stream unparsed.
-    std::string extra = source.literal(b.shard) + "::text, " + source.literal(b.archived_at) + "::timestamptz";
-    std::string out = "COPY (" + set.select_sql(i, rows, extra) + ") TO STDOUT";
-    std::string in = "COPY " + t.quoted + " (" + t.column_list() + ", " + quote_ident(source_shard_column) + ", " +
-                     quote_ident(archived_at_column) + ") FROM STDIN";
-    shardio::pump_copy(source, out, conn(), in);
+    std::string in = "COPY " + t.quoted + " (" + stored_columns(t) + ") FROM STDIN";
+    digest::RowDigest d;
+    shardio::copy_in_from(conn(), in, [&](const auto& put) {
+      shardio::copy_out_to(source, copy_out_sql, [&](std::string_view chunk) {
+        d.add(chunk);
+        put(chunk);
+      });
+    });
+    return {d.rows(), d.text()};
   }
 
   void verify(const BatchRef& b, const ArchiveSet& set, std::size_t i, const TableStats& expected) override {
     const auto& t = set.tables.at(i);
-    auto r = conn().query("SELECT count(*), " + shardio::row_hash_sum_fast() + " FROM (SELECT " + t.column_list() + " FROM " +
-                              t.quoted + " WHERE " + batch_where() + ") AS " + shardio::row_alias,
-                          {b.shard, b.archived_at});
-    if (std::stoll(r[0][0]) != expected.rows || r[0][1] != expected.checksum)
+    auto& c = conn();
+    // Read back in the columns and text form the source streamed them in (COPY takes no parameters).
+    std::string out = "COPY (SELECT " + stored_columns(t) + " FROM " + t.quoted + " WHERE " +
+                      quote_ident(source_shard_column) + " = " + c.literal(b.shard) + " AND " +
+                      quote_ident(archived_at_column) + " = " + c.literal(b.archived_at) + "::timestamptz) TO STDOUT";
+    digest::RowDigest d;
+    shardio::copy_out_to(c, out, [&](std::string_view chunk) { d.add(chunk); });
+    if (d.rows() != expected.rows || d.text() != expected.checksum)
       throw data_error("batch " + std::to_string(b.batch_no) + " of " + t.name + " from " + b.shard + " arrived at " +
-                           to_.describe() + " with " + r[0][0] + " rows (checksum " + r[0][1] + "); the source deleted " +
-                           std::to_string(expected.rows) + " (checksum " + expected.checksum + ")",
+                           to_.describe() + " as " + std::to_string(d.rows()) + " rows (digest " + d.text() +
+                           "); the source deleted " + std::to_string(expected.rows) + " (digest " + expected.checksum + ")",
                        "nothing was deleted; `shardctl op resume ID` delivers the batch again");
   }
 

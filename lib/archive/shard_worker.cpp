@@ -6,10 +6,11 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "digest/row_digest.hpp"
+#include "shardio/row_checksum.hpp"
 #include "shardio/key_filter.hpp"
 #include "pg/connection.hpp"
 #include "shardio/journal.hpp"
-#include "shardio/row_checksum.hpp"
 
 namespace shardctl::archive {
 namespace {
@@ -154,40 +155,53 @@ class ShardWorker {
     std::string high = literal_row(batch.high);
     std::string root = set_.root_filter(batch.low ? &low : nullptr, high) + outside_live_operations();
     BatchRef ref{run_.run, shard_.name, batch.batch_no, batch.archived_at};
-    // One snapshot for selecting, copying and deleting. The batch's rows are locked first, so no
-    // writer changes them and no new row can reference them until the source commits; a row a
-    // writer changed before the lock makes the transaction fail and the batch is taken again.
-    // The source's DELETE runs before the destination commits but commits only after it: a crash
-    // in between leaves the rows on the shard, and the batch is delivered again.
+    // One snapshot for selecting, copying and deleting. The rows of the root and of every table
+    // an archived table references are locked first, parents first, so no writer changes them and
+    // no new row can reference them until the source commits; a row a writer changed before the
+    // lock (or a leaf row it changes before the DELETE) makes the transaction fail and the batch
+    // is taken again. The source's DELETEs run before the destination commits but commit only
+    // after it: a crash in between leaves the rows on the shard, and the batch is delivered again.
     src_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
     try {
-      for (std::size_t i = 0; i < set_.tables.size(); ++i) probing(i, [&] { src_.exec(set_.stage_sql(i, root)); });
+      for (std::size_t i = 0; i < set_.tables.size(); ++i)
+        if (set_.staged(i)) probing(i, [&] { src_.exec(set_.stage_sql(i, root)); });
       std::int64_t refused = 0;
       if (!set_.cascade && !set_.referencing.empty())
         refused = std::stoll(src_.query("SELECT count(*) FROM " + set_.tables[0].quoted + " t0 WHERE " +
                                         set_.refused_filter(batch.low ? &low : nullptr, high))[0][0]);
       run_.point("archive-locked");
       delivery_->begin(ref, set_);
-      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->load(ref, set_, i, src_, set_.rows_of(i, root));
+      std::string extra = delivery_->extra_columns(ref, src_);
+      auto copy_of = [](const std::string& query) { return "COPY (" + query + ") TO STDOUT"; };
+      // Parents first at the destination: the staged tables are copied as they are ...
+      std::vector<TableStats> sent(set_.tables.size()), deleted(set_.tables.size());
+      for (std::size_t i = 0; i < set_.tables.size(); ++i)
+        if (set_.staged(i)) sent[i] = delivery_->load(ref, set_, i, src_, copy_of(set_.select_sql(i, set_.rows_of(i, root), extra)));
       run_.point("archive-loaded");
-      // The source deletes the staged rows, children first, counting and checksumming exactly the
-      // rows each DELETE removes; the destination must hold exactly those before anything commits.
-      std::vector<TableStats> stats(set_.tables.size());
+      // ... then children first at the source. A leaf's DELETE ... RETURNING streams straight into
+      // the destination: what it removes is what arrives, counted and hashed on the way. A staged
+      // table's DELETE streams the same columns back here, and must remove exactly what was copied.
       for (std::size_t k = set_.tables.size(); k-- > 0;) {
-        const auto& t = set_.tables[k];
-        std::vector<std::vector<std::string>> r;
-        probing(k, [&] {
-          r = src_.query("WITH d AS (DELETE FROM " + t.quoted + " AS " + t.alias + " WHERE " + set_.rows_of(k, root) +
-                         " RETURNING " + t.column_list(t.alias + ".") + ") SELECT count(*), " +
-                         shardio::row_hash_sum_fast() + " FROM d AS " + shardio::row_alias);
-        });
-        stats[k] = {std::stoll(r[0][0]), r[0][1]};
+        std::string remove = copy_of(set_.delete_sql(k, set_.rows_of(k, root), extra));
+        if (!set_.staged(k)) {
+          probing(k, [&] { sent[k] = deleted[k] = delivery_->load(ref, set_, k, src_, remove); });
+          continue;
+        }
+        digest::RowDigest d;
+        shardio::copy_out_to(src_, remove, [&](std::string_view chunk) { d.add(chunk); });
+        deleted[k] = {d.rows(), d.text()};
+        if (deleted[k] != sent[k])
+          throw internal_error("the DELETE of batch " + std::to_string(batch.batch_no) + " of " + set_.tables[k].name +
+                               " on shard " + shard_.name + " removed " + std::to_string(deleted[k].rows) + " rows (digest " +
+                               deleted[k].checksum + "), not the " + std::to_string(sent[k].rows) + " copied (digest " +
+                               sent[k].checksum + ")",
+                               "nothing was deleted; `shardctl op resume ID` takes the batch again");
       }
       run_.point("archive-deleted");
-      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->verify(ref, set_, i, stats[i]);
+      for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->verify(ref, set_, i, deleted[i]);
       delivery_->commit(ref, set_);
       run_.point("archive-delivered");
-      auto tables = stats_json(set_, stats);
+      auto tables = stats_json(set_, deleted);
       journal([&](pqxx::work& tx) { mark_delivered(tx, run_.run, shard_id_, batch.batch_no, tables); });
       run_.point("archive-journaled-delivery");
       src_.query("INSERT INTO shardctl.archive_receipts (op_id, batch_no, tables, refused) VALUES ($1, $2, $3::jsonb, $4)",

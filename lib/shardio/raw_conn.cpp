@@ -49,6 +49,27 @@ void RawConn::fail(const std::string& what) const {
   throw internal_error(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
 }
 
+void RawConn::fail(const PGresult* r, const std::string& what) const {
+  const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  std::string msg = first_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+  if (msg.empty()) msg = first_line(PQerrorMessage(conn_));
+  // No SQLSTATE means libpq itself failed: the server went away mid-query.
+  if (PQstatus(conn_) != CONNECTION_OK || !state || std::string(state).rfind("08", 0) == 0 ||
+      std::string(state).rfind("57P", 0) == 0)
+    throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg,
+                            "`shardctl op resume ID` finishes the operation once it is back");
+  // A serialization failure or deadlock with a concurrent writer: the caller may retry (75).
+  if (std::string(state) == "40001" || std::string(state) == "40P01")
+    throw ConflictError("a concurrent write on " + role_ + " (" + where_ + ") conflicted: " + msg);
+  // A shardctl write guard refused the rows: an operation moves (or moved) these keys.
+  if (std::string(state) == "55000")
+    throw locked_error("rows on " + role_ + " (" + where_ + ") are held by another operation: " + msg,
+                       "try again when it has finished (`shardctl op list` shows it)");
+  // lock_timeout expired: another session holds a lock.
+  if (std::string(state) == "55P03") throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
+  throw internal_error(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
+}
+
 std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, const std::vector<std::string>& params) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
@@ -57,24 +78,7 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
                           : PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
                                          nullptr, nullptr, 0));
   auto status = PQresultStatus(r.get());
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
-    std::string msg = first_line(PQresultErrorMessage(r.get()));
-    // No SQLSTATE means libpq itself failed: the server went away mid-query.
-    if (PQstatus(conn_) != CONNECTION_OK || !state || std::string(state).rfind("08", 0) == 0 ||
-        std::string(state).rfind("57P", 0) == 0)
-      throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg,
-                              "`shardctl op resume ID` finishes the operation once it is back");
-    // lock_timeout expired: another session holds a lock; the caller may retry (75).
-    if (std::string(state) == "40001" || std::string(state) == "40P01")
-      throw ConflictError("a concurrent write on " + role_ + " (" + where_ + ") conflicted: " + msg);
-    // A shardctl write guard refused the rows: an operation moves (or moved) these keys.
-    if (std::string(state) == "55000")
-      throw locked_error("rows on " + role_ + " (" + where_ + ") are held by another operation: " + msg,
-                         "try again when it has finished (`shardctl op list` shows it)");
-    if (std::string(state) == "55P03") throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
-    throw internal_error("query on " + role_ + " (" + where_ + ") failed: " + msg);
-  }
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(r.get(), "query");
   std::vector<std::vector<std::string>> rows;
   for (int i = 0; i < PQntuples(r.get()); ++i) {
     std::vector<std::string> row;
@@ -110,7 +114,7 @@ std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn&
 std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
                           const std::function<void(std::string_view)>& sink) {
   Result out(PQexec(from.get(), copy_out_sql.c_str()));
-  if (PQresultStatus(out.get()) != PGRES_COPY_OUT) from.fail("COPY out");
+  if (PQresultStatus(out.get()) != PGRES_COPY_OUT) from.fail(out.get(), "COPY out");
   std::uint64_t bytes = 0;
   for (;;) {
     char* buf = nullptr;
@@ -131,7 +135,12 @@ std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
     bytes += static_cast<std::uint64_t>(n);
   }
   Result done(PQgetResult(from.get()));
-  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) from.fail("COPY out");
+  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
+    // Drain so the connection stays usable for the caller's rollback.
+    while (Result extra{PQgetResult(from.get())}) {
+    }
+    from.fail(done.get(), "COPY out");
+  }
   while (Result extra{PQgetResult(from.get())}) {
   }
   return bytes;
@@ -140,7 +149,7 @@ std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
 void copy_in_from(RawConn& to, const std::string& copy_in_sql,
                   const std::function<void(const std::function<void(std::string_view)>&)>& produce) {
   Result in(PQexec(to.get(), copy_in_sql.c_str()));
-  if (PQresultStatus(in.get()) != PGRES_COPY_IN) to.fail("COPY in");
+  if (PQresultStatus(in.get()) != PGRES_COPY_IN) to.fail(in.get(), "COPY in");
   try {
     produce([&](std::string_view chunk) {
       if (!chunk.empty() && PQputCopyData(to.get(), chunk.data(), static_cast<int>(chunk.size())) != 1)
@@ -154,7 +163,11 @@ void copy_in_from(RawConn& to, const std::string& copy_in_sql,
   }
   if (PQputCopyEnd(to.get(), nullptr) != 1) to.fail("COPY in");
   Result done(PQgetResult(to.get()));
-  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) to.fail("COPY in");
+  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
+    while (Result extra{PQgetResult(to.get())}) {
+    }
+    to.fail(done.get(), "COPY in");
+  }
   while (Result extra{PQgetResult(to.get())}) {
   }
 }

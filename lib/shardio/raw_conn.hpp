@@ -40,6 +40,9 @@ class RawConn {
   std::string identifier(const std::string& value) const;  // PQescapeIdentifier
 
   [[noreturn]] void fail(const std::string& what) const;
+  // The error of a failed result, typed by its SQLSTATE: connection lost (69), a conflict with
+  // a concurrent writer (ConflictError), a write guard's refusal or a lock timeout (75), else 70.
+  [[noreturn]] void fail(const PGresult* result, const std::string& what) const;
 
  private:
   std::string role_;
