@@ -163,6 +163,12 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
     auto it = by_shard.find(targets[i].shard);
     if (it != by_shard.end()) {
       result.shards.push_back(*it->second);
+      auto& r = result.shards.back();
+      if (r.state == "skipped") {
+        // Never started: what it would have run, from the survey.
+        r.planned = result.plan[i].pending;
+        r.version_before = r.version_after = result.plan[i].version;
+      }
       continue;
     }
     ShardReport r;

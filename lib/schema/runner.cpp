@@ -101,14 +101,14 @@ void prepare_session(shardio::RawConn& conn, const RunSettings& s) {
 
 std::vector<InvalidIndex> invalid_indexes(shardio::RawConn& conn) {
   auto rows = conn.query(
-      "SELECT n.nspname, c.relname, t.relname FROM pg_index i "
-      "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
-      "JOIN pg_class t ON t.oid = i.indrelid WHERE NOT i.indisvalid ORDER BY 1, 2");
+      "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), quote_ident(n.nspname) || '.' || quote_ident(t.relname) "
+      "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+      "JOIN pg_class t ON t.oid = i.indrelid WHERE NOT i.indisvalid ORDER BY 1");
   std::vector<InvalidIndex> out;
   for (const auto& r : rows) {
     InvalidIndex ix;
-    ix.index = conn.identifier(r[0]) + "." + conn.identifier(r[1]);
-    ix.table = conn.identifier(r[0]) + "." + conn.identifier(r[2]);
+    ix.index = r[0];
+    ix.table = r[1];
     ix.drop_sql = "DROP INDEX CONCURRENTLY IF EXISTS " + ix.index + ";";
     out.push_back(std::move(ix));
   }

@@ -18,7 +18,7 @@ mig() { mkdir -p "$1"; cat > "$1/$2"; }
 # history N: shard N's history as "name|success" lines in id order ("" without the table).
 history() {
   [ "$(psql_shard "$1" -XAtc "select to_regclass('shardctl.schema_history') is null")" = f ] || return 0
-  psql_shard "$1" -XAtc "select name || '|' || success from shardctl.schema_history order by id"
+  psql_shard "$1" -XAtc "select name || '|' || case when success then 't' else 'f' end from shardctl.schema_history order by id"
 }
 
 # shard_value N SQL: one value from shard N.
