@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: `shardctl schema apply --parallel 8` against a psql shell loop applying the same
 # files, on 64 shard databases of the sandbox's clusters (2 shard clusters, 32 databases each).
-# Every database first gets a 100,000-row table `events` (not timed). The 5 migrations:
+# Every database is a copy of a template holding a 100,000-row table `events` (not timed).
+# The 5 migrations:
 #   V1 create table customers            V2 create table orders + FK + index
 #   V3 CREATE INDEX CONCURRENTLY on events (100k rows; -- shardctl:no-transaction)
 #   V4 alter table events add column     V5 a function and a view
@@ -44,23 +45,29 @@ create view big_customers as select id, customer_total(id) as total from custome
 SQL
 
 t0=$(now)
-for f in loop xargs tool; do
-  "$bin/shardctl" sandbox fleet "$f" --dir "$work/sb" --empty --shards "$n" --format json > "$work/$f.json"
-done
-seed() {
-  psql -Xq "$1" <<'SQL'
+# The catalog for shardctl; the fleet's own 2 databases only tell where the shard clusters are.
+"$bin/shardctl" sandbox fleet tool --dir "$work/sb" --empty --shards 2 --format json > "$work/fleet.json"
+export SHARDCTL_CATALOG=$(jq -r .catalog "$work/fleet.json")
+mapfile -t clusters < <(jq -r '.shards[].dsn' "$work/fleet.json" | sed 's/ *dbname=[^ ]*//' | sort -u)
+# One seeded template per cluster; every shard database is a copy of it (CREATE DATABASE ... TEMPLATE).
+for c in "${clusters[@]}"; do
+  psql -Xq "$c dbname=postgres" -c "create database bench_tmpl"
+  psql -Xq "$c dbname=bench_tmpl" <<'SQL'
 create table events (id bigint primary key, payload text, at timestamptz);
 insert into events select g, md5(g::text), now() - g * interval '1 second' from generate_series(1, 100000) g;
 vacuum analyze events;
 SQL
-}
-export -f seed
-jq -r '.shards[].dsn' "$work/loop.json" "$work/xargs.json" "$work/tool.json" | xargs -d '\n' -P 2 -I{} bash -c 'seed "$1"' _ {}
-export SHARDCTL_CATALOG=$(jq -r .catalog "$work/tool.json")
-jq -r '.shards[] | .name + "\t" + .dsn' "$work/tool.json" | while IFS=$'\t' read -r name dsn; do
-  "$bin/shardctl" shard add "$name" --dsn "$dsn" >/dev/null
 done
-echo "3 x $n databases with a 100k-row table each, ready in $(r "$(now) - $t0") s"
+for set in loop xargs tool; do
+  : > "$work/$set.dsns"
+  for ((i = 1; i <= n; i++)); do
+    c=${clusters[$((i % ${#clusters[@]}))]}
+    psql -Xq "$c dbname=postgres" -c "create database ${set}_$i template bench_tmpl"
+    echo "$c dbname=${set}_$i" >> "$work/$set.dsns"
+    [ "$set" != tool ] || "$bin/shardctl" shard add "shard_$(printf %02d "$i")" --dsn "$c dbname=${set}_$i" >/dev/null
+  done
+done
+echo "3 x $n databases with a 100k-row table each (copies of a seeded template), ready in $(r "$(now) - $t0") s"
 
 apply_psql() {  # apply_psql DSN DIR: every file, in order, as an operator's shell loop does
   local f
@@ -74,15 +81,20 @@ apply_psql() {  # apply_psql DSN DIR: every file, in order, as an operator's she
 }
 export -f apply_psql
 # ls V*.sql sorts V1..V5 correctly here (single digits).
+# Before each measurement: a checkpoint on every cluster, so no one pays for another's dirty pages.
+settle() { for c in "${clusters[@]}"; do psql -Xq "$c dbname=postgres" -c checkpoint; done; sleep 1; }
 
+settle
 t0=$(now)
-jq -r '.shards[].dsn' "$work/loop.json" | while read -r dsn; do apply_psql "$dsn" "$M"; done
+while read -r dsn; do apply_psql "$dsn" "$M"; done < "$work/loop.dsns"
 loop=$(r "$(now) - $t0")
 
+settle
 t0=$(now)
-jq -r '.shards[].dsn' "$work/xargs.json" | xargs -d '\n' -P 8 -I{} bash -c 'apply_psql "$1" "$2"' _ {} "$M"
+xargs -a "$work/xargs.dsns" -d '\n' -P 8 -I{} bash -c 'apply_psql "$1" "$2"' _ {} "$M"
 xargs8=$(r "$(now) - $t0")
 
+settle
 t0=$(now)
 "$bin/shardctl" schema apply "$M" --parallel 8 -q --format json > "$work/apply.json"
 tool=$(r "$(now) - $t0")
@@ -100,7 +112,7 @@ for f in loop xargs tool; do
   bad=0
   while read -r dsn; do
     [ "$(psql -XAtc "select (select indisvalid from pg_index where indexrelid = 'events_at'::regclass) and to_regclass('big_customers') is not null" "$dsn")" = t ] || bad=$((bad + 1))
-  done < <(jq -r '.shards[].dsn' "$work/$f.json")
+  done < "$work/$f.dsns"
   [ "$bad" = 0 ] || { echo "$f: $bad database(s) lack the migrations" >&2; exit 1; }
 done
 
