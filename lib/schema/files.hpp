@@ -1,0 +1,72 @@
+// Migration files of a directory: versioned `V<version>__<name>.sql` and repeatable
+// `R__<name>.sql`, their checksums and their header directives. Pure: reads files, no database.
+#pragma once
+
+#include <compare>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardctl::schema {
+
+// A version is dot-separated non-negative integers compared part by part as numbers:
+// 2 < 10, 1.2 < 1.10, and 1 == 1.0 == 001 (trailing zero parts and leading zeros do not count).
+struct Version {
+  std::vector<unsigned long long> parts;  // trailing zeros removed; empty means 0
+  std::string text() const;               // canonical: "1.2", "10", "0"
+  auto operator<=>(const Version&) const = default;
+};
+
+// "1", "1.2", "007" -> Version; nullopt for anything else (empty part, sign, letters, > 18 digits).
+std::optional<Version> parse_version(std::string_view text);
+
+enum class Kind { versioned, repeatable };
+const char* kind_name(Kind k) noexcept;  // "versioned" | "repeatable"
+
+struct Migration {
+  Kind kind = Kind::versioned;
+  std::optional<Version> version;  // versioned files only
+  std::string description;         // the <name> part
+  std::string file;                // file name, e.g. "V2__add_email.sql": how history names it
+  std::string sql;                 // the file's text, line endings normalized to LF
+  std::string checksum;            // "sha256:<hex>" of `sql`
+  bool no_transaction = false;     // header `-- shardctl:no-transaction`
+};
+
+// What a file name says. nullopt: not a migration name at all (callers decide: a `.sql` file
+// that is not one is a data error, anything else is ignored).
+struct ParsedName {
+  Kind kind;
+  std::optional<Version> version;
+  std::string description;
+};
+std::optional<ParsedName> parse_file_name(std::string_view name);
+
+// CRLF and lone CR become LF, so a checkout on Windows has the same checksum.
+std::string normalize_line_endings(std::string_view text);
+// "sha256:" + SHA-256 hex of the normalized text.
+std::string checksum_of(std::string_view normalized_text);
+
+// Reads the header directives: lines starting `-- shardctl:` among the leading comment and
+// blank lines. Only `no-transaction` exists; any other directive is a data Error naming
+// `file:line:col`, so a typo never silently runs a file inside a transaction.
+bool no_transaction_header(std::string_view normalized_text, const std::string& file);
+
+// Loads one file (path's file name must parse). Data Error (65) for a file that holds no SQL.
+Migration load_file(const std::filesystem::path& path);
+
+// All migrations of `dir`, versioned ones in version order, then repeatable ones by name.
+// Only regular files directly in `dir` count; names starting with '.' and files not ending in
+// `.sql` are ignored. Usage Error (64) when `dir` is missing or not a directory; data Error (65)
+// naming the file for a `.sql` file whose name is not a migration name, for two files with the
+// same version, or for an unreadable or empty file.
+std::vector<Migration> load_directory(const std::filesystem::path& dir);
+
+// 1-based line and column (in characters) of the byte `offset` in `text`: error positions.
+std::pair<int, int> line_col(std::string_view text, std::size_t offset);
+// Byte offset of the 1-based character position `pos` (PostgreSQL's error position) in `text`.
+std::size_t byte_offset_of_char(std::string_view text, std::size_t pos);
+
+}  // namespace shardctl::schema

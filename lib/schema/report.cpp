@@ -1,0 +1,261 @@
+#include "schema/report.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "output/table.hpp"
+
+namespace shardctl::schema {
+namespace {
+
+std::string ms_text(std::int64_t ms) {
+  if (ms < 10'000) return std::to_string(ms) + " ms";
+  return std::to_string(ms / 1000) + "." + std::to_string((ms % 1000) / 100) + " s";
+}
+
+nlohmann::json shard_json(const ShardReport& s) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : s.files)
+    files.push_back({{"file", f.file},
+                     {"version", f.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.version)},
+                     {"kind", f.kind},
+                     {"state", f.state},
+                     {"duration_ms", f.duration_ms},
+                     {"error", f.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.error)}});
+  nlohmann::json invalid = nlohmann::json::array();
+  for (const auto& ix : s.invalid_indexes) invalid.push_back({{"index", ix.index}, {"table", ix.table}, {"drop", ix.drop_sql}});
+  auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  return {{"shard", s.shard},
+          {"state", s.state},
+          {"version_before", opt(s.version_before)},
+          {"version", opt(s.version_after)},
+          {"planned", s.planned},
+          {"applied", files},
+          {"duration_ms", s.duration_ms},
+          {"error", opt(s.error)},
+          {"hint", opt(s.hint)},
+          {"invalid_indexes", invalid}};
+}
+
+std::string cell_text(const std::string& c) {
+  if (c == "pending") return "-";
+  if (c == "failed") return "FAILED";
+  if (c == "changed") return "CHANGED";
+  if (c == "baseline") return "base";
+  return c;
+}
+
+// "V12__add_x.sql" -> "V12"; anything else as it is.
+std::string column_header(const StatusColumn& c) {
+  if (c.kind == "versioned" && !c.label.empty() && c.label[0] == 'V') {
+    auto sep = c.label.find("__");
+    if (sep != std::string::npos) return c.label.substr(0, sep);
+    auto sp = c.label.find(' ');
+    if (sp != std::string::npos) return c.label.substr(0, sp);
+  }
+  return c.label;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ApplyResult& r) {
+  auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json doc;
+  doc["head"] = opt(r.head);
+  if (r.dry_run) {
+    nlohmann::json shards = nlohmann::json::array();
+    for (const auto& p : r.plan)
+      shards.push_back({{"shard", p.shard},
+                        {"state", p.state},
+                        {"version", opt(p.version)},
+                        {"pending", p.pending},
+                        {"out_of_order", p.out_of_order},
+                        {"unknown", p.unknown},
+                        {"failed", p.failed},
+                        {"error", opt(p.error)}});
+    doc["shards"] = shards;
+  } else {
+    nlohmann::json shards = nlohmann::json::array();
+    std::map<std::string, int> counts{{"ok", 0}, {"failed", 0}, {"locked", 0}, {"unreachable", 0}, {"skipped", 0}};
+    for (const auto& s : r.shards) {
+      shards.push_back(shard_json(s));
+      counts[s.state]++;
+    }
+    doc["shards"] = shards;
+    doc["canary"] = r.canary;
+    doc["canary_failed"] = r.canary_failed;
+    doc["summary"] = counts;
+  }
+  doc["exit_code"] = r.exit_code;
+  return doc;
+}
+
+nlohmann::json to_json(const StatusMatrix& m) {
+  nlohmann::json cols = nlohmann::json::array();
+  for (const auto& c : m.columns) cols.push_back({{"name", c.label}, {"kind", c.kind}});
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : m.rows) {
+    nlohmann::json cells = nlohmann::json::object();
+    for (std::size_t i = 0; i < r.cells.size() && i < m.columns.size(); ++i)
+      if (!r.cells[i].empty()) cells[m.columns[i].label] = r.cells[i];
+    rows.push_back({{"shard", r.shard},
+                    {"state", r.state},
+                    {"version", r.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.version)},
+                    {"migrations", cells},
+                    {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)}});
+  }
+  return {{"head", m.head.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.head)},
+          {"columns", cols},
+          {"shards", rows},
+          {"exit_code", m.exit_code()}};
+}
+
+nlohmann::json to_json(const BaselineResult& r) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& s : r.shards)
+    shards.push_back({{"shard", s.shard},
+                      {"state", s.state},
+                      {"version_before", s.version_before.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.version_before)},
+                      {"version", s.version_after.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.version_after)},
+                      {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)}});
+  return {{"version", r.version}, {"files", r.files}, {"shards", shards}, {"exit_code", r.exit_code}};
+}
+
+void print_apply(std::ostream& out, const ApplyResult& r) {
+  if (r.dry_run) {
+    output::TextTable t({"SHARD", "STATE", "VERSION", "WOULD APPLY"});
+    for (const auto& p : r.plan) {
+      std::string files;
+      for (const auto& f : p.pending) files += (files.empty() ? "" : " ") + f;
+      t.add_row({p.shard, p.state == "up_to_date" ? "up to date" : p.state, p.version.empty() ? "-" : p.version,
+                 p.state == "unreachable" ? p.error : files});
+    }
+    t.print(out);
+    for (const auto& p : r.plan) {
+      for (const auto& f : p.out_of_order) out << p.shard << ": " << f << " is below the shard's version; it would run out of order\n";
+      for (const auto& f : p.unknown) out << p.shard << ": applied " << f << " is not in the directory\n";
+      for (const auto& f : p.failed) out << p.shard << ": " << f << " failed before; it would run again\n";
+    }
+    return;
+  }
+  output::TextTable t({"SHARD", "STATE", "VERSION", "APPLIED", "DURATION", "ERROR"});
+  std::map<std::string, int> counts;
+  for (const auto& s : r.shards) {
+    std::size_t applied = std::count_if(s.files.begin(), s.files.end(), [](const FileResult& f) { return f.state == "applied"; });
+    t.add_row({s.shard, s.state, s.version_after.empty() ? "-" : s.version_after,
+               std::to_string(applied) + "/" + std::to_string(s.planned.size()),
+               s.state == "skipped" ? "-" : ms_text(s.duration_ms), s.error});
+    counts[s.state]++;
+  }
+  t.print(out);
+  for (const auto& s : r.shards)
+    for (const auto& ix : s.invalid_indexes)
+      out << s.shard << ": index " << ix.index << " on " << ix.table << " is INVALID (left by the failed file); drop it with: "
+          << ix.drop_sql << '\n';
+  out << r.shards.size() << " shard(s)";
+  const char* sep = ": ";
+  for (const char* st : {"ok", "failed", "locked", "unreachable", "skipped"})
+    if (counts[st]) {
+      out << sep << counts[st] << ' ' << st;
+      sep = ", ";
+    }
+  if (!r.head.empty()) out << "; directory head " << r.head;
+  if (r.canary_failed) out << "; the canary wave failed, the other shards were not started";
+  out << '\n';
+}
+
+void print_status(std::ostream& out, const StatusMatrix& m) {
+  std::vector<std::string> headers{"SHARD", "STATE", "VERSION"};
+  for (const auto& c : m.columns) headers.push_back(column_header(c));
+  output::TextTable t(headers);
+  for (const auto& r : m.rows) {
+    std::vector<std::string> row{r.shard, r.state, r.version.empty() ? "-" : r.version};
+    for (std::size_t i = 0; i < m.columns.size(); ++i) row.push_back(i < r.cells.size() ? cell_text(r.cells[i]) : "");
+    t.add_row(row);
+  }
+  t.print(out);
+  for (const auto& r : m.rows)
+    if (!r.error.empty()) out << r.shard << ": " << r.error << '\n';
+  out << "head " << (m.head.empty() ? "-" : m.head) << "; ok applied, - pending, base covered by a baseline\n";
+}
+
+void print_baseline(std::ostream& out, const BaselineResult& r, bool dry_run) {
+  output::TextTable t({"SHARD", "STATE", "VERSION", "ERROR"});
+  for (const auto& s : r.shards) t.add_row({s.shard, s.state, s.version_after.empty() ? "-" : s.version_after, s.error});
+  t.print(out);
+  out << (dry_run ? "would record" : "recorded") << " version " << r.version;
+  if (!r.files.empty()) out << " with " << r.files.size() << " file(s) and their checksums";
+  out << " as applied; nothing was run\n";
+}
+
+std::string progress_line(const ShardReport& r) {
+  std::string line = r.shard + ": " + r.state;
+  if (r.state == "skipped") return line;
+  if (!r.version_after.empty()) line += " at " + r.version_after;
+  std::size_t applied = std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.state == "applied"; });
+  line += ", " + std::to_string(applied) + " applied in " + ms_text(r.duration_ms);
+  if (!r.error.empty()) line += ": " + r.error;
+  return line;
+}
+
+std::vector<output::JunitCase> junit_cases(const ApplyResult& r, const std::vector<Migration>& migrations) {
+  std::vector<output::JunitCase> cases;
+  std::map<std::string, const PlannedShard*> plans;
+  for (const auto& p : r.plan) plans[p.shard] = &p;
+  for (const auto& s : r.shards) {
+    std::string cls = "shardctl.schema.apply." + s.shard;
+    if ((s.state == "unreachable" || s.state == "locked") && s.files.empty()) {
+      output::JunitCase c{cls, s.state == "locked" ? "rollout lock" : "connect", static_cast<double>(s.duration_ms) / 1000.0,
+                          s.error, s.hint, false};
+      cases.push_back(c);
+      continue;
+    }
+    std::vector<std::string> pending = s.planned;
+    if (s.state == "skipped")
+      if (auto it = plans.find(s.shard); it != plans.end()) pending = it->second->pending;
+    for (const auto& m : migrations) {
+      output::JunitCase c;
+      c.classname = cls;
+      c.name = m.file;
+      auto f = std::find_if(s.files.begin(), s.files.end(), [&](const FileResult& x) { return x.file == m.file; });
+      if (f != s.files.end()) {
+        c.seconds = static_cast<double>(f->duration_ms) / 1000.0;
+        if (f->state != "applied") {
+          c.failure = f->error;
+          c.details = s.hint;
+          for (const auto& ix : s.invalid_indexes) c.details += "\n" + ix.drop_sql;
+        }
+      } else if (std::find(pending.begin(), pending.end(), m.file) != pending.end()) {
+        c.skipped = true;  // not reached
+      }
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+std::vector<output::JunitCase> junit_cases(const StatusMatrix& m) {
+  std::vector<output::JunitCase> cases;
+  for (const auto& r : m.rows) {
+    std::string cls = "shardctl.schema.status." + r.shard;
+    if (r.state == "unreachable") {
+      cases.push_back({cls, "connect", 0, r.error, "", false});
+      continue;
+    }
+    for (std::size_t i = 0; i < m.columns.size() && i < r.cells.size(); ++i) {
+      const auto& cell = r.cells[i];
+      output::JunitCase c;
+      c.classname = cls;
+      c.name = m.columns[i].label;
+      if (cell.empty()) c.skipped = true;
+      else if (cell == "pending") c.failure = "pending on " + r.shard;
+      else if (cell == "failed") c.failure = "the last attempt failed on " + r.shard;
+      else if (cell == "changed") c.failure = "applied with another checksum on " + r.shard;
+      else if (cell != "ok" && cell != "baseline") c.failure = "differs on " + r.shard + ": " + cell;
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+}  // namespace shardctl::schema

@@ -1,0 +1,243 @@
+#include "schema/rollout.hpp"
+
+#include <map>
+
+#include "core/error.hpp"
+#include "schema/history.hpp"
+#include "shardio/raw_conn.hpp"
+
+namespace shardctl::schema {
+namespace {
+
+std::map<std::string, std::size_t> index_of(const std::vector<fanout::Target>& targets) {
+  std::map<std::string, std::size_t> out;
+  for (std::size_t i = 0; i < targets.size(); ++i) out[targets[i].shard] = i;
+  return out;
+}
+
+// Thrown by a wave's work so the executor stops starting shards (the report already says why).
+struct StopWave : Error {
+  StopWave() : Error(ErrorKind::internal, "stop") {}
+};
+
+// Runs apply_shard over `targets` (a wave). `stop`: a failed or locked shard stops the wave;
+// `stop_on_any`: so does an unreachable one (the canary wave).
+void run_wave(const std::vector<fanout::Target>& targets, const std::vector<Migration>& migrations,
+              const ApplyOptions& options, bool stop, bool stop_on_any, std::vector<ShardReport>& reports) {
+  auto idx = index_of(targets);
+  reports.resize(targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) reports[i].shard = targets[i].shard;
+  fanout::Policy policy;
+  policy.parallel = options.parallel;
+  policy.stop_on_failure = stop;
+  fanout::run(
+      targets, policy,
+      [&](const fanout::Target& t) {
+        auto& rep = reports[idx.at(t.shard)];
+        rep = apply_shard(t, migrations, options.settings);
+        // An unreachable shard ran nothing: it catches up on the next run and does not stop the
+        // others (except in the canary wave, which proves nothing without all its shards).
+        if (rep.state == "failed" || rep.state == "locked" || (stop_on_any && !rep.ok())) throw StopWave();
+      },
+      [&](const fanout::Target& t, const fanout::Outcome&) {
+        if (options.on_shard) options.on_shard(reports[idx.at(t.shard)]);
+      });
+}
+
+int apply_exit_code(const std::vector<ShardReport>& reports) {
+  bool failed = false, locked = false, unreachable = false;
+  for (const auto& r : reports) {
+    if (r.state == "failed") failed = true;
+    if (r.state == "locked") locked = true;
+    if (r.state == "unreachable") unreachable = true;
+  }
+  if (failed) return apply_exit::migration_failed;
+  if (locked) return exit_code::locked;
+  if (unreachable) return exit_code::unavailable;
+  return apply_exit::ok;
+}
+
+}  // namespace
+
+std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int parallel, int connect_timeout) {
+  std::vector<ShardHistory> out(targets.size());
+  auto idx = index_of(targets);
+  for (std::size_t i = 0; i < targets.size(); ++i) out[i].shard = targets[i].shard;
+  fanout::Policy policy;
+  policy.parallel = parallel;
+  auto outcomes = fanout::run(targets, policy, [&](const fanout::Target& t) {
+    shardio::RawConn conn(rollout_dsn(t, connect_timeout), "shard " + t.shard);
+    out[idx.at(t.shard)].rows = read_history(conn);
+  });
+  for (std::size_t i = 0; i < outcomes.size(); ++i)
+    if (!outcomes[i].ok()) {
+      // Not only unreachable ones: a shard whose history cannot be read is not known either.
+      out[i].rows.reset();
+      out[i].error = outcomes[i].error;
+    }
+  return out;
+}
+
+ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<Migration>& migrations,
+                  const ApplyOptions& options) {
+  ApplyResult result;
+  result.dry_run = options.dry_run;
+  for (const auto& m : migrations)
+    if (m.version) result.head = m.version->text();
+  auto histories = survey(targets, options.parallel, options.settings.connect_timeout);
+
+  // Refuse every edited applied file before anything runs, naming all of them and their shards.
+  std::map<std::string, std::vector<std::string>> changed;  // file -> shards
+  std::vector<fanout::Target> reachable;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const auto& h = histories[i];
+    PlannedShard p;
+    p.shard = h.shard;
+    if (!h.rows) {
+      p.state = "unreachable";
+      p.error = h.error;
+      result.plan.push_back(std::move(p));
+      continue;
+    }
+    reachable.push_back(targets[i]);
+    auto plan = plan_shard(migrations, *h.rows);
+    for (const auto& c : plan.changed) changed[c.file].push_back(h.shard);
+    if (plan.current) p.version = plan.current->text();
+    for (auto k : plan.pending) p.pending.push_back(migrations[k].file);
+    p.out_of_order = plan.out_of_order;
+    p.unknown = plan.unknown;
+    p.failed = plan.failed;
+    p.state = p.pending.empty() ? "up_to_date" : "pending";
+    result.plan.push_back(std::move(p));
+  }
+  if (!changed.empty()) {
+    std::string msg;
+    for (const auto& [file, shards] : changed) {
+      if (!msg.empty()) msg += "; ";
+      msg += file + " was changed after it was applied (on ";
+      for (std::size_t k = 0; k < shards.size(); ++k) {
+        if (k == 3) {
+          msg += " and " + std::to_string(shards.size() - 3) + " more";
+          break;
+        }
+        msg += (k ? ", " : "") + shards[k];
+      }
+      msg += ")";
+    }
+    throw data_error(msg + "; nothing was applied",
+                     "restore the applied file (git checkout) and put the change in a new V<next>__ file; "
+                     "`shardctl schema status DIR` shows which shards have which checksum");
+  }
+  if (options.dry_run) {
+    bool unreachable = false;
+    for (const auto& p : result.plan) unreachable = unreachable || p.state == "unreachable";
+    result.exit_code = unreachable ? exit_code::unavailable : 0;
+    return result;
+  }
+
+  // Waves: the canary shards, then the rest. Unreachable shards are reported as they were found.
+  std::size_t k = static_cast<std::size_t>(std::max(0, options.canary));
+  k = std::min(k, reachable.size());
+  result.canary = static_cast<int>(k);
+  std::vector<fanout::Target> canary(reachable.begin(), reachable.begin() + static_cast<std::ptrdiff_t>(k));
+  std::vector<fanout::Target> rest(reachable.begin() + static_cast<std::ptrdiff_t>(k), reachable.end());
+  std::vector<ShardReport> first, second;
+  if (!canary.empty()) {
+    run_wave(canary, migrations, options, true, true, first);
+    for (const auto& r : first) result.canary_failed = result.canary_failed || !r.ok();
+  }
+  if (!result.canary_failed) {
+    run_wave(rest, migrations, options, !options.continue_on_error, false, second);
+  } else {
+    for (const auto& t : rest) {
+      ShardReport r;
+      r.shard = t.shard;
+      second.push_back(r);  // skipped: the canary wave failed
+      if (options.on_shard) options.on_shard(r);
+    }
+  }
+  std::map<std::string, const ShardReport*> by_shard;
+  for (const auto& r : first) by_shard[r.shard] = &r;
+  for (const auto& r : second) by_shard[r.shard] = &r;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    auto it = by_shard.find(targets[i].shard);
+    if (it != by_shard.end()) {
+      result.shards.push_back(*it->second);
+      auto& r = result.shards.back();
+      if (r.state == "skipped") {
+        // Never started: what it would have run, from the survey.
+        r.planned = result.plan[i].pending;
+        r.version_before = r.version_after = result.plan[i].version;
+      }
+      continue;
+    }
+    ShardReport r;
+    r.shard = targets[i].shard;
+    r.state = "unreachable";
+    r.error = histories[i].error;
+    r.hint = "nothing ran there; the next `shardctl schema apply` catches it up";
+    if (options.on_shard) options.on_shard(r);
+    result.shards.push_back(std::move(r));
+  }
+  result.exit_code = apply_exit_code(result.shards);
+  return result;
+}
+
+BaselineResult baseline(const std::vector<fanout::Target>& targets, const Version& version,
+                        const std::vector<Migration>& files, int parallel, bool dry_run, const RunSettings& settings) {
+  BaselineResult result;
+  result.version = version.text();
+  for (const auto& f : files) result.files.push_back(f.file);
+  auto histories = survey(targets, parallel, settings.connect_timeout);
+  std::vector<std::string> refused;
+  std::vector<fanout::Target> reachable;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (!histories[i].rows) continue;
+    bool already = false;
+    auto why = baseline_refusal(*histories[i].rows, version, files, &already);
+    if (!why.empty()) refused.push_back(targets[i].shard + " (" + why + ")");
+    reachable.push_back(targets[i]);
+  }
+  if (!refused.empty()) {
+    std::string msg = "baseline is for shards without a schema history; refused, nothing changed: ";
+    for (std::size_t k = 0; k < refused.size(); ++k) msg += (k ? ", " : "") + refused[k];
+    throw data_error(msg, "`shardctl schema status` shows the histories; choose the shards with --shards");
+  }
+  std::vector<ShardReport> reports(targets.size());
+  auto idx = index_of(targets);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    reports[i].shard = targets[i].shard;
+    if (!histories[i].rows) {
+      reports[i].state = "unreachable";
+      reports[i].error = histories[i].error;
+    } else if (dry_run) {
+      reports[i].state = "ok";
+      if (auto cur = current_version(*histories[i].rows)) reports[i].version_before = cur->text();
+      reports[i].version_after = version.text();
+    }
+  }
+  if (!dry_run) {
+    fanout::Policy policy;
+    policy.parallel = parallel;
+    fanout::run(reachable, policy, [&](const fanout::Target& t) {
+      reports[idx.at(t.shard)] = baseline_shard(t, version, files, settings);
+    });
+  }
+  result.shards = std::move(reports);
+  bool failed = false, locked = false, unreachable = false;
+  for (const auto& r : result.shards) {
+    failed = failed || r.state == "failed";
+    locked = locked || r.state == "locked";
+    unreachable = unreachable || r.state == "unreachable";
+  }
+  result.exit_code = failed ? exit_code::data : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
+  return result;
+}
+
+StatusMatrix status(const std::vector<fanout::Target>& targets, const std::optional<std::vector<Migration>>& migrations,
+                    int parallel, int connect_timeout) {
+  auto histories = survey(targets, parallel, connect_timeout);
+  return migrations ? status_against_directory(*migrations, histories) : status_between_shards(histories);
+}
+
+}  // namespace shardctl::schema

@@ -1,0 +1,330 @@
+#include "schema/runner.hpp"
+
+#include <libpq-fe.h>
+
+#include <memory>
+
+#include "core/error.hpp"
+#include "schema/history.hpp"
+#include "schema/lock.hpp"
+#include "schema/statements.hpp"
+#include "shardio/raw_conn.hpp"
+
+namespace shardctl::schema {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t ms_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+}
+
+struct ResultClear {
+  void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+
+// What the server said about a failed migration statement.
+struct SqlFailure {
+  std::string sqlstate;
+  std::string message;
+  std::string detail;
+  std::string hint;
+  std::size_t position = 0;  // 1-based character in the text sent; 0 when not given
+  bool connection_lost = false;
+};
+
+std::string field(PGresult* r, int code) {
+  const char* v = PQresultErrorField(r, code);
+  return v ? v : "";
+}
+
+// Runs migration SQL (one or more statements) as is. nullopt on success.
+std::optional<SqlFailure> run_sql(shardio::RawConn& conn, const std::string& sql) {
+  std::unique_ptr<PGresult, ResultClear> r(PQexec(conn.get(), sql.c_str()));
+  auto status = PQresultStatus(r.get());
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return std::nullopt;
+  SqlFailure f;
+  f.sqlstate = field(r.get(), PG_DIAG_SQLSTATE);
+  f.message = field(r.get(), PG_DIAG_MESSAGE_PRIMARY);
+  f.detail = field(r.get(), PG_DIAG_MESSAGE_DETAIL);
+  f.hint = field(r.get(), PG_DIAG_MESSAGE_HINT);
+  auto pos = field(r.get(), PG_DIAG_STATEMENT_POSITION);
+  if (!pos.empty()) f.position = std::stoul(pos);
+  if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT) {
+    f.message = "COPY from or to the client is not supported in a migration file";
+    // Leave the copy state: the connection is dropped by the caller's error path anyway.
+  }
+  if (f.message.empty()) {
+    std::string m = PQerrorMessage(conn.get());
+    auto nl = m.find('\n');
+    f.message = nl == std::string::npos ? m : m.substr(0, nl);
+  }
+  f.connection_lost = PQstatus(conn.get()) != CONNECTION_OK || f.sqlstate.empty() || f.sqlstate.rfind("08", 0) == 0 ||
+                      f.sqlstate.rfind("57P", 0) == 0;
+  return f;
+}
+
+// "V3__x.sql:12:5: message" (position known) or "V3__x.sql: message". `one_statement`: the
+// text sent was one statement starting at `statement_offset` of the file.
+std::string locate(const Migration& m, std::size_t statement_offset, const std::string& statement, const SqlFailure& f,
+                   bool one_statement = false) {
+  std::string out = m.file;
+  if (f.position) {
+    auto [line, col] = line_col(m.sql, statement_offset + byte_offset_of_char(statement, f.position));
+    out += ":" + std::to_string(line) + ":" + std::to_string(col);
+  } else if (one_statement) {
+    // A no-transaction file: the failing statement is known even when the server gives no position.
+    auto [line, col] = line_col(m.sql, statement_offset);
+    out += ":" + std::to_string(line) + ":" + std::to_string(col);
+  }
+  out += ": ";
+  out += f.message;
+  return out;
+}
+
+std::string server_hint(const SqlFailure& f) {
+  std::string out;
+  if (!f.detail.empty()) out += f.detail;
+  if (!f.hint.empty()) out += (out.empty() ? "" : " ") + f.hint;
+  if (f.message.find("cannot run inside a transaction block") != std::string::npos)
+    out += std::string(out.empty() ? "" : " ") + "make `-- shardctl:no-transaction` the file's first line to run it outside a transaction";
+  return out;
+}
+
+void prepare_session(shardio::RawConn& conn, const RunSettings& s) {
+  // A file's own SETs (search_path, role) must not leak into the next file: start each from
+  // the session defaults, then the rollout's timeouts.
+  conn.exec("RESET ALL");
+  conn.exec("SET lock_timeout = " + std::to_string(s.lock_timeout.count()));
+  conn.exec("SET statement_timeout = " + std::to_string(s.statement_timeout.count()));
+}
+
+std::vector<InvalidIndex> invalid_indexes(shardio::RawConn& conn) {
+  auto rows = conn.query(
+      "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), quote_ident(n.nspname) || '.' || quote_ident(t.relname) "
+      "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+      "JOIN pg_class t ON t.oid = i.indrelid WHERE NOT i.indisvalid ORDER BY 1");
+  std::vector<InvalidIndex> out;
+  for (const auto& r : rows) {
+    InvalidIndex ix;
+    ix.index = r[0];
+    ix.table = r[1];
+    ix.drop_sql = "DROP INDEX CONCURRENTLY IF EXISTS " + ix.index + ";";
+    out.push_back(std::move(ix));
+  }
+  return out;
+}
+
+NewRow row_for(const Migration& m, std::int64_t ms, bool success) {
+  NewRow r;
+  if (m.version) r.version = m.version->text();
+  r.name = m.file;
+  r.kind = kind_name(m.kind);
+  r.checksum = m.checksum;
+  r.duration_ms = ms;
+  r.success = success;
+  return r;
+}
+
+// Why one file failed; thrown out of run_file to the shard's catch.
+struct FileFailed {
+  std::string state;  // failed | locked | unreachable
+  std::string error;
+  std::string hint;
+};
+
+void rollback_quietly(shardio::RawConn& conn) {
+  std::unique_ptr<PGresult, ResultClear> r(PQexec(conn.get(), "ROLLBACK"));
+}
+
+// Runs one file and writes its history row. Throws FileFailed.
+void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& settings, FileResult& result) {
+  prepare_session(conn, settings);
+  auto t0 = Clock::now();
+  if (!m.no_transaction) {
+    conn.exec("BEGIN");
+    if (auto f = run_sql(conn, m.sql)) {
+      result.duration_ms = ms_since(t0);
+      result.error = locate(m, 0, m.sql, *f);
+      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the file's transaction was rolled back"};
+      rollback_quietly(conn);
+      // A lock wait that timed out changed nothing: no failure to record, try again later.
+      if (f->sqlstate == "55P03")
+        throw FileFailed{"locked", result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)"};
+      insert_history(conn, row_for(m, result.duration_ms, false));
+      throw FileFailed{"failed", result.error, server_hint(*f)};
+    }
+    result.duration_ms = ms_since(t0);
+    insert_history(conn, row_for(m, result.duration_ms, true));
+    if (auto f = run_sql(conn, "COMMIT")) {
+      // A deferred constraint refused at commit: the file failed.
+      result.error = locate(m, 0, m.sql, SqlFailure{f->sqlstate, f->message, f->detail, f->hint, 0, f->connection_lost});
+      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the commit's outcome is unknown; `shardctl schema status` shows it"};
+      rollback_quietly(conn);
+      insert_history(conn, row_for(m, result.duration_ms, false));
+      throw FileFailed{"failed", result.error, server_hint(*f)};
+    }
+    return;
+  }
+  // No transaction: statement by statement, each committed on its own. The history row only
+  // after every statement succeeded.
+  for (const auto& st : split_statements(m.sql)) {
+    if (auto f = run_sql(conn, st.sql)) {
+      result.duration_ms = ms_since(t0);
+      result.error = locate(m, st.offset, st.sql, *f, true);
+      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "statements before it are committed"};
+      insert_history(conn, row_for(m, result.duration_ms, false));
+      throw FileFailed{"failed", result.error, server_hint(*f)};
+    }
+  }
+  result.duration_ms = ms_since(t0);
+  insert_history(conn, row_for(m, result.duration_ms, true));
+}
+
+// Fills the report from an Error thrown around the shard's work.
+void fail_report(ShardReport& rep, const Error& e) {
+  rep.state = e.kind() == ErrorKind::unavailable ? "unreachable" : e.kind() == ErrorKind::locked ? "locked" : "failed";
+  rep.error = e.what();
+  rep.hint = e.hint();
+}
+
+}  // namespace
+
+std::string rollout_dsn(const fanout::Target& target, int connect_timeout) {
+  // libpq keeps the last value of a keyword: this application_name wins over the fallback.
+  return fanout::dsn_with_timeout(target.dsn, connect_timeout) + " application_name='shardctl schema'";
+}
+
+ShardReport apply_shard(const fanout::Target& target, const std::vector<Migration>& migrations, const RunSettings& settings) {
+  ShardReport rep;
+  rep.shard = target.shard;
+  auto t0 = Clock::now();
+  std::unique_ptr<shardio::RawConn> conn;
+  try {
+    conn = std::make_unique<shardio::RawConn>(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard);
+    acquire_rollout_lock(*conn, settings.lock_timeout, target.shard);
+    ensure_history(*conn);
+    auto history = read_history(*conn);
+    auto plan = plan_shard(migrations, history);
+    if (plan.current) rep.version_before = plan.current->text();
+    rep.version_after = rep.version_before;
+    for (auto i : plan.pending) rep.planned.push_back(migrations[i].file);
+    if (!plan.changed.empty())
+      throw data_error(plan.changed.front().file + " was changed after it was applied on shard " + target.shard,
+                       "never edit an applied migration; add a new V<next>__ file instead");
+    rep.state = "ok";
+    for (auto i : plan.pending) {
+      const auto& m = migrations[i];
+      FileResult fr;
+      fr.file = m.file;
+      fr.version = m.version ? m.version->text() : "";
+      fr.kind = kind_name(m.kind);
+      try {
+        run_file(*conn, m, settings, fr);
+        fr.state = "applied";
+        rep.files.push_back(fr);
+        if (m.version && (rep.version_after.empty() || *parse_version(rep.version_after) < *m.version))
+          rep.version_after = m.version->text();
+      } catch (const FileFailed& f) {
+        fr.state = f.state;
+        fr.error = f.error;
+        rep.files.push_back(fr);
+        rep.state = f.state;
+        rep.error = f.error;
+        rep.hint = f.hint;
+        if (m.no_transaction && f.state == "failed") rep.invalid_indexes = invalid_indexes(*conn);
+        break;
+      }
+    }
+    if (rep.state != "unreachable") {
+      conn->exec("RESET ALL");
+      release_rollout_lock(*conn);
+    }
+  } catch (const Error& e) {
+    // A failure of the shard itself (no connection, the lock, a lost connection) rather than
+    // of a file; a file's failure is already in the report.
+    if (rep.error.empty() || e.kind() == ErrorKind::unavailable) fail_report(rep, e);
+  }
+  rep.duration_ms = ms_since(t0);
+  return rep;
+}
+
+std::string baseline_refusal(const std::vector<HistoryRow>& history, const Version& version,
+                             const std::vector<Migration>& files, bool* already) {
+  *already = false;
+  if (history.empty()) return "";
+  // The same baseline again (a re-run, or a shard added later): nothing to do.
+  bool same = true;
+  std::size_t expected = 1 + files.size();
+  if (history.size() != expected) same = false;
+  for (const auto& r : history) {
+    if (!r.success || r.kind != "baseline" || !r.version) {
+      same = false;
+      break;
+    }
+    auto v = parse_version(*r.version);
+    if (r.checksum.empty()) {
+      if (!v || *v != version) same = false;
+    } else {
+      bool match = false;
+      for (const auto& f : files)
+        if (f.file == r.name && f.checksum == r.checksum) match = true;
+      if (!match) same = false;
+    }
+  }
+  if (same) {
+    *already = true;
+    return "";
+  }
+  auto cur = current_version(history);
+  std::string msg = "it already has a schema history (";
+  msg += std::to_string(history.size());
+  msg += " row(s)";
+  if (cur) msg += ", at version " + cur->text();
+  msg += ")";
+  return msg;
+}
+
+ShardReport baseline_shard(const fanout::Target& target, const Version& version, const std::vector<Migration>& files,
+                           const RunSettings& settings) {
+  ShardReport rep;
+  rep.shard = target.shard;
+  auto t0 = Clock::now();
+  try {
+    shardio::RawConn conn(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard);
+    acquire_rollout_lock(conn, settings.lock_timeout, target.shard);
+    ensure_history(conn);
+    auto history = read_history(conn);
+    if (auto cur = current_version(history)) rep.version_before = cur->text();
+    bool already = false;
+    auto why = baseline_refusal(history, version, files, &already);
+    if (!why.empty()) throw data_error("shard " + target.shard + " cannot be baselined: " + why);
+    if (!already) {
+      conn.exec("BEGIN");
+      for (const auto& f : files) {
+        NewRow r;
+        r.version = f.version->text();
+        r.name = f.file;
+        r.kind = "baseline";
+        r.checksum = f.checksum;
+        insert_history(conn, r);
+        rep.planned.push_back(f.file);
+      }
+      NewRow marker;
+      marker.version = version.text();
+      marker.name = "<baseline>";
+      marker.kind = "baseline";
+      insert_history(conn, marker);
+      conn.exec("COMMIT");
+    }
+    rep.version_after = already ? rep.version_before : version.text();
+    release_rollout_lock(conn);
+    rep.state = "ok";
+  } catch (const Error& e) {
+    fail_report(rep, e);
+  }
+  rep.duration_ms = ms_since(t0);
+  return rep;
+}
+
+}  // namespace shardctl::schema

@@ -1,0 +1,80 @@
+// One shard's rollout: connect, take the rollout lock outside any transaction, create the
+// history table, re-plan from the history under the lock, then run each pending file (in its
+// own transaction with its history row, or statement by statement for a no-transaction file).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fanout/fanout.hpp"
+#include "schema/files.hpp"
+#include "schema/plan.hpp"
+
+namespace shardctl::schema {
+
+struct RunSettings {
+  std::chrono::milliseconds lock_timeout{10'000};  // rollout lock wait and SET lock_timeout
+  std::chrono::milliseconds statement_timeout{0};  // SET statement_timeout; 0 = none
+  int connect_timeout = 5;                         // seconds
+};
+
+// One file's outcome on a shard.
+struct FileResult {
+  std::string file;
+  std::string version;  // "" for repeatable
+  std::string kind;
+  std::string state;    // applied | failed | locked | not_run
+  std::int64_t duration_ms = 0;
+  std::string error;    // "FILE:LINE:COL: message" when the server said where
+};
+
+// An index a failed no-transaction file left behind (pg_index.indisvalid = false).
+struct InvalidIndex {
+  std::string index;  // schema-qualified, quoted
+  std::string table;
+  std::string drop_sql;  // DROP INDEX CONCURRENTLY IF EXISTS ...;
+};
+
+// State of a shard after a run:
+//   ok          every planned file applied (or nothing was pending)
+//   failed      a migration failed (recorded in its history) or the shard refused the plan
+//   locked      the rollout lock stayed taken for --lock-timeout, or a migration's lock wait
+//               timed out (nothing of that file is kept)
+//   unreachable no connection (before or during the run)
+//   skipped     not started: an earlier failure stopped the rollout
+struct ShardReport {
+  std::string shard;
+  std::string state = "skipped";
+  std::string version_before;
+  std::string version_after;
+  std::vector<std::string> planned;  // files the plan had for this shard
+  std::vector<FileResult> files;     // files attempted, in order
+  std::int64_t duration_ms = 0;
+  std::string error;
+  std::string hint;
+  std::vector<InvalidIndex> invalid_indexes;
+  bool ok() const noexcept { return state == "ok"; }
+};
+
+// The DSN a rollout connects with: the catalog's, a connect_timeout and an application_name
+// that names it in pg_stat_activity (so a lock holder is recognizable).
+std::string rollout_dsn(const fanout::Target& target, int connect_timeout);
+
+// Applies what the plan of this shard holds. Never throws for the shard's own failures: they
+// are in the report.
+ShardReport apply_shard(const fanout::Target& target, const std::vector<Migration>& migrations, const RunSettings& settings);
+
+// Records `version` (and, when `files` is not empty, each of those files with its checksum) as
+// applied without running anything. A shard whose history already holds anything but the very
+// same baseline is refused (state failed). Never throws for the shard's own failures.
+ShardReport baseline_shard(const fanout::Target& target, const Version& version, const std::vector<Migration>& files,
+                           const RunSettings& settings);
+
+// Why `baseline` refuses a shard with this history, or "" when it may go ahead (or nothing
+// needs doing: `*already` is set when the same baseline is recorded).
+std::string baseline_refusal(const std::vector<HistoryRow>& history, const Version& version,
+                             const std::vector<Migration>& files, bool* already);
+
+}  // namespace shardctl::schema

@@ -1,0 +1,99 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "schema/report.hpp"
+
+using namespace shardctl;
+using namespace shardctl::schema;
+
+namespace {
+Migration mig(const std::string& file) {
+  Migration m;
+  auto p = parse_file_name(file);
+  m.kind = p->kind;
+  m.version = p->version;
+  m.file = file;
+  m.sql = "select 1;";
+  m.checksum = checksum_of(m.sql);
+  return m;
+}
+}  // namespace
+
+TEST_CASE("apply JUnit: one case per shard and file; failures, skips and connect failures") {
+  std::vector<Migration> ms{mig("V1__a.sql"), mig("V2__b.sql"), mig("R__v.sql")};
+  ApplyResult r;
+  ShardReport ok;
+  ok.shard = "s1";
+  ok.state = "ok";
+  ok.planned = {"V2__b.sql", "R__v.sql"};
+  ok.files = {{"V2__b.sql", "2", "versioned", "applied", 1500, ""}, {"R__v.sql", "", "repeatable", "applied", 10, ""}};
+  ShardReport failed;
+  failed.shard = "s2";
+  failed.state = "failed";
+  failed.planned = {"V1__a.sql", "V2__b.sql", "R__v.sql"};
+  failed.files = {{"V1__a.sql", "1", "versioned", "failed", 5, "V1__a.sql:1:8: syntax error"}};
+  failed.hint = "look at it";
+  failed.invalid_indexes = {{"public.i", "public.t", "DROP INDEX CONCURRENTLY IF EXISTS public.i;"}};
+  ShardReport down;
+  down.shard = "s3";
+  down.state = "unreachable";
+  down.error = "cannot connect";
+  ShardReport skipped;
+  skipped.shard = "s4";
+  r.plan = {{"s1", "pending", "1", {"V2__b.sql", "R__v.sql"}, {}, {}, {}, ""},
+            {"s2", "pending", "", {"V1__a.sql", "V2__b.sql", "R__v.sql"}, {}, {}, {}, ""},
+            {"s3", "unreachable", "", {}, {}, {}, {}, "cannot connect"},
+            {"s4", "pending", "1", {"V2__b.sql"}, {}, {}, {}, ""}};
+  r.shards = {ok, failed, down, skipped};
+  auto cases = junit_cases(r, ms);
+  REQUIRE(cases.size() == 3 + 3 + 1 + 3);
+  CHECK(cases[0].name == "V1__a.sql");  // applied before: passed
+  CHECK_FALSE(cases[0].failure);
+  CHECK_FALSE(cases[0].skipped);
+  CHECK(cases[1].seconds == doctest::Approx(1.5));
+  CHECK(*cases[3].failure == "V1__a.sql:1:8: syntax error");
+  CHECK(cases[3].details.find("DROP INDEX CONCURRENTLY IF EXISTS public.i;") != std::string::npos);
+  CHECK(cases[4].skipped);  // not reached after the failure
+  CHECK(cases[6].classname == "shardctl.schema.apply.s3");
+  CHECK(cases[6].name == "connect");
+  CHECK(*cases[6].failure == "cannot connect");
+  CHECK_FALSE(cases[7].skipped);  // s4 never started, but V1 it already has
+  CHECK(cases[8].skipped);
+  CHECK_FALSE(cases[9].skipped);  // R__v.sql was not pending on s4
+
+  auto doc = to_json(r);
+  CHECK(doc["summary"]["ok"] == 1);
+  CHECK(doc["summary"]["failed"] == 1);
+  CHECK(doc["shards"][1]["invalid_indexes"][0]["drop"] == "DROP INDEX CONCURRENTLY IF EXISTS public.i;");
+  std::ostringstream text;
+  print_apply(text, r);
+  CHECK(text.str().find("4 shard(s): 1 ok, 1 failed, 1 unreachable, 1 skipped") != std::string::npos);
+  CHECK(text.str().find("s2: index public.i on public.t is INVALID") != std::string::npos);
+}
+
+TEST_CASE("status JUnit and JSON: pending, failed and changed cells fail; unreachable is one case") {
+  StatusMatrix m;
+  m.columns = {{"V1__a.sql", "versioned"}, {"V2__b.sql", "versioned"}};
+  m.head = "2";
+  m.rows = {{"s1", "current", "2", {"ok", "baseline"}, ""},
+            {"s2", "failed", "1", {"ok", "failed"}, ""},
+            {"s3", "pending", "1", {"changed", "pending"}, ""},
+            {"s4", "unreachable", "", {}, "down"}};
+  auto cases = junit_cases(m);
+  REQUIRE(cases.size() == 7);
+  CHECK_FALSE(cases[0].failure);
+  CHECK_FALSE(cases[1].failure);
+  CHECK(cases[3].failure);
+  CHECK(cases[4].failure);
+  CHECK(cases[5].failure);
+  CHECK(cases[6].name == "connect");
+  auto doc = to_json(m);
+  CHECK(doc["exit_code"] == 2);
+  CHECK(doc["shards"][2]["migrations"]["V1__a.sql"] == "changed");
+  CHECK(doc["shards"][3]["version"].is_null());
+  std::ostringstream text;
+  print_status(text, m);
+  CHECK(text.str().rfind("SHARD  STATE        VERSION  V1       V2", 0) == 0);
+  CHECK(text.str().find("CHANGED") != std::string::npos);
+}
