@@ -16,7 +16,7 @@ namespace shardctl::query {
 std::unique_ptr<Sink> text_sink(std::ostream& out, std::size_t align_rows = 1000);
 
 // CSV (RFC 4180): header `shard,<columns>`, then one line per row; NULL is an empty field, an
-// empty string is "" (as PostgreSQL's COPY CSV). Fields are quoted when they hold a comma, a
+// empty string is "" (as PostgreSQL's COPY ... (FORMAT csv)). Fields are quoted when they hold a comma, a
 // quote, CR or LF, or begin or end with a space.
 std::unique_ptr<Sink> csv_sink(std::ostream& out);
 

@@ -51,6 +51,9 @@ void cancel(PGconn* conn) {
   PQfreeCancel(c);
 }
 
+// A named statement: the unnamed one is taken by every PQexecParams in between.
+constexpr const char* kStatement = "shardctl_query";
+
 std::string oid_array(const std::vector<Column>& columns) {
   std::string out = "{";
   for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -82,12 +85,12 @@ void read_shard(const fanout::Target& target, const Options& options, const Read
   }
   // The extended protocol takes exactly one statement: `SELECT 1; DELETE ...` is refused.
   {
-    Result r(PQprepare(conn, "", options.sql.c_str(), 0, nullptr));
+    Result r(PQprepare(conn, kStatement, options.sql.c_str(), 0, nullptr));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) fail(conn, r.get(), target.shard, "parsing the statement");
   }
   std::vector<Column> columns;
   {
-    Result d(PQdescribePrepared(conn, ""));
+    Result d(PQdescribePrepared(conn, kStatement));
     if (PQresultStatus(d.get()) != PGRES_COMMAND_OK) fail(conn, d.get(), target.shard, "describing the statement");
     for (int i = 0; i < PQnfields(d.get()); ++i) columns.push_back({PQfname(d.get(), i), "", PQftype(d.get(), i)});
   }
@@ -107,9 +110,10 @@ void read_shard(const fanout::Target& target, const Options& options, const Read
     return;
   }
 
-  if (!PQsendQueryPrepared(conn, "", 0, nullptr, nullptr, nullptr, 0)) fail(conn, nullptr, target.shard, "sending the statement");
+  if (!PQsendQueryPrepared(conn, kStatement, 0, nullptr, nullptr, nullptr, 0)) fail(conn, nullptr, target.shard, "sending the statement");
   if (!PQsetSingleRowMode(conn)) fail(conn, nullptr, target.shard, "switching to single-row mode");
   bool cancelled = false;
+  bool at_limit = false;  // --limit rows read; `limited` once more rows were seen or cut off
   std::optional<std::string> error;  // the statement's failure, kept until the results are drained
   bool lost = false;
   std::vector<Cell> cells;
@@ -118,7 +122,10 @@ void read_shard(const fanout::Target& target, const Options& options, const Read
     if (!r) break;
     auto status = PQresultStatus(r.get());
     if (status == PGRES_SINGLE_TUPLE) {
-      if (cancelled) continue;  // on their way before the cancel arrived
+      if (cancelled) {  // on their way before the cancel arrived: there were more rows
+        result.limited = at_limit;
+        continue;
+      }
       int n = PQnfields(r.get());
       cells.assign(static_cast<std::size_t>(n), std::nullopt);
       for (int j = 0; j < n; ++j)
@@ -127,7 +134,7 @@ void read_shard(const fanout::Target& target, const Options& options, const Read
       hooks.row(cells);
       ++result.rows;
       if (options.limit && result.rows >= *options.limit) {
-        result.limited = true;
+        at_limit = true;
         cancelled = true;
         cancel(conn);
       } else if (hooks.stop && hooks.stop()) {
@@ -135,10 +142,14 @@ void read_shard(const fanout::Target& target, const Options& options, const Read
         cancel(conn);
       }
     } else if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
-      if (result.limited) result.limited = false;  // it ended on its own: no row was left out
+      // It ended on its own: no row was left out unless one came after the limit.
     } else {
-      // 57014 after our own cancel is the stop we asked for, not a failure.
-      if (cancelled && sqlstate(r.get()) == "57014") continue;
+      // 57014 after our own cancel is the stop we asked for, not a failure; the statement
+      // had not ended, so rows may have been left out.
+      if (cancelled && sqlstate(r.get()) == "57014") {
+        result.limited = at_limit;
+        continue;
+      }
       if (PQstatus(conn) != CONNECTION_OK || sqlstate(r.get()).empty()) lost = true;
       try {
         fail(conn, r.get(), target.shard, "the statement");
