@@ -20,8 +20,9 @@ WITH ns AS (
   WHERE nspname NOT IN ('pg_catalog', 'information_schema', 'shardctl', 'shardctl_quarantine')
     AND nspname NOT LIKE 'pg\_toast%' AND nspname NOT LIKE 'pg\_temp\_%'
 ),
-ext_member AS (
-  SELECT classid, objid FROM pg_depend WHERE deptype = 'e'
+con_index AS (
+  -- indexes of primary key, unique and exclusion constraints: their constraint stands for them
+  SELECT conindid FROM pg_constraint WHERE contype IN ('p', 'u', 'x') AND conindid <> 0
 ),
 rel AS (
   SELECT c.oid, c.relkind, c.relpersistence, c.relispartition, c.relpartbound, c.relrowsecurity,
@@ -29,7 +30,7 @@ rel AS (
          CASE WHEN c.relkind IN ('v', 'm') THEN 'view:' ELSE 'table:' END || ns.q || '.' || quote_ident(c.relname) AS key
   FROM pg_class c JOIN ns ON ns.oid = c.relnamespace
   WHERE c.relkind IN ('r', 'p', 'f', 'v', 'm')
-    AND NOT EXISTS (SELECT 1 FROM ext_member e WHERE e.classid = 'pg_class'::regclass AND e.objid = c.oid)
+    AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 )
 SELECT 'schema:' || ns.q, '', 'schema' FROM ns
 UNION ALL
@@ -70,6 +71,7 @@ FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid
 JOIN ns ON ns.oid = ic.relnamespace
 JOIN rel r ON r.oid = i.indrelid
+WHERE i.indexrelid NOT IN (SELECT conindid FROM con_index)
 UNION ALL
 SELECT 'constraint:' || r.q || '.' || quote_ident(co.conname), r.key,
        pg_get_constraintdef(co.oid)
@@ -95,7 +97,7 @@ SELECT CASE p.prokind WHEN 'p' THEN 'procedure:' WHEN 'a' THEN 'aggregate:' ELSE
 FROM pg_proc p
 JOIN ns ON ns.oid = p.pronamespace
 JOIN pg_language l ON l.oid = p.prolang
-WHERE NOT EXISTS (SELECT 1 FROM ext_member e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid)
+WHERE NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e')
 UNION ALL
 SELECT 'sequence:' || ns.q || '.' || quote_ident(c.relname), '',
        format_type(s.seqtypid, NULL) || ' START ' || s.seqstart || ' INCREMENT ' || s.seqincrement
@@ -104,7 +106,7 @@ SELECT 'sequence:' || ns.q || '.' || quote_ident(c.relname), '',
 FROM pg_sequence s
 JOIN pg_class c ON c.oid = s.seqrelid
 JOIN ns ON ns.oid = c.relnamespace
-WHERE NOT EXISTS (SELECT 1 FROM ext_member e WHERE e.classid = 'pg_class'::regclass AND e.objid = c.oid)
+WHERE NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass AND e.objid = c.oid AND e.deptype = 'e')
 UNION ALL
 SELECT 'type:' || ns.q || '.' || quote_ident(t.typname), '',
        CASE t.typtype
@@ -118,7 +120,7 @@ SELECT 'type:' || ns.q || '.' || quote_ident(t.typname), '',
        END
 FROM pg_type t JOIN ns ON ns.oid = t.typnamespace
 WHERE t.typtype IN ('e', 'd')
-  AND NOT EXISTS (SELECT 1 FROM ext_member e WHERE e.classid = 'pg_type'::regclass AND e.objid = t.oid)
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_type'::regclass AND e.objid = t.oid AND e.deptype = 'e')
 )SQL";
   return sql;
 }

@@ -1,6 +1,7 @@
 // Reading a shard's structure from pg_catalog in one query: every table, view, column (type,
 // collation, default, nullability, identity, generated), index (pg_get_indexdef, INVALID
-// marked), constraint (pg_get_constraintdef), trigger (pg_get_triggerdef and enabled state),
+// marked; one that implements a primary key, unique or exclusion constraint is compared
+// through the constraint), constraint (pg_get_constraintdef), trigger (pg_get_triggerdef and enabled state),
 // function and procedure (identity signature, result, language, volatility, strictness,
 // security, SET options, and an md5 of the body), sequence (type, start, increment, bounds,
 // cache, cycle; not its current value), enum and domain type, schema and extension (version).
