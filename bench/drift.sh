@@ -6,6 +6,9 @@
 # (every 10th table also a trigger), so a shard holds about 2,500 objects to compare.
 # Times `schema drift --parallel 8` on the identical fleet (best and median of RUNS), then
 # with one column changed by hand on one shard (must exit 1 naming it). Target: under 5 s.
+# The machine may be shared: besides wall time it reports the CPU seconds the run cost (the
+# shard clusters' backends, reaped into their postmasters' cutime/cstime, plus shardctl's own),
+# and that divided by the cores, the wall time the run would take with the cores to itself.
 # Usage: bench/drift.sh [BIN_DIR] [SHARDS] [TABLES] [RUNS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,16 +54,37 @@ for ((i = 1; i <= shards; i++)); do
 done
 echo "made $shards shard databases with $tables tables each in $(r "$(now) - $t0") s"
 
-times=()
+mapfile -t pids < <(jq -r '.clusters[] | select(.name != "catalog") | .pid' "$work/status.json")
+hz=$(getconf CLK_TCK)
+cores=$(nproc)
+# CPU seconds of the shard clusters' exited backends so far.
+server_cpu() {
+  local p total=0
+  for p in "${pids[@]}"; do total=$((total + $(awk '{print $16 + $17}' "/proc/$p/stat"))); done
+  echo "$total"
+}
+times=() cpus=()
 for ((k = 1; k <= runs; k++)); do
+  c0=$(server_cpu)
   t0=$(now)
-  "$bin/shardctl" schema drift --parallel 8 --format json > "$work/drift.json"
+  /usr/bin/time -f "%U %S" -o "$work/client.cpu" "$bin/shardctl" schema drift --parallel 8 --format json > "$work/drift.json"
   times+=("$(r "$(now) - $t0")")
+  c1=$(server_cpu)
+  cpus+=("$(r "($c1 - $c0) / $hz + $(awk '{print $1 + $2}' "$work/client.cpu")")")
 done
 objects=$(jq '.shards[0].objects' "$work/drift.json")
 [ "$(jq -r '.drift' "$work/drift.json")" = false ] || { echo "unexpected drift" >&2; exit 1; }
 sorted=$(printf '%s\n' "${times[@]}" | sort -n)
 echo "identical fleet: $shards shards x $objects objects: best $(head -1 <<<"$sorted") s, median $(sed -n "$(((runs + 1) / 2))p" <<<"$sorted") s (runs: ${times[*]})"
+csorted=$(printf '%s\n' "${cpus[@]}" | sort -n)
+cmed=$(sed -n "$(((runs + 1) / 2))p" <<<"$csorted")
+echo "CPU per run (servers + shardctl): median $cmed s (runs: ${cpus[*]}); on $cores idle core(s): $(r "$cmed / $cores") s; load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The floor any per-shard command pays: a connection and a trivial statement on each shard.
+c0=$(server_cpu)
+t0=$(now)
+/usr/bin/time -f "%U %S" -o "$work/client.cpu" "$bin/shardctl" query "select 1" --parallel 8 --format csv > /dev/null
+echo "floor (shardctl query 'select 1' --parallel 8): $(r "$(now) - $t0") s wall, $(r "($(server_cpu) - $c0) / $hz + $(awk '{print $1 + $2}' "$work/client.cpu")") s CPU"
 
 # One column changed by hand on one shard: exit 1, the diff names it.
 psql -XAtq "$(jq -r '.shards[] | select(.name == "s07") | .dsn' <("$bin/shardctl" shard list --format json))" \
