@@ -146,9 +146,10 @@ class JsonSink : public Sink {
   }
   void finish(const Summary& summary) override {
     if (!begun_) begin({});
-    nlohmann::json shards = nlohmann::json::array();
+    // Keys in a fixed order, shard first: a reader scanning the document finds it at once.
+    nlohmann::ordered_json shards = nlohmann::ordered_json::array();
     for (const auto& s : summary.shards) {
-      nlohmann::json error = s.outcome.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.outcome.error);
+      nlohmann::ordered_json error = s.outcome.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.outcome.error);
       shards.push_back({{"shard", s.outcome.shard},
                         {"status", fanout::state_name(s.outcome.state)},
                         {"rows", s.rows},

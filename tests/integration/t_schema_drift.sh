@@ -31,6 +31,7 @@ expect_exit 64 shardctl schema drift --reference nosuch
 expect_exit 0 shardctl schema drift --ignore 'public.orders.no*'
 expect_exit 0 shardctl schema drift --ignore 'column:*.note'
 expect_exit 1 shardctl schema drift --ignore 'index:*'
+expect_exit 0 shardctl schema drift --ignore 'index:*' --ignore 'column:*.note'
 # --shards leaving shard_3 out: alike.
 expect_exit 0 shardctl schema drift --shards shard_1,shard_2,shard_4
 psql_shard 3 -qc "alter table orders drop column note"
