@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
     switch (ctx.format()) {
       case cli::Format::json: ctx.print_json(check::to_json(report)); break;
       case cli::Format::nagios: ctx.out() << check::nagios_line(report) << '\n'; break;
+      case cli::Format::csv:  // check does not allow csv; the parser refused it already
       case cli::Format::text: check::print_text(ctx.out(), report); break;
     }
     if (!restore) ctx.set_exit_status(check::exit_code_of(check::status_of(report)));

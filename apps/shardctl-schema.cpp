@@ -1,5 +1,6 @@
 // shardctl schema: roll versioned migration files out to every shard (waves, canary, per-shard
-// locks and history), show the shard x version matrix, adopt an existing fleet (baseline).
+// locks and history), show the shard x version matrix, adopt an existing fleet (baseline), and
+// compare the shards' actual structure (drift, defined in schema_drift.hpp).
 #include <iostream>
 
 #include "catalog/catalog.hpp"
@@ -11,6 +12,7 @@
 #include "schema/files.hpp"
 #include "schema/report.hpp"
 #include "schema/rollout.hpp"
+#include "schema_drift.hpp"
 
 using namespace shardctl;
 
@@ -160,5 +162,6 @@ int main(int argc, char** argv) {
   add_selection(baseline, o);
   baseline->add_option("--lock-timeout", o.lock_timeout, "Wait at most this long for a shard's rollout lock (default 10s)")
       ->type_name("DURATION");
+  add_drift_command(fam);
   return fam.main(argc, argv);
 }

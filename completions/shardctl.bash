@@ -14,12 +14,12 @@ _shardctl() {
     --kind) COMPREPLY=($(compgen -W "list range hash" -- "$cur")); return ;;
     --move) COMPREPLY=($(compgen -W "upper lower" -- "$cur")); return ;;
     --status) COMPREPLY=($(compgen -W "online readonly offline" -- "$cur")); return ;;
-    --dir|--prometheus|-c|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --dir|--junit|--prometheus|-c|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   if [ -z "$family" ]; then
     local plugins p
     plugins=$(compgen -c shardctl- | sed "s/^shardctl-//" | sort -u)
-    COMPREPLY=($(compgen -W "archive check init lookup map mapping merge move op sandbox shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "archive check init lookup map mapping merge move op query sandbox schema shard split table xref help $plugins -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version" -- "$cur"))
     return
   fi
   local words=""
@@ -66,6 +66,14 @@ _shardctl() {
         fleet) words="-h --help --dir --shards --scale --empty" ;;
         *) words="up down status env fleet" ;;
       esac ;;
+    schema)
+      case $sub in
+        apply) words="-h --help --map --shards --parallel --connect-timeout --canary --continue-on-error --lock-timeout --statement-timeout --junit" ;;
+        status) words="-h --help --map --shards --parallel --connect-timeout --junit" ;;
+        baseline) words="-h --help --version --map --shards --parallel --connect-timeout --lock-timeout" ;;
+        drift) words="-h --help --reference --ignore --map --shards --parallel --connect-timeout --junit" ;;
+        *) words="apply status baseline drift" ;;
+      esac ;;
     shard)
       case $sub in
         add) words="-h --help --dsn --status" ;;
@@ -95,6 +103,7 @@ _shardctl() {
     lookup) words="--map" ;;
     merge) words="--map --range --into --batch-size" ;;
     move) words="--map --key --to --batch-size" ;;
+    query) words="--format --map --shards --parallel --timeout --connect-timeout --limit" ;;
     split) words="--map --at --to --move --batch-size" ;;
   esac
   [[ $cur == -* ]] && words="$words -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version"

@@ -31,7 +31,7 @@ global_values=$(jq -r '[(.[] | select(.family == "init") | .options)[] | select(
   echo '  case $prev in'
   # One case per option: where families differ (check adds --format nagios), the widest list.
   jq -r '[.[] | (.options + ([.commands[].options] | add // []))[] | select(.value_name | test("^[a-z-]+(\\|[a-z-]+)+$")) | {n: .names | join("|"), v: (.value_name | split("|") | join(" "))}] | group_by(.n) | map(max_by(.v | length))[] | "    \(.n)) COMPREPLY=($(compgen -W \"\(.v)\" -- \"$cur\")); return ;;"' "$spec"
-  jq -r '[.[] | (.options + ([.commands[].options] | add // []))[] | select(.value_name == "FILE" or .value_name == "DIR") | .names | join("|")] | unique | join("|") | "    \(.)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;"' "$spec"
+  jq -r '[.[] | (.options + ([.commands[].options] | add // []))[] | select(.positional == null and (.value_name == "FILE" or .value_name == "DIR")) | .names | join("|")] | unique | join("|") | "    \(.)) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;"' "$spec"
   echo '  esac'
   echo '  if [ -z "$family" ]; then'
   echo '    local plugins p'
@@ -63,7 +63,7 @@ global_values=$(jq -r '[(.[] | select(.family == "init") | .options)[] | select(
   echo '  done'
   echo '  case $prev in'
   jq -r '[.[] | (.options + ([.commands[].options] | add // []))[] | select(.value_name | test("^[a-z-]+(\\|[a-z-]+)+$")) | {n: .names | join("|"), v: (.value_name | split("|") | join(" "))}] | group_by(.n) | map(max_by(.v | length))[] | "    \(.n)) compadd -- \(.v); return ;;"' "$spec"
-  jq -r '[.[] | (.options + ([.commands[].options] | add // []))[] | select(.value_name == "FILE" or .value_name == "DIR") | .names | join("|")] | unique | join("|") | "    \(.)) _files; return ;;"' "$spec"
+  jq -r '[.[] | (.options + ([.commands[].options] | add // []))[] | select(.positional == null and (.value_name == "FILE" or .value_name == "DIR")) | .names | join("|")] | unique | join("|") | "    \(.)) _files; return ;;"' "$spec"
   echo '  esac'
   echo '  if [[ -z $family ]]; then'
   echo "    local -a families=($(jq -r '[.[] | "\"\(.family):\(.description | gsub("[\"$`]"; ""))\""] | join(" ")' "$spec") 'help:Show the manual page of a command')"

@@ -16,6 +16,7 @@ Format parse_format(const std::string& name) {
   if (name == "text") return Format::text;
   if (name == "json") return Format::json;
   if (name == "nagios") return Format::nagios;
+  if (name == "csv") return Format::csv;
   throw usage_error("unknown --format '" + name + "'", "use text or json");
 }
 

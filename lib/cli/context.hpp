@@ -14,7 +14,7 @@
 
 namespace shardctl::cli {
 
-enum class Format { text, json, nagios };  // nagios: only families that allow it
+enum class Format { text, json, nagios, csv };  // nagios, csv: only families that allow them
 
 struct GlobalOptions {
   std::optional<std::string> config_path;

@@ -20,7 +20,13 @@ const std::vector<std::pair<std::string, std::string>>& builtin_families() {
       {"table", "Declare sharded and reference tables"},
       {"xref", "Declare cross-shard references (child -> parent)"},
       {"split", "Split a mapping and move one side to another shard, batch by batch"},
+      {"merge", "Move a key range onto one shard, batch by batch"},
+      {"move", "Move one key (list maps) or one mapping to another shard"},
       {"op", "List, inspect, resume, cancel and wait for operations"},
+      {"check", "Find orphaned references, strays and map inconsistencies; fix them on request"},
+      {"archive", "Archive cold rows from every shard, verified and resumable; restore them"},
+      {"schema", "Roll migrations out to every shard; version matrix, baseline, structural drift"},
+      {"query", "Run a read-only query on every shard: one result with a shard column"},
   };
   return families;
 }

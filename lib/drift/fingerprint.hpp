@@ -1,0 +1,36 @@
+// Reading a shard's structure from pg_catalog in one query: every table, view, column (type,
+// collation, default, nullability, identity, generated), index (pg_get_indexdef, INVALID
+// marked; one that implements a primary key, unique or exclusion constraint is compared
+// through the constraint), constraint (pg_get_constraintdef), trigger (pg_get_triggerdef and enabled state),
+// function and procedure (identity signature, result, language, volatility, strictness,
+// security, SET options, and an md5 of the body), sequence (type, start, increment, bounds,
+// cache, cycle; not its current value), enum and domain type, schema and extension (version).
+//
+// Left out: the system schemas (pg_catalog, information_schema, pg_toast*, pg_temp_*),
+// shardctl's own schemas (shardctl, shardctl_quarantine), objects that belong to an extension
+// (the extension's version stands for them), internal triggers (foreign keys), and shardctl's
+// write-guard triggers (lib/migrate/guard.cpp), so a move in progress is not drift.
+// Ownership and privileges are not compared.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "drift/object.hpp"
+#include "shardio/raw_conn.hpp"
+
+namespace shardctl::drift {
+
+// The names shardctl's write guards use for their triggers (lib/migrate/guard.cpp).
+inline constexpr const char* kGuardTriggers[] = {"shardctl_guard", "shardctl_guard_truncate"};
+
+// The catalog query itself (exposed for tests and the bench).
+const std::string& fingerprint_sql();
+
+// The shard's objects, sorted by key. Runs in a read-only transaction with search_path set to
+// pg_catalog alone, so every name in a definition comes out schema-qualified the same way on
+// every shard.
+std::vector<Object> read_objects(shardio::RawConn& shard, std::chrono::milliseconds timeout);
+
+}  // namespace shardctl::drift
