@@ -12,19 +12,8 @@
 namespace shardctl::query {
 namespace {
 
-struct ResultClear {
-  void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using Result = std::unique_ptr<PGresult, ResultClear>;
-
-std::string first_line(const char* text) {
-  std::string s = text ? text : "";
-  auto nl = s.find('\n');
-  if (nl != std::string::npos) s.resize(nl);
-  for (const char* p : {"ERROR:  ", "FATAL:  "})
-    if (s.rfind(p, 0) == 0) s = s.substr(8);
-  return s;
-}
+using shardio::Result;
+std::string first_line(const char* text) { return shardio::libpq_message_line(text); }
 
 std::string sqlstate(const PGresult* r) {
   const char* s = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;

@@ -6,14 +6,8 @@
 #include "pg/dsn.hpp"
 
 namespace shardctl::shardio {
-namespace {
 
-struct ResultClear {
-  void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using Result = std::unique_ptr<PGresult, ResultClear>;
-
-std::string first_line(const char* text) {
+std::string libpq_message_line(const char* text) {
   std::string s = text ? text : "";
   auto nl = s.find('\n');
   if (nl != std::string::npos) s.resize(nl);
@@ -21,6 +15,10 @@ std::string first_line(const char* text) {
     if (s.rfind(p, 0) == 0) s = s.substr(8);
   return s;
 }
+
+namespace {
+
+std::string first_line(const char* text) { return libpq_message_line(text); }
 
 }  // namespace
 

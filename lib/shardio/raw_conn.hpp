@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,15 @@ class ConflictError : public Error {
  public:
   explicit ConflictError(std::string message) : Error(ErrorKind::locked, std::move(message), "try again later") {}
 };
+
+// A PGresult that clears itself.
+struct ResultClear {
+  void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultClear>;
+
+// A libpq error message's first line without its "ERROR:  " / "FATAL:  " prefix.
+std::string libpq_message_line(const char* text);
 
 class RawConn {
  public:
