@@ -1,0 +1,131 @@
+// The rebalance planner: a pure function from measured stats to an ordered list of split, move
+// and merge steps (SPEC §4 "Rebalance planning"). No I/O, no database: the caller builds a
+// Fleet from a stats snapshot and the catalog, and turns the Plan's steps into operations.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "routing/key.hpp"
+
+namespace shardctl::planner {
+
+// One shard as the planner sees it.
+struct Shard {
+  std::string name;
+  std::string status = "online";    // online | readonly | offline: only online shards receive data
+  std::int64_t capacity_bytes = 0;  // 0: not configured ([shards.NAME] capacity_bytes)
+  double weight = 1.0;              // the shard's share of the data relative to the others
+  std::int64_t fixed_bytes = 0;     // bytes no mapping accounts for (reference tables, catalog, bloat)
+  double fixed_load = 0;            // load no mapping accounts for
+};
+
+// A slice of a mapping's key range (equi-depth histogram). The slices of a mapping are sorted and
+// contiguous: slice i holds the keys [low_i, low_{i+1}), the last one up to the mapping's high
+// bound; the first slice's low is the mapping's low bound (or its smallest key when unbounded).
+// Keys are in the map's bound type: the key itself, or its 64-bit hash for hash maps.
+struct Slice {
+  routing::Key low;
+  std::int64_t rows = 0;
+  std::int64_t bytes = 0;
+  double load = 0;
+  bool single_key = false;  // the slice is one key: it cannot be split
+};
+
+struct Map {
+  std::string name;
+  routing::MapKind kind = routing::MapKind::range;
+  routing::KeyType bound_type = routing::KeyType::int8;  // int8 for hash maps
+};
+
+struct Mapping {
+  std::string map;
+  routing::KeyRange range;  // points: [k, successor)
+  bool is_point = false;
+  std::string shard;
+  std::int64_t rows = 0;
+  std::int64_t bytes = 0;
+  double load = 0;
+  bool held = false;          // a live operation holds it: never moved, never split
+  std::vector<Slice> slices;  // empty: the mapping can only move whole
+};
+
+struct Fleet {
+  std::vector<Shard> shards;
+  std::vector<Map> maps;
+  std::vector<Mapping> mappings;
+};
+
+enum class Objective { size, load, both };
+
+struct Options {
+  Objective objective = Objective::size;
+  std::optional<std::string> map;            // only this map's mappings change
+  std::optional<int> max_moves;              // at most this many steps
+  std::optional<std::int64_t> max_bytes;     // at most this many bytes moved in all
+  std::vector<std::string> exclude_shards;   // neither give nor receive
+  std::vector<std::string> drain_shards;     // give everything away, receive nothing
+  double threshold = 0.05;                   // within this fraction of its target: balanced
+  double min_improvement = 0.0;              // a step must improve balance by this per byte moved
+                                             // (the planner's documentation says in which unit)
+  std::int64_t batch_bytes = 64ll << 20;     // for the offline-window estimate
+  double copy_bytes_per_second = 50e6;       // for the offline-window estimate
+};
+
+enum class StepKind { split, move, merge };
+
+struct Step {
+  StepKind kind = StepKind::move;
+  std::string map;
+  std::string from;  // the shard giving the keys
+  std::string to;    // the shard receiving them
+  // The keys that change shard (bound type). For a split: one side of the mapping cut at `at`.
+  routing::KeyRange range;
+  std::optional<routing::Key> at;  // split: the cut
+  bool move_upper = true;          // split: which side of the cut moves
+  std::int64_t rows = 0;
+  std::int64_t bytes = 0;
+  double load = 0;
+  int batches = 1;                        // estimated from batch_bytes
+  double offline_seconds_per_batch = 0;   // estimated from copy_bytes_per_second
+  std::vector<std::size_t> after;         // indexes of earlier steps that share a shard with it
+};
+
+// One shard's size and load before and after the plan.
+struct Balance {
+  std::string shard;
+  std::int64_t bytes_before = 0;
+  std::int64_t bytes_after = 0;
+  double load_before = 0;
+  double load_after = 0;
+  std::int64_t target_bytes = 0;  // what this shard should hold by its weight and capacity
+};
+
+struct Unsplittable {
+  std::string map;
+  routing::Key key;  // the hot key (bound type)
+  std::string shard;
+  std::int64_t bytes = 0;
+  bool isolated = false;  // a step gives it a shard of its own
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  std::vector<Balance> shards;
+  std::vector<Unsplittable> unsplittable;
+  std::vector<std::string> notes;  // why planning stopped: balanced, a limit, no improving step
+  double imbalance_before = 0;     // max / mean of the objective over the shards that hold data
+  double imbalance_after = 0;
+  std::int64_t bytes_moved = 0;
+};
+
+// Plans the steps. Throws a usage Error for options that name unknown shards or maps.
+Plan plan(const Fleet& fleet, const Options& options);
+
+// The fleet as it will be once every step of `plan` ran (mappings cut and moved). The property
+// tests check that plan() predicted exactly this layout.
+Fleet apply_plan(const Fleet& fleet, const Plan& plan);
+
+}  // namespace shardctl::planner
