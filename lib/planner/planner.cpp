@@ -186,6 +186,7 @@ class Planner {
     double w;
   };
   std::vector<HotKey> hot_;
+  std::vector<double> fair_target_;  // by weight and capacity, before hot keys are pinned
 
   std::size_t shard_of(const std::string& name, const char* what) const {
     auto it = shard_index_.find(name);
@@ -382,6 +383,7 @@ class Planner {
     }
     std::sort(hot_.begin(), hot_.end(), [](const HotKey& x, const HotKey& y) { return x.w > y.w; });
     compute_targets();
+    for (const auto& st : shards_) fair_target_.push_back(st.target);
     for (bool changed = true; changed;) {
       changed = false;
       std::size_t receivers = 0;
@@ -707,18 +709,16 @@ class Planner {
     }
   }
 
-  // Max / mean over the shards the plan balances, each scaled by its weight.
+  // The fullest balancing shard's objective over its fair target (by weight and capacity, hot
+  // keys not considered): max / mean when weights are equal and no capacity binds.
   double imbalance(const std::vector<double>& v) const {
-    double max = 0, sum = 0, weights = 0;
+    double max = 0, sum = 0;
     for (std::size_t i = 0; i < shards_.size(); ++i) {
-      const auto& st = shards_[i];
-      if (!st.receives || st.s->weight <= 0) continue;
-      max = std::max(max, v[i] / st.s->weight);
+      if (!shards_[i].receives || fair_target_[i] <= 0) continue;
+      max = std::max(max, v[i] / fair_target_[i]);
       sum += v[i];
-      weights += st.s->weight;
     }
-    if (sum <= 0) return 1;
-    return max / (sum / weights);
+    return sum > 0 ? max : 1;
   }
 
   void finish(const std::vector<double>& value_before) {

@@ -126,8 +126,9 @@ struct Plan {
   std::vector<Balance> shards;
   std::vector<Unsplittable> unsplittable;
   std::vector<std::string> notes;  // why planning stopped: balanced, a limit, no improving step
-  // max / mean of the objective over the shards the plan balances (online, neither drained nor
-  // excluded), each shard's objective divided by its weight; 1 when they hold nothing.
+  // Over the shards the plan balances (online, neither drained nor excluded): the largest ratio
+  // of a shard's objective to its fair target (its share by weight, capped by capacity_bytes).
+  // With equal weights and no binding capacity this is max / mean. 1 when they hold nothing.
   double imbalance_before = 0;
   double imbalance_after = 0;
   std::int64_t bytes_moved = 0;
