@@ -98,6 +98,7 @@ struct ShardState {
   std::set<std::pair<double, std::size_t>> units;  // movable units by objective
   std::optional<std::size_t> last_step;
   bool stuck = false;
+  std::vector<std::size_t> keepers;  // units holding a pinned hot key's slice
 };
 
 struct Piece {
@@ -396,6 +397,7 @@ class Planner {
         st.pinned = true;
         if (h.slice) {
           u.keep = h.slice;
+          st.keepers.push_back(h.unit);
           if (u.b - u.a == 1) remove_unit(h.unit);
         } else {
           u.keep_whole = true;
@@ -475,12 +477,13 @@ class Planner {
     std::optional<Piece> best;
     double best_cost = 0;
     bool must = forced(d);
-    int looked = 0;
-    while (it != set.begin() && ++looked < 256) {
+    int looked = 0, eligible = 0;
+    while (it != set.begin() && ++looked < 256 && eligible < 8) {
       --it;
       const auto& u = units_[it->second];
       if (u.keep || u.keep_whole || u.bytes > room || (u.w <= 0 && !must)) continue;
       if (best && u.w < 0.9 * best->w) break;
+      ++eligible;
       if (!best || side_cost(u) < best_cost) {
         best = Piece{it->second, true, 0, true, u.rows, u.bytes, u.load, u.w};
         best_cost = side_cost(u);
@@ -514,15 +517,15 @@ class Planner {
     auto it = set.upper_bound({amount, std::numeric_limits<std::size_t>::max()});
     std::optional<Piece> best;
     int looked = 0;
-    for (; it != set.end() && looked < 16; ++it) {
+    for (; it != set.end() && looked < 4; ++it) {
       if (!units_[it->second].splittable) continue;
       ++looked;
       auto piece = best_cut(it->second, amount, room);
       if (piece && (!best || piece->w > best->w)) best = piece;
     }
     // A pinned hot key's mapping may weigh less than `amount` and still be cut around the key.
-    for (const auto& [w, ui] : set)
-      if (units_[ui].keep && w <= amount) {
+    for (auto ui : shards_[d].keepers)
+      if (units_[ui].in_set && units_[ui].w <= amount) {
         auto piece = best_cut(ui, amount, room);
         if (piece && (!best || piece->w > best->w)) best = piece;
       }
@@ -569,8 +572,8 @@ class Planner {
     if (whole) return whole;
     if (auto over = overshoot(d, r, amount, room)) return over;
     if (forced(d))  // a pinned hot key's neighbours must leave even when no receiver has a gap
-      for (const auto& [w, ui] : shards_[d].units)
-        if (units_[ui].keep)
+      for (auto ui : shards_[d].keepers)
+        if (units_[ui].in_set)
           if (auto piece = best_cut(ui, std::numeric_limits<double>::infinity(), room)) return piece;
     return std::nullopt;
   }
