@@ -13,13 +13,18 @@ int main(int argc, char** argv) {
   fam.app().add_option("--at", req.at, "Split point: the first key of the upper part")->required()->type_name("KEY");
   fam.app().add_option("--to", req.to, "Shard that receives the moving part")->required()->type_name("SHARD");
   fam.app().add_option("--move", move, "Which side moves")->check(CLI::IsMember({"upper", "lower"}))->type_name("upper|lower");
-  fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: config defaults.batch_size)")
+  fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
       ->type_name("N");
+  bool verify_fk = false;
+  fam.app().add_flag("--verify-fk", verify_fk,
+                     "When done, check every foreign key of the moved rows on the target (an anti-join of the moved range)");
 
   fam.root_handler([&](cli::Context& ctx) {
     req.move_upper = move == "upper";
-    req.batch_size = batch_size ? *batch_size : static_cast<int>(ctx.config().batch_size);
-    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+    apps::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
+    auto options = apps::engine_options(ctx);
+    options.verify_fk = verify_fk;
+    migrate::Engine engine(ctx.catalog(), options);
     apps::run_operation(ctx, engine, engine.plan_split(req));
   });
   return fam.main(argc, argv);

@@ -101,10 +101,10 @@ _shardctl() {
     check) words="--format --orphans --strays --map-consistency --fix --restore --sample --parallel --batch-size --prometheus" ;;
     init) words="" ;;
     lookup) words="--map" ;;
-    merge) words="--map --range --into --batch-size" ;;
-    move) words="--map --key --to --batch-size" ;;
+    merge) words="--map --range --into --batch-size --verify-fk" ;;
+    move) words="--map --key --to --batch-size --verify-fk" ;;
     query) words="--format --map --shards --parallel --timeout --connect-timeout --limit" ;;
-    split) words="--map --at --to --move --batch-size" ;;
+    split) words="--map --at --to --move --batch-size --verify-fk" ;;
   esac
   [[ $cur == -* ]] && words="$words -h --help -c --config --catalog --format -q --quiet -v --verbose --dry-run -y --yes --version"
   COMPREPLY=($(compgen -W "$words" -- "$cur"))

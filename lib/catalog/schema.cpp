@@ -185,10 +185,19 @@ CREATE TABLE shardctl.archive_batches (
 );
 )SQL";
 
+// Version 5 (move speed): when each batch of a migration went offline (its keys refused to
+// writers) and when it came back online on the target, so `op show` reports the offline
+// windows a move cost its writers.
+constexpr std::string_view v5_offline_windows = R"SQL(
+ALTER TABLE shardctl.op_batches
+  ADD COLUMN offline_at timestamptz,
+  ADD COLUMN online_at timestamptz;
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
-  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}};
+  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows}};
   return steps;
 }
 

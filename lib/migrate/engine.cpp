@@ -9,9 +9,11 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "migrate/guard.hpp"
+#include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/runner.hpp"
 #include "shardio/journal.hpp"
+#include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
 
 namespace shardctl::migrate {
@@ -179,13 +181,39 @@ shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void
         t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(src, t.quoted, t.key_column);
       }
     }
+    {
+      std::vector<std::unique_ptr<shardio::RawConn>> conns;
+      std::vector<shardio::RawConn*> srcs;
+      for (auto id : sources) {
+        conns.push_back(std::make_unique<shardio::RawConn>(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name));
+        srcs.push_back(conns.back().get());
+      }
+      ctx.path = choose_load_path(target, srcs, ctx.tables, ctx.references, options_.checked_load);
+    }
     Runner(catalog_, ctx, progress).run();
   } catch (const Error& e) {
     // Journal the failure for `op show`; the operation stays resumable.
     throw shardio::failed(catalog_, op_id, e, ctx.token);
   }
   catalog_.read([&](pqxx::work& tx) { shardio::unlock_runner(tx, op_id); });
-  return status(op_id);
+  auto done = status(op_id);
+  if (options_.verify_fk && done.status == "done") {
+    // After the journal says done: orphans are a finding about the data, not a failed move.
+    shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
+    target.exec(shardio::session_settings);
+    KeyRange moved = ctx.range;  // a list map's point is journaled [k,k]
+    if (ctx.map.kind == routing::MapKind::list && moved.low)
+      moved = routing::point_range(catalog::bound_type(ctx.map.kind, ctx.map.key_type), *moved.low);
+    auto orphans = orphans_in_range(target, ctx.space, ctx.tables, moved);
+    if (!orphans.empty()) {
+      std::string all;
+      for (const auto& o : orphans) all += (all.empty() ? "" : "; ") + o;
+      throw data_error("operation " + op_id + " is done, but --verify-fk found orphans on " + ctx.target.name + " in " +
+                           routing::format_range(ctx.range) + ": " + all,
+                       "a reference table on " + ctx.target.name + " may lack rows; `shardctl check --orphans` lists them");
+    }
+  }
+  return done;
 }
 
 void Engine::request_cancel(const std::string& op_id) { shardio::request_cancel(catalog_, op_id); }

@@ -24,6 +24,7 @@ struct SplitRequest {
   std::string to;
   bool move_upper = true;
   int batch_size = 1000;
+  std::int64_t batch_bytes = 0;  // > 0: batches of about this many bytes (from the stats), batch_size ignored
 };
 
 // Moves every mapping (or part of one) inside a range onto one shard.
@@ -32,6 +33,7 @@ struct MergeRequest {
   std::string range;  // LOW..HIGH, half-open, in the map's bound type
   std::string into;
   int batch_size = 1000;
+  std::int64_t batch_bytes = 0;  // > 0: batches of about this many bytes (from the stats), batch_size ignored
 };
 
 // Moves the mapping that routes one key: a list map's point, or the whole range of a range or
@@ -41,6 +43,7 @@ struct MoveRequest {
   std::string key;  // a key of the map's key type (for hash maps: the key, not its hash)
   std::string to;
   int batch_size = 1000;
+  std::int64_t batch_bytes = 0;  // > 0: batches of about this many bytes (from the stats), batch_size ignored
 };
 
 struct PlannedTable {
@@ -50,6 +53,7 @@ struct PlannedTable {
   bool key_native_order = false;  // see KeyColumn: text keys compared without COLLATE "C"
   std::vector<std::string> columns;  // raw names, copied by name
   std::vector<std::string> order_by;  // primary key, for index-ordered reads
+  bool binary = true;  // copied as binary COPY (see shardio::binary_copy_is_portable), else text
 };
 
 // How a sharded table is copied: its columns and primary key as the source has them.
@@ -89,7 +93,9 @@ struct Plan {
   std::int64_t keys_total = 0;           // distinct keys that move
   std::int64_t rows_total = 0;           // rows that move, all tables
   std::optional<std::uint64_t> target_free_bytes;  // free space where the target keeps its data, if readable
+  std::string load_path;                 // which load path a run would take now, and why
   int batch_size = 1000;
+  std::int64_t batch_bytes = 0;          // > 0: batch_size is derived per segment from the bytes per key
   nlohmann::json args;                   // the request, journaled with the operation
 };
 
@@ -100,12 +106,15 @@ struct Progress {
   std::uint64_t bytes = 0;
   // Seconds spent per phase, for `-v` and the benchmark.
   double copy_seconds = 0, verify_seconds = 0, purge_seconds = 0, catalog_seconds = 0;
+  std::string path;  // which load path runs, and why (see load_path.hpp)
 };
 
 // What the configuration decides about running operations.
 struct EngineOptions {
   std::optional<std::string> fence_grace;  // [defaults] fence_grace as a PostgreSQL interval; none = until lifted
   int guard_wait_seconds = 60;             // wait for transactions older than a batch's guard
+  bool checked_load = false;               // never skip FK triggers (SHARDCTL_CHECKED_LOAD)
+  bool verify_fk = false;                  // --verify-fk: anti-join the moved range on the target when done
 };
 
 // One source shard's fences of an operation, as `op unfence` reports them.

@@ -11,6 +11,7 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/preconditions.hpp"
 #include "routing/pg_hash.hpp"
@@ -62,6 +63,15 @@ std::vector<PlannedBatch> plan_batches(shardio::RawConn& source, const Plan& pla
   }
   batches.push_back(PlannedBatch{segment, KeyRange{low, range.high}, total - done});
   return batches;
+}
+
+// Distinct routing values in the range of the first table (parents first: the table every
+// other one hangs from, whose keys cover theirs), to size batches by bytes per key.
+std::int64_t distinct_keys(shardio::RawConn& source, const Plan& plan, const KeyRange& range) {
+  if (plan.point) return 1;
+  const auto& t = plan.tables.front();
+  return std::stoll(source.query("SELECT count(DISTINCT " + shardio::route_expression(plan.space, catalog::quote_ident(t.key_column)) +
+                                 ") FROM " + t.quoted + " WHERE " + shardio::key_filter(source, plan.space, key_column(t), range))[0][0]);
 }
 
 // The rows that move (all tables) and the bytes they take on the source, heap and indexes:
@@ -123,11 +133,14 @@ std::optional<routing::Key> higher_high(const std::optional<routing::Key>& a, co
 }
 
 // What every kind starts with: the batch size checked, the map looked up, the request kept.
-Plan new_plan(catalog::Store& store, const std::string& kind, const std::string& map, int batch_size, nlohmann::json args) {
-  if (batch_size < 1) throw usage_error("--batch-size must be at least 1");
+Plan new_plan(catalog::Store& store, const std::string& kind, const std::string& map, int batch_size, std::int64_t batch_bytes,
+              nlohmann::json args) {
+  if (batch_bytes <= 0 && batch_size < 1) throw usage_error("--batch-size must be at least 1");
   Plan plan;
   plan.kind = kind;
   plan.batch_size = batch_size;
+  plan.batch_bytes = batch_bytes;
+  if (batch_bytes > 0) args["batch_bytes"] = batch_bytes;
   plan.args = std::move(args);
   plan.map = store.get_map(map);
   plan.space = shardio::RouteSpace{plan.map.kind, plan.map.key_type};
@@ -138,7 +151,7 @@ Plan new_plan(catalog::Store& store, const std::string& kind, const std::string&
 
 Plan Engine::plan_split(const SplitRequest& req) {
   catalog::Store store(catalog_);
-  Plan plan = new_plan(store, "split", req.map, req.batch_size,
+  Plan plan = new_plan(store, "split", req.map, req.batch_size, req.batch_bytes,
                        {{"map", req.map}, {"at", req.at}, {"to", req.to}, {"move", req.move_upper ? "upper" : "lower"},
                         {"batch_size", req.batch_size}});
   if (plan.map.kind == MapKind::list)
@@ -169,7 +182,7 @@ Plan Engine::plan_split(const SplitRequest& req) {
 
 Plan Engine::plan_merge(const MergeRequest& req) {
   catalog::Store store(catalog_);
-  Plan plan = new_plan(store, "merge", req.map, req.batch_size,
+  Plan plan = new_plan(store, "merge", req.map, req.batch_size, req.batch_bytes,
                        {{"map", req.map}, {"range", req.range}, {"into", req.into}, {"batch_size", req.batch_size}});
   if (plan.map.kind == MapKind::list)
     throw usage_error("map " + req.map + " is a list map: it has points, not ranges to merge",
@@ -205,7 +218,7 @@ Plan Engine::plan_merge(const MergeRequest& req) {
 
 Plan Engine::plan_move(const MoveRequest& req) {
   catalog::Store store(catalog_);
-  Plan plan = new_plan(store, "move", req.map, req.batch_size,
+  Plan plan = new_plan(store, "move", req.map, req.batch_size, req.batch_bytes,
                        {{"map", req.map}, {"key", req.key}, {"to", req.to}, {"batch_size", req.batch_size}});
   routing::Key key = routing::parse_key(plan.map.key_type, req.key);
   plan.target = store.get_shard(req.to);
@@ -349,15 +362,29 @@ void Engine::finish_plan(Plan& plan) {
 
   // Parents before children for the copy; the purge runs in reverse.
   sort_by_foreign_keys(*sources.begin()->second, plan.tables);
+  {
+    std::vector<shardio::RawConn*> srcs;
+    for (auto& [name, conn] : sources) srcs.push_back(conn.get());
+    plan.load_path = choose_load_path(target, srcs, plan.tables, plan.references, options_.checked_load).why;
+  }
   for (std::size_t i = 0; i < plan.segments.size(); ++i) {
     shardio::RawConn& source = *sources.at(plan.segments[i].source.name);
-    for (const auto& b : plan_batches(source, plan, i, plan.batch_size)) {
-      plan.keys_total += b.keys;
-      plan.batches.push_back(b);
-    }
     auto [rows, bytes] = estimate_size(source, plan, plan.segments[i].range);
     plan.rows_total += rows;
     plan.estimated_bytes += bytes;
+    int size = plan.batch_size;
+    if (plan.batch_bytes > 0) {
+      // Keys per batch from the segment's bytes per key, so every batch holds about
+      // batch_bytes whatever the rows per key.
+      std::int64_t keys = distinct_keys(source, plan, plan.segments[i].range);
+      double per_key = keys > 0 ? static_cast<double>(bytes) / static_cast<double>(keys) : 1.0;
+      size = static_cast<int>(std::clamp(static_cast<double>(plan.batch_bytes) / std::max(per_key, 1.0), 1.0, 1e9));
+      if (i == 0) plan.batch_size = size;
+    }
+    for (const auto& b : plan_batches(source, plan, i, size)) {
+      plan.keys_total += b.keys;
+      plan.batches.push_back(b);
+    }
   }
   // Room on the target: what moves, plus a tenth for the WAL and index growth of the load.
   plan.target_free_bytes = free_bytes(target);

@@ -14,6 +14,7 @@ PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& t
   // batch statement; only sound when that collation orders like bytes (finish_plan also
   // requires it of the target).
   pt.key_native_order = shardio::key_sorts_bytewise(source, quoted, pt.key_column);
+  pt.binary = shardio::binary_copy_is_portable(source, quoted);
   return pt;
 }
 

@@ -18,6 +18,7 @@ void print_plan(std::ostream& out, const Plan& p) {
   out << "\n  keys: " << p.keys_total << ", rows: " << p.rows_total;
   out << "\n  estimated size: " << megabytes(p.estimated_bytes) << ", free on " << p.target.name << ": "
       << (p.target_free_bytes ? megabytes(*p.target_free_bytes) : std::string("not readable")) << '\n';
+  if (!p.load_path.empty()) out << "  load path: " << p.load_path << '\n';
   out << "  batches: " << p.batches.size() << '\n';
   for (std::size_t i = 0; i < p.batches.size() && i < 10; ++i)
     out << "    " << (i + 1) << ": "
@@ -46,6 +47,7 @@ nlohmann::json plan_json(const Plan& p) {
           {"rows_total", p.rows_total},
           {"estimated_bytes", p.estimated_bytes},
           {"target_free_bytes", p.target_free_bytes ? nlohmann::json(*p.target_free_bytes) : nlohmann::json(nullptr)},
+          {"load_path", p.load_path},
           {"warnings", p.warnings}};
 }
 
@@ -57,6 +59,11 @@ void print_status(std::ostream& out, const shardio::OpStatus& o) {
       << "\nrows:      " << o.rows_moved << "/" << o.rows_total << '\n';
   if (!o.lease_holder.empty()) out << "held by:   " << o.lease_holder << '\n';
   if (!o.error.empty()) out << "error:     " << o.error << '\n';
+  if (o.offline_max_seconds) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "median %.3f s, max %.3f s per batch", *o.offline_median_seconds, *o.offline_max_seconds);
+    out << "offline:   " << buf << '\n';
+  }
   out << "created:   " << o.created_at << "\nupdated:   " << o.updated_at << '\n';
 }
 

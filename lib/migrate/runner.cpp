@@ -13,6 +13,7 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "shardio/copy_digest.hpp"
 #include "shardio/journal.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
@@ -34,6 +35,8 @@ std::optional<std::string> text_of(const std::optional<routing::Key>& k) {
 }
 
 using shardio::session_settings;
+
+const char* copy_format(bool binary) { return binary ? " (FORMAT binary)" : ""; }
 
 // Adds the wall time of its scope to a counter.
 class Stopwatch {
@@ -135,7 +138,8 @@ void Runner::take_offline(const Batch& b) {
                              shard(b.source_id).name);
       cut_mapping(tx, b, c);
     }
-    tx.exec_params("UPDATE shardctl.op_batches SET step = 'offline', updated_at = now() WHERE op_id = $1 AND batch_no = $2",
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'offline', offline_at = coalesce(offline_at, clock_timestamp()), "
+                   "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no);
     shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
   });
@@ -194,29 +198,43 @@ std::int64_t Runner::copy(const Batch& b) {
     present = present || target_->query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " +
                                         filter(*target_, t, b.range) + ")")[0][0] == "t";
   std::int64_t rows = 0;
+  streamed_.clear();
+  streamed_batch_ = -1;
   if (!present) {
     target_->exec("BEGIN");
+    // The fast path: FK triggers skipped for this transaction (see load_path.hpp); the guard's
+    // triggers are ENABLE ALWAYS and still fire.
+    if (ctx_.path.skip_load_checks) target_->exec("SET LOCAL session_replication_role = replica");
     // Keys coming back to a shard that once gave them away: its fence on them ends with this
     // transaction, which makes them its own again.
     lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
     for (const auto& t : ctx_.tables) {
       std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
-      stats_.bytes += shardio::pump_copy(src,
-                                "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " +
-                                    filter(src, t, b.range) + order + ") TO STDOUT (FORMAT binary)",
-                                *target_, "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN (FORMAT binary)");
+      shardio::CopyDigest digest(t.binary);
+      stats_.bytes += shardio::pump_copy(
+          src, "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(src, t, b.range) + order +
+                   ") TO STDOUT" + copy_format(t.binary),
+          *target_, "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN" + copy_format(t.binary),
+          [&](std::string_view chunk) { digest.add(chunk); });
+      if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
+      streamed_[t.name] = digest.text();
+      rows += digest.rows();
       faults_.point("copy.table");
     }
     target_->exec("COMMIT");
+    streamed_batch_ = b.no;
   }
   faults_.point("copy.commit");
-  for (const auto& t : ctx_.tables)
-    rows += std::stoll(target_->query("SELECT count(*) FROM " + t.quoted + " WHERE " + filter(*target_, t, b.range))[0][0]);
+  if (present)
+    for (const auto& t : ctx_.tables)
+      rows += std::stoll(target_->query("SELECT count(*) FROM " + t.quoted + " WHERE " + filter(*target_, t, b.range))[0][0]);
   return rows;
 }
 
-// Compares count and checksum of every table's batch on both sides; returns them (JSON,
-// table -> "count:checksum") for the flip to journal and the purge to hold its deletes to.
+// Compares count and digest of every table's batch on both sides; returns them (JSON, table ->
+// CopyDigest text) for the flip to journal and the purge to hold its deletes to. The source's
+// side is the digest of the stream copy() loaded (read again only when a resumed run found the
+// batch already copied); the target's rows are streamed back and hashed the same way.
 std::string Runner::verify(const Batch& b) {
   // A process that lost its lease stops here: another runner may already have purged the batch,
   // and a failed comparison would only confuse.
@@ -225,7 +243,9 @@ std::string Runner::verify(const Batch& b) {
   const auto& from = shard(b.source_id);
   nlohmann::json verified = nlohmann::json::object();
   for (const auto& t : ctx_.tables) {
-    auto s = checksum(src, t, b.range), d = checksum(*target_, t, b.range);
+    auto it = streamed_.find(t.name);
+    auto s = streamed_batch_ == b.no && it != streamed_.end() ? it->second : stream_digest(src, t, b.range);
+    auto d = stream_digest(*target_, t, b.range);
     if (s != d)
       throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
                                from.name + " has count:checksum " + s + ", " + ctx_.target.name + " has " + d,
@@ -245,7 +265,7 @@ void Runner::flip(const Batch& b, const std::string& verified) {
     tx.exec_params("UPDATE shardctl.mappings SET shard_id = $6, status = 'online' WHERE map_id = $1 AND shard_id IN ($2, $6) AND " +
                        ctx_.column + " = " + ctx_.ctor + "($3, $4, $5)",
                    ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
-    tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, updated_at = now() "
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, online_at = clock_timestamp(), updated_at = now() "
                    "WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no, verified);
     shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
@@ -264,11 +284,27 @@ void Runner::purge(const Batch& b, const std::string& verified) {
   if (state.empty()) guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range);  // lost with a restored shard
   nlohmann::json expected = verified.empty() ? nlohmann::json::object() : nlohmann::json::parse(verified);
   src.exec("BEGIN");
+  // The fast path: the parents' RI triggers are skipped (children go first, and nothing outside
+  // the moving set references them); the guard's triggers still fire.
+  if (ctx_.path.skip_purge_checks) src.exec("SET LOCAL session_replication_role = replica");
   bypass_batch_guard(src, ctx_.op_id, b.no);
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it) {
-    auto got = src.query("WITH " + std::string(shardio::row_alias) + " AS (DELETE FROM " + it->quoted + " WHERE " +
-                         filter(src, *it, b.range) + " RETURNING " + column_list(it->columns) + ") SELECT count(*) || ':' || " +
-                         shardio::row_hash_sum() + " FROM " + shardio::row_alias)[0][0];
+    std::string got;
+    std::string want = expected.contains(it->name) ? expected[it->name].get<std::string>() : "";
+    if (want.empty() || shardio::is_copy_digest(want)) {
+      // The deleted rows stream out and are hashed as verify hashed them.
+      bool binary = want.empty() ? it->binary : want.find(":xxh3t:") == std::string::npos;
+      shardio::CopyDigest digest(binary);
+      shardio::copy_out_to(src,
+                           "COPY (DELETE FROM " + it->quoted + " WHERE " + filter(src, *it, b.range) + " RETURNING " +
+                               column_list(it->columns) + ") TO STDOUT" + copy_format(binary),
+                           [&](std::string_view chunk) { digest.add(chunk); });
+      got = digest.text();
+    } else {
+      got = src.query("WITH " + std::string(shardio::row_alias) + " AS (DELETE FROM " + it->quoted + " WHERE " +
+                      filter(src, *it, b.range) + " RETURNING " + column_list(it->columns) + ") SELECT count(*) || ':' || " +
+                      shardio::row_hash_sum() + " FROM " + shardio::row_alias)[0][0];
+    }
     // Operations journaled before the purge was held to the verify have nothing to compare.
     if (!expected.contains(it->name) || expected[it->name] == got) continue;
     src.exec("ROLLBACK");
@@ -299,7 +335,7 @@ void Runner::roll_back(const Batch& b) {
     tx.exec_params("UPDATE shardctl.mappings SET status = 'online' WHERE map_id = $1 AND shard_id = $2 AND " + ctx_.column +
                        " = " + ctx_.ctor + "($3, $4, $5)",
                    ctx_.map.id, b.source_id, c.low, c.high, c.bounds);
-    tx.exec_params("UPDATE shardctl.op_batches SET step = 'planned', rows_moved = 0, updated_at = now() "
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'planned', rows_moved = 0, offline_at = NULL, updated_at = now() "
                    "WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no);
   });
@@ -386,10 +422,14 @@ std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const 
   return shardio::key_filter(conn, ctx_.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, r);
 }
 
-std::string Runner::checksum(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  auto row = conn.query("SELECT count(*) || ':' || " + shardio::row_hash_sum() + " FROM (SELECT " + column_list(t.columns) + " FROM " +
-                        t.quoted + " WHERE " + filter(conn, t, r) + ") " + shardio::row_alias);
-  return row[0][0];
+std::string Runner::stream_digest(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
+  shardio::CopyDigest digest(t.binary);
+  shardio::copy_out_to(conn,
+                       "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(conn, t, r) +
+                           ") TO STDOUT" + copy_format(t.binary),
+                       [&](std::string_view chunk) { digest.add(chunk); });
+  if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
+  return digest.text();
 }
 
 void Runner::run() {
@@ -400,6 +440,7 @@ void Runner::run() {
   bool cancel = cancel_requested();
   if (!cancel) copy_references(source(all.front()));
   stats_.batches = static_cast<int>(all.size());
+  stats_.path = ctx_.path.why;
   for (auto& b : all) {
     stats_.batch = b.no;
     if (b.step == "done") continue;

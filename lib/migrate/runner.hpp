@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "migrate/guard.hpp"
+#include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "shardio/fault.hpp"
 
@@ -31,6 +32,7 @@ struct RunContext {
   std::string column, ctor;  // the mappings range column of this map and its constructor
   std::optional<std::string> fence_grace;  // how long a fence refuses writes (interval); none = until lifted
   int guard_wait_seconds = 60;  // how long to wait for transactions older than a batch's guard
+  LoadPath path;                // FK triggers skipped on load and purge, or not
 };
 
 class Runner {
@@ -79,7 +81,8 @@ class Runner {
   void finish(const std::string& status, const std::vector<Batch>& all);
   std::vector<GuardedTable> guarded() const;
   std::string filter(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
-  std::string checksum(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+  // The CopyDigest text of the table's rows in the range, streamed out of `conn`.
+  std::string stream_digest(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
   GuardOwner owner() const;
 
   pg::Connection& catalog_;
@@ -89,6 +92,10 @@ class Runner {
   std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> sources_;
   std::unique_ptr<shardio::RawConn> target_;
   Progress stats_;
+  // Per table, the digest of the source stream the last copy() loaded (batch streamed_batch_):
+  // verify compares it with the target's rows instead of reading the source again.
+  std::map<std::string, std::string> streamed_;
+  int streamed_batch_ = -1;
 };
 
 }  // namespace shardctl::migrate

@@ -28,7 +28,12 @@ constexpr const char* op_select =
     "coalesce((o.progress ->> 'keys_total')::bigint, 0) AS keys_total, "
     "coalesce((o.progress ->> 'rows_total')::bigint, 0) AS rows_total, "
     "o.cancel_requested, coalesce(o.error, '') AS error, coalesce(o.lease_holder, '') AS lease_holder, "
-    "o.created_at::text, o.updated_at::text "
+    "o.created_at::text, o.updated_at::text, "
+    // Offline windows of the batches that came back online (migrations journaled since v5).
+    "(SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM b.online_at - b.offline_at)) "
+    "FROM shardctl.op_batches b WHERE b.op_id = o.op_id AND b.online_at IS NOT NULL) AS offline_median, "
+    "(SELECT max(extract(epoch FROM b.online_at - b.offline_at))::float8 "
+    "FROM shardctl.op_batches b WHERE b.op_id = o.op_id AND b.online_at IS NOT NULL) AS offline_max "
     "FROM shardctl.operations o LEFT JOIN shardctl.maps mp USING (map_id) "
     "LEFT JOIN shardctl.shards s ON s.shard_id = o.source_shard_id "
     "LEFT JOIN shardctl.shards t ON t.shard_id = o.target_shard_id ";
@@ -54,6 +59,8 @@ OpStatus op_from(const pqxx::row& r) {
   o.lease_holder = r["lease_holder"].as<std::string>();
   o.created_at = r["created_at"].as<std::string>();
   o.updated_at = r["updated_at"].as<std::string>();
+  if (!r["offline_median"].is_null()) o.offline_median_seconds = r["offline_median"].as<double>();
+  if (!r["offline_max"].is_null()) o.offline_max_seconds = r["offline_max"].as<double>();
   return o;
 }
 
@@ -180,7 +187,9 @@ nlohmann::json to_json(const OpStatus& o) {
           {"cancel_requested", o.cancel_requested},
           {"error", o.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.error)},
           {"lease_holder", o.lease_holder.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.lease_holder)},
-          {"created_at", o.created_at}, {"updated_at", o.updated_at}};
+          {"created_at", o.created_at}, {"updated_at", o.updated_at},
+          {"offline_median_seconds", o.offline_median_seconds ? nlohmann::json(*o.offline_median_seconds) : nlohmann::json(nullptr)},
+          {"offline_max_seconds", o.offline_max_seconds ? nlohmann::json(*o.offline_max_seconds) : nlohmann::json(nullptr)}};
 }
 
 Error run_by_another(const OpStatus& op) {

@@ -99,6 +99,9 @@ struct OpStatus {
   std::string lease_holder;
   std::string created_at;
   std::string updated_at;
+  // How long the batches' keys were refused to writers (offline to online), median and
+  // longest; none before any batch came back online.
+  std::optional<double> offline_median_seconds, offline_max_seconds;
 };
 
 nlohmann::json to_json(const OpStatus& op);

@@ -109,6 +109,18 @@ std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn&
   return bytes;
 }
 
+std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql,
+                        const std::function<void(std::string_view)>& observe) {
+  std::uint64_t bytes = 0;
+  copy_in_from(to, copy_in_sql, [&](const auto& put) {
+    bytes = copy_out_to(from, copy_out_sql, [&](std::string_view chunk) {
+      observe(chunk);
+      put(chunk);
+    });
+  });
+  return bytes;
+}
+
 std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
                           const std::function<void(std::string_view)>& sink) {
   Result out(PQexec(from.get(), copy_out_sql.c_str()));

@@ -80,6 +80,9 @@ void in_rolled_back_transaction(RawConn& conn, F&& body) {
 // Streams `COPY (...) TO STDOUT` on `from` into `COPY ... FROM STDIN` on `to`, chunk by chunk:
 // rows are never parsed, memory stays flat whatever the size. Returns the bytes moved.
 std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql);
+// The same, showing every chunk to `observe` on its way (a migration hashes the stream).
+std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql,
+                        const std::function<void(std::string_view)>& observe);
 
 // Streams `COPY (...) TO STDOUT` on `from` into `sink`, chunk by chunk (archive files).
 // Returns the bytes read.

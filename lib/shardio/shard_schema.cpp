@@ -85,3 +85,41 @@ std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quote
 }
 
 }  // namespace shardctl::shardio
+
+namespace shardctl::shardio {
+
+bool binary_copy_is_portable(RawConn& conn, const std::string& quoted_table) {
+  return conn.query(
+             "SELECT NOT EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+             "JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END "
+             "LEFT JOIN pg_type e ON e.oid = b.typelem "
+             "WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped AND "
+             "(b.typtype = 'c' OR (b.typcategory = 'A' AND (b.typelem >= 16384 OR e.typtype = 'c'))))",
+             {quoted_table})[0][0] == "t";
+}
+
+bool may_skip_triggers(RawConn& conn) {
+  conn.exec("BEGIN");
+  Result r(PQexec(conn.get(), "SET LOCAL session_replication_role = replica"));
+  const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+  bool ok = PQresultStatus(r.get()) == PGRES_COMMAND_OK;
+  bool denied = !ok && state && std::string(state) == "42501";
+  if (!ok && !denied) conn.fail(r.get(), "SET session_replication_role");
+  conn.exec("ROLLBACK");
+  return ok;
+}
+
+std::vector<std::string> origin_triggers(RawConn& conn, const std::string& quoted_table) {
+  std::vector<std::string> out;
+  for (const auto& r : conn.query(
+           "SELECT DISTINCT tgname || ' (' || concat_ws(' ', CASE WHEN tgtype & 4 <> 0 THEN 'INSERT' END, "
+           "CASE WHEN tgtype & 8 <> 0 THEN 'DELETE' END, CASE WHEN tgtype & 16 <> 0 THEN 'UPDATE' END, "
+           "CASE WHEN tgtype & 32 <> 0 THEN 'TRUNCATE' END) || ')' FROM pg_trigger "
+           "WHERE NOT tgisinternal AND tgenabled = 'O' AND tgrelid IN (SELECT relid FROM pg_partition_tree($1::regclass)) "
+           "ORDER BY 1",
+           {quoted_table}))
+    out.push_back(r[0]);
+  return out;
+}
+
+}  // namespace shardctl::shardio

@@ -36,3 +36,20 @@ bool key_sorts_bytewise(RawConn& conn, const std::string& quoted_table, const st
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table);
 
 }  // namespace shardctl::shardio
+
+namespace shardctl::shardio {
+
+// Whether binary COPY of the table gives the same bytes on every server for the same rows:
+// false when a column's wire format embeds a type OID a database assigned itself (arrays of
+// user-defined types, composite types). Such tables are copied and hashed as text.
+bool binary_copy_is_portable(RawConn& conn, const std::string& quoted_table);
+
+// Whether this session may set session_replication_role (superuser, or granted SET on the
+// parameter): the role can skip FK triggers. Other errors propagate.
+bool may_skip_triggers(RawConn& conn);
+
+// User triggers on the table (or its partitions) that session_replication_role = replica
+// would skip (enabled on origin only, not internal), as "name (events)".
+std::vector<std::string> origin_triggers(RawConn& conn, const std::string& quoted_table);
+
+}  // namespace shardctl::shardio

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Benchmark (issue 13): how fast shardctl moves rows, against a DBA's hand-made pipe and the
+# load limit, in one run on identical data. Two twin fleets of 2 shards get the same sample
+# data (scale S: 1000*S customers with their orders and order lines, ~21,000*S rows; the
+# default S=780 moves about 4.1M rows per range). Two ranges of equal size move:
+#   R1 = upper half of shard_1 (shard_1 -> shard_2), R2 = lower half of shard_2 (shard_2 -> shard_1).
+# Fleet "hand": R1 by the hand-made pipe (psql COPY ... TO STDOUT (FORMAT binary) | psql COPY
+#   FROM STDIN per table, parents first, FK checked) plus one DELETE per table on the source,
+#   children first; R2 by the limit: the same pipe in primary-key order into a target session
+#   with session_replication_role = replica (FK checks skipped), copy only.
+# Fleet "tool": R1 by `shardctl split` on the checked path (SHARDCTL_CHECKED_LOAD=1), R2 by
+#   `shardctl split --move lower` on the fast path. Both with the default (64 MB) batches.
+# So the fast path compares with the limit on the same rows (R2), the checked path with the
+# hand-made pipe on the same rows (R1). Usage: bench/move_speed.sh [BIN_DIR] [SCALE]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$here/build/release/bin}
+scale=${2:-780}
+work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
+chmod 755 "$work"
+trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
+echo "uptime at start: $(uptime)"
+"$bin/shardctl" sandbox up --dir "$work/sb" --no-fleet -q >/dev/null
+t0=$(now)
+for f in hand tool; do
+  "$bin/shardctl" sandbox fleet "$f" --dir "$work/sb" --shards 2 --scale "$scale" --format json > "$work/$f.json"
+done
+echo "loaded two fleets (scale $scale) in $(r "$(now) - $t0") s"
+
+s1=$(jq -r '.shards[0].dsn' "$work/hand.json")
+s2=$(jq -r '.shards[1].dsn' "$work/hand.json")
+customers=$((1000 * scale))
+half=$((customers / 2 + 1))            # shard_1 holds [1, half), shard_2 [half, ...)
+r1_lo=$((customers / 4 + 1)); r1_hi=$half
+r2_lo=$half; r2_hi=$((half + customers / 4))
+count_rows() {  # DSN LO HI: rows of the three tables in [LO, HI)
+  psql -XAtc "select (select count(*) from customers where customer_id >= $2 and customer_id < $3)
+    + (select count(*) from orders where customer_id >= $2 and customer_id < $3)
+    + (select count(*) from order_lines where customer_id >= $2 and customer_id < $3)" "$1"
+}
+rows1=$(count_rows "$s1" $r1_lo $r1_hi)
+rows2=$(count_rows "$s2" $r2_lo $r2_hi)
+echo "R1 = customers [$r1_lo, $r1_hi): $rows1 rows; R2 = [$r2_lo, $r2_hi): $rows2 rows"
+
+pipe() {  # FROM TO LO HI ORDER PGOPTIONS: one COPY pipe per table, parents first
+  local t
+  for t in customers orders order_lines; do
+    local order=""
+    if [ "$5" = pk ]; then
+      order=$(psql -XAtc "select ' ORDER BY ' || string_agg(quote_ident(a.attname), ', ' order by k.i)
+        from pg_index x, unnest(x.indkey) with ordinality k(n, i), pg_attribute a
+        where x.indrelid = '$t'::regclass and x.indisprimary and a.attrelid = x.indrelid and a.attnum = k.n" "$1")
+    fi
+    psql -XAtc "COPY (SELECT * FROM $t WHERE customer_id >= $3 AND customer_id < $4$order) TO STDOUT (FORMAT binary)" "$1" |
+      PGOPTIONS="$6" psql -XAtc "COPY $t FROM STDIN (FORMAT binary)" "$2" >/dev/null
+  done
+}
+
+# Hand-made pipe + DELETE (R1), then the limit (R2), on fleet "hand".
+t0=$(now)
+pipe "$s1" "$s2" $r1_lo $r1_hi none ""
+hand_copy=$(echo "$(now) - $t0" | bc -l)
+t0=$(now)
+psql -XAtq "$s1" <<SQL
+BEGIN;
+DELETE FROM order_lines WHERE customer_id >= $r1_lo AND customer_id < $r1_hi;
+DELETE FROM orders WHERE customer_id >= $r1_lo AND customer_id < $r1_hi;
+DELETE FROM customers WHERE customer_id >= $r1_lo AND customer_id < $r1_hi;
+COMMIT;
+SQL
+hand_delete=$(echo "$(now) - $t0" | bc -l)
+t0=$(now)
+pipe "$s2" "$s1" $r2_lo $r2_hi pk "-c session_replication_role=replica"
+limit_copy=$(echo "$(now) - $t0" | bc -l)
+
+# shardctl on fleet "tool": checked path on R1, fast path on R2.
+export SHARDCTL_CATALOG=$(jq -r .catalog "$work/tool.json")
+tool() {  # NAME ENV ARGS...: runs a split, keeps its -v times, peak RSS and offline windows
+  local name=$1 env=$2; shift 2
+  env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "$bin/shardctl" split --map customers "$@" -v \
+    2> "$work/$name.err" >/dev/null || { cat "$work/$name.err" >&2; exit 1; }
+  local op
+  op=$("$bin/shardctl" op list --format json | jq -r '.operations[0].id')
+  "$bin/shardctl" op show "$op" --format json > "$work/$name.op"
+}
+# Order (BENCH_ORDER=fast-first|checked-first): whichever runs second loads into a shard that
+# already gave keys away, so its copy also pays the write guard's per-row trigger (fences).
+if [ "${BENCH_ORDER:-fast-first}" = fast-first ]; then
+  tool fast SHARDCTL_CHECKED_LOAD=0 --at $r2_hi --move lower --to shard_1
+  tool checked SHARDCTL_CHECKED_LOAD=1 --at $r1_lo --to shard_2
+else
+  tool checked SHARDCTL_CHECKED_LOAD=1 --at $r1_lo --to shard_2
+  tool fast SHARDCTL_CHECKED_LOAD=0 --at $r2_hi --move lower --to shard_1
+fi
+echo "order: ${BENCH_ORDER:-fast-first}"
+t1=$(jq -r '.shards[0].dsn' "$work/tool.json"); t2=$(jq -r '.shards[1].dsn' "$work/tool.json")
+[ "$(count_rows "$t2" $r1_lo $r1_hi)" = "$rows1" ] && [ "$(count_rows "$t1" $r2_lo $r2_hi)" = "$rows2" ] ||
+  { echo "shardctl did not move every row" >&2; exit 1; }
+
+phase() { sed -n "s/.*time: .*$2 \([0-9.]*\) s.*/\1/p" "$work/$1.err"; }
+echo "uptime at end: $(uptime)"
+echo
+echo "| method | range, rows | total s | copy s | verify s | purge (delete) s | catalog s | batches | offline median / max s | peak RSS |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| hand-made pipe + DELETE | R1, $rows1 | $(r "$hand_copy + $hand_delete") | $(r "$hand_copy") | - | $(r "$hand_delete") | - | - | - | - |"
+echo "| limit: PK-ordered pipe, FK checks skipped (copy only) | R2, $rows2 | $(r "$limit_copy") | $(r "$limit_copy") | - | - | - | - | - | - |"
+for n in fast checked; do
+  read -r total rss < "$work/$n.time"
+  range=R2; rows=$rows2; [ $n = checked ] && { range=R1; rows=$rows1; }
+  echo "| shardctl, $n path | $range, $rows | $(r "$total") | $(phase $n copy) | $(phase $n verify) | $(phase $n purge) | $(phase $n catalog) | $(jq -r .batches "$work/$n.op") | $(r "$(jq -r .offline_median_seconds "$work/$n.op")") / $(r "$(jq -r .offline_max_seconds "$work/$n.op")") | $((rss / 1024)) MB |"
+done
+read -r fast_total _ < "$work/fast.time"
+echo
+echo "fast path: whole split vs hand-made pipe + DELETE: $(r "$fast_total / ($hand_copy + $hand_delete)")x (target <= 0.5)"
+echo "fast path: copy vs limit: $(r "$(phase fast copy) / $limit_copy")x (target <= 1.5)"
+echo "fast path: verify vs its copy: $(r "$(phase fast verify) / $(phase fast copy)")x (target <= 0.15)"
+grep -h "path:" "$work/fast.err" "$work/checked.err" | sed 's/^/  /'

@@ -1,0 +1,50 @@
+// The order-independent digest of the rows of a COPY stream, binary or text, computed as the
+// bytes pass: the row count and the wrapping 64-bit sum of XXH3-64 of each row's bytes. A
+// migration hashes the source's stream on its way to the target, then the target's rows read
+// back the same way (and the purge's DELETE ... RETURNING, streamed out the same way): equal
+// digests mean the same multiset of rows, byte for byte, but for a 2^-64 chance per
+// difference. It detects lost, extra, duplicated or changed rows; it is not meant to resist
+// someone forging rows.
+//
+// Binary COPY (the fast load) is hashed tuple by tuple: field count, each field's length and
+// bytes. Two servers send the same bytes for the same values of the same types, except where
+// the wire format embeds a type's OID (arrays and composites of types a database created
+// itself); such tables are copied as text (see binary_copy_is_portable).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "digest/row_digest.hpp"
+
+namespace shardctl::shardio {
+
+class CopyDigest {
+ public:
+  explicit CopyDigest(bool binary) : binary_(binary) {}
+  // Adds the bytes of the stream; rows may be split anywhere across chunks.
+  void add(std::string_view chunk);
+  std::int64_t rows() const noexcept { return binary_ ? rows_ : text_.rows(); }
+  // "COUNT:xxh3:HEX" (binary) or "COUNT:xxh3t:HEX" (text): what the journal keeps per table.
+  std::string text() const;
+  // Whether the stream ended on a row boundary, its binary trailer seen.
+  bool complete() const noexcept { return binary_ ? (ended_ && pending_.empty()) : text_.complete(); }
+
+ private:
+  // Consumes whole tuples (and the header) from `data`; returns how many bytes it used.
+  std::size_t consume(std::string_view data);
+
+  bool binary_;
+  digest::RowDigest text_;
+  bool header_done_ = false, ended_ = false;
+  std::int64_t rows_ = 0;
+  std::uint64_t sum_ = 0;
+  std::string pending_;  // an incomplete tuple waiting for the next chunk
+};
+
+// Whether a journaled per-table value ("count:..." ) came from a CopyDigest (else it is the
+// older md5-sum form that row_checksum.hpp computes in SQL).
+inline bool is_copy_digest(const std::string& value) { return value.find(":xxh3") != std::string::npos; }
+
+}  // namespace shardctl::shardio
