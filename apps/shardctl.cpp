@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/build_info.hpp"
 #include "cli/dispatch.hpp"
+#include "complete_names.hpp"
 #include "core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -16,17 +18,32 @@ using namespace shardctl;
 
 namespace {
 
+// The families built with this dispatcher, each with the summary its own cli::Family gives:
+// generated at build time from every shardctl-<family>'s --help-spec (cmake/family_docs.cmake).
+const cli::BuiltinFamilies& builtin_families() {
+  static const cli::BuiltinFamilies families = {
+#include "builtin_families.inc"
+  };
+  return families;
+}
+
 fs::path self_dir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::current_path() : exe.parent_path();
 }
 
+// Installed, the families live in libexec (SHARDCTL_LIBEXEC_FROM_BIN, relative to bin, from
+// GNUInstallDirs); in a build tree they sit beside the dispatcher.
+std::vector<fs::path> family_dirs(const fs::path& dir) {
+  return cli::search_dirs(dir, dir / SHARDCTL_LIBEXEC_FROM_BIN);
+}
+
 void print_usage(const fs::path& dir) {
   std::cout << "shardctl - administer sharded PostgreSQL fleets\n\n"
                "Usage: shardctl [GLOBAL OPTIONS] COMMAND [ARGS...]\n\n"
                "Commands:\n";
-  auto families = cli::discover_families(dir);
+  auto families = cli::discover_families(builtin_families(), family_dirs(dir));
   for (const auto& f : families) {
     std::string desc = f.plugin ? "(plugin: " + f.path.string() + ")" : f.description;
     std::string name = f.name;
@@ -43,7 +60,7 @@ void print_usage(const fs::path& dir) {
                "  -v, --verbose       more output on stderr\n"
                "  --dry-run           print what a mutating command would do; change nothing\n"
                "  -y, --yes           do not ask for confirmation\n"
-               "  --version           print the version\n"
+               "  --version           print the version and the git commit it was built from\n"
                "  -h, --help          this help; `shardctl COMMAND --help` for a command\n\n"
                "Exit codes: 0 ok, 1-3 check findings, 64 usage, 65 bad input data, 69 database\n"
                "unreachable, 70 internal error, 75 locked by another operation.\n";
@@ -60,9 +77,10 @@ void print_usage(const fs::path& dir) {
 
 int show_manual(const std::string& topic, const fs::path& dir) {
   std::string page = topic.empty() ? "shardctl" : "shardctl-" + topic;
-  // Installed layout (bin/../share/man), then the source tree the build came from.
-  std::vector<fs::path> candidates = {dir / ".." / "share" / "man" / "man1" / (page + ".1"),
-                                      fs::path(SHARDCTL_SOURCE_DIR) / "man" / (page + ".1")};
+  // Relative to this binary only, never the source tree: the installed pages
+  // (SHARDCTL_MAN_FROM_BIN, from GNUInstallDirs), or a build tree's copy in ../share/man.
+  std::vector<fs::path> candidates = {dir / SHARDCTL_MAN_FROM_BIN / "man1" / (page + ".1"),
+                                      dir / ".." / "share" / "man" / "man1" / (page + ".1")};
   for (const auto& file : candidates) {
     std::error_code ec;
     if (!fs::exists(file, ec)) continue;
@@ -72,7 +90,7 @@ int show_manual(const std::string& topic, const fs::path& dir) {
     exec_or_die({"/bin/cat", file.string()});
   }
   if (!topic.empty()) {
-    if (auto path = cli::find_family(topic, dir)) exec_or_die({path->string(), "--help"});
+    if (auto path = cli::find_family(topic, family_dirs(dir))) exec_or_die({path->string(), "--help"});
     std::cerr << "shardctl: error: no manual page or command named '" << topic << "'\n";
     return exit_code::usage;
   }
@@ -86,7 +104,7 @@ int no_command(int argc, char** argv, const fs::path& dir) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--version") {
-      std::cout << "shardctl " << SHARDCTL_VERSION << '\n';
+      std::cout << cli::version_line() << '\n';
       return exit_code::ok;
     }
     if (a == "-h" || a == "--help") help = true;
@@ -114,7 +132,8 @@ int main(int argc, char** argv) {
   if (at == argc) return no_command(argc, argv, dir);
   std::string family = argv[at];
   if (family == "help") return show_manual(at + 1 < argc ? argv[at + 1] : "", dir);
-  auto path = cli::find_family(family, dir);
+  if (family == "__complete") return apps::complete_names(argc, argv, at);
+  auto path = cli::find_family(family, family_dirs(dir));
   if (!path) {
     std::cerr << "shardctl: error: unknown command '" << family << "'\n"
               << "hint: `shardctl --help` lists the commands; plugins are executables named "

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli/build_info.hpp"
 #include "cli/help_spec.hpp"
 #include "core/error.hpp"
 #include "core/utf8.hpp"
@@ -42,7 +43,7 @@ CLI::Option* add_global_options(CLI::App& app, GlobalOptions& g, const std::vect
   quiet->excludes(verbose);
   app.add_flag("--dry-run", g.dry_run, "Print what a mutating command would do; change nothing");
   app.add_flag("-y,--yes", g.yes, "Do not ask for confirmation of destructive commands");
-  app.set_version_flag("--version", std::string("shardctl ") + SHARDCTL_VERSION);
+  app.set_version_flag("--version", version_line());
   return format;
 }
 

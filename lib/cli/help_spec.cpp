@@ -1,7 +1,44 @@
 #include "cli/help_spec.hpp"
 
+#include <string>
+#include <vector>
+
 namespace shardctl::cli {
 namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t at; (at = text.find(sep, start)) != std::string::npos; start = at + 1)
+    out.push_back(text.substr(start, at - start));
+  out.push_back(text.substr(start));
+  return out;
+}
+
+bool is_word(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return false;
+  return true;
+}
+
+// The values an option accepts when the parser enumerates them: a CLI::IsMember validator
+// (CLI11 appends ":{a,b}" to the type name), else a type name that is a list "a|b|c" (the
+// --format of each family: text|json, plus what the family allows). Empty when any value goes.
+nlohmann::json allowed_values(const std::string& type_name) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& part : split(type_name, ':'))
+    if (part.size() > 2 && part.front() == '{' && part.back() == '}') {
+      for (const auto& v : split(part.substr(1, part.size() - 2), ',')) out.push_back(v);
+      return out;
+    }
+  auto alternatives = split(type_name.substr(0, type_name.find(':')), '|');
+  if (alternatives.size() < 2) return out;
+  for (const auto& v : alternatives)
+    if (!is_word(v)) return out;
+  for (const auto& v : alternatives) out.push_back(v);
+  return out;
+}
 
 nlohmann::json options_of(const CLI::App& app) {
   nlohmann::json out = nlohmann::json::array();
@@ -18,6 +55,7 @@ nlohmann::json options_of(const CLI::App& app) {
     o["takes_value"] = opt->get_items_expected_max() != 0;
     std::string type_name = opt->get_type_name();
     o["value_name"] = type_name.substr(0, type_name.find(':'));
+    o["values"] = allowed_values(type_name);
     o["description"] = opt->get_description();
     out.push_back(o);
   }

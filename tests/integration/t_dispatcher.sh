@@ -1,11 +1,33 @@
-# The dispatcher: lists families (plugins on PATH too), passes global options through in
-# either position, rejects unknown commands and options with exit 64.
+# The dispatcher: lists every built family as built in, with the summary of its own
+# definition (never as a plugin), plugins on PATH too; passes global options through in
+# either position, rejects unknown commands and options with exit 64; --version names the
+# commit.
 source "$(dirname "$0")/lib.sh"
 
 expect_exit 0 shardctl --help
-for f in init sandbox shard map mapping lookup table xref; do expect_stdout_contains "  $f "; done
+n=0
+for b in "$SHARDCTL_BIN"/shardctl-*; do
+  f=${b##*/shardctl-} n=$((n + 1))
+  summary=$("$b" --help-spec | jq -r .description)
+  line=$(grep -E "^  $f +" "$STDOUT") || fail "shardctl --help does not list $f"
+  [[ $line != *plugin* ]] || fail "the built-in family $f shows as a plugin: $line"
+  assert_contains "$line" "$summary"
+done
+[ "$n" -ge 16 ] || fail "only $n family binaries in $SHARDCTL_BIN"
+! grep -q plugin "$STDOUT" || fail "a plugin is listed with no plugin on PATH: $(grep plugin "$STDOUT")"
+# The same from any directory on PATH (a family found on PATH is still built in).
+PATH="$SHARDCTL_BIN:$PATH" expect_exit 0 shardctl --help
+! grep -q plugin "$STDOUT" || fail "a built-in family found on PATH shows as a plugin: $(grep plugin "$STDOUT")"
+
 expect_exit 0 shardctl --version
-expect_stdout_contains "shardctl "
+grep -qE '^shardctl [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)$' "$STDOUT" ||
+  fail "unexpected --version: $(cat "$STDOUT")"
+version=$(cat "$STDOUT")
+if head=$(git -C "$SHARDCTL_SOURCE_DIR" rev-parse --short=12 HEAD 2>/dev/null); then
+  assert_contains "$version" "(commit $head"
+fi
+expect_exit 0 shardctl split --version
+assert_eq "$(cat "$STDOUT")" "$version"
 
 # A plugin on PATH becomes a command.
 mkdir -p "$TEST_TMP/plugins"
