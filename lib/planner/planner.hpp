@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "routing/key.hpp"
@@ -68,8 +69,14 @@ struct Options {
   std::vector<std::string> exclude_shards;   // neither give nor receive
   std::vector<std::string> drain_shards;     // give everything away, receive nothing
   double threshold = 0.05;                   // within this fraction of its target: balanced
-  double min_improvement = 0.0;              // a step must improve balance by this per byte moved
-                                             // (the planner's documentation says in which unit)
+  // A step must improve balance by at least this much per unit it moves. Unit: the reduction of
+  // D = sum over shards of |objective - target| that the step achieves, divided by twice the
+  // objective it moves (bytes for --objective size). A step that moves x from a shard at least x
+  // above its target to one at least x below reduces D by 2x: ratio 1, the most a step can do.
+  // A step that overshoots (the unit is bigger than the gap) scores less; 0 accepts any step
+  // that reduces D at all, 0.5 (Citus' improvement_threshold) asks that at least half of what
+  // moves closes the gap. Range [0, 1]; steps that fit inside the gap always pass.
+  double min_improvement = 0.0;
   std::int64_t batch_bytes = 64ll << 20;     // for the offline-window estimate
   double copy_bytes_per_second = 50e6;       // for the offline-window estimate
 };
@@ -90,7 +97,10 @@ struct Step {
   double load = 0;
   int batches = 1;                        // estimated from batch_bytes
   double offline_seconds_per_batch = 0;   // estimated from copy_bytes_per_second
-  std::vector<std::size_t> after;         // indexes of earlier steps that share a shard with it
+  // Indexes of earlier steps that share a shard with it: the latest earlier step on `from` and
+  // the latest on `to` (at most two; the earlier ones on those shards precede them in turn, so
+  // waiting for these waits for all of them).
+  std::vector<std::size_t> after;
 };
 
 // One shard's size and load before and after the plan.
@@ -116,9 +126,14 @@ struct Plan {
   std::vector<Balance> shards;
   std::vector<Unsplittable> unsplittable;
   std::vector<std::string> notes;  // why planning stopped: balanced, a limit, no improving step
-  double imbalance_before = 0;     // max / mean of the objective over the shards that hold data
+  // Over the shards the plan balances (online, neither drained nor excluded): the largest ratio
+  // of a shard's objective to its fair target (its share by weight, capped by capacity_bytes).
+  // With equal weights and no binding capacity this is max / mean. 1 when they hold nothing.
+  double imbalance_before = 0;
   double imbalance_after = 0;
   std::int64_t bytes_moved = 0;
+  Objective objective = Objective::size;
+  std::vector<Map> maps;  // the maps the steps and keys name: their key types, for the plan file
 };
 
 // Plans the steps. Throws a usage Error for options that name unknown shards or maps.
@@ -126,6 +141,18 @@ Plan plan(const Fleet& fleet, const Options& options);
 
 // The fleet as it will be once every step of `plan` ran (mappings cut and moved). The property
 // tests check that plan() predicted exactly this layout.
+// Throws a data Error when a step names a mapping the fleet does not have.
 Fleet apply_plan(const Fleet& fleet, const Plan& plan);
+
+// Each shard's bytes and load (fixed part plus its mappings), in the order of fleet.shards.
+struct Usage {
+  std::int64_t bytes = 0;
+  double load = 0;
+};
+std::vector<Usage> shard_usage(const Fleet& fleet);
+
+std::string_view objective_name(Objective objective) noexcept;  // size | load | both
+Objective parse_objective(std::string_view name);               // usage Error naming the choices
+std::string_view step_kind_name(StepKind kind) noexcept;        // split | move | merge
 
 }  // namespace shardctl::planner

@@ -1,0 +1,296 @@
+#include "planner/json.hpp"
+
+#include <unordered_map>
+
+#include "core/error.hpp"
+
+namespace shardctl::planner {
+
+using nlohmann::json;
+
+namespace {
+
+json key_json(const std::optional<routing::Key>& key) { return key ? json(routing::format_key(*key)) : json(nullptr); }
+
+// Reading: every accessor names the field it failed on.
+class Reader {
+ public:
+  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw data_error(path_ + "." + field + ": " + what);
+  }
+  const json& need(const std::string& field) const {
+    if (!j_.is_object()) throw data_error(path_ + ": expected an object");
+    auto it = j_.find(field);
+    if (it == j_.end()) fail(field, "missing");
+    return *it;
+  }
+  bool has(const std::string& field) const { return j_.is_object() && j_.contains(field); }
+  std::string str(const std::string& field) const {
+    const auto& v = need(field);
+    if (!v.is_string()) fail(field, "expected a string");
+    return v.get<std::string>();
+  }
+  std::int64_t integer(const std::string& field) const {
+    const auto& v = need(field);
+    if (!v.is_number_integer()) fail(field, "expected an integer");
+    return v.get<std::int64_t>();
+  }
+  double number(const std::string& field) const {
+    const auto& v = need(field);
+    if (!v.is_number()) fail(field, "expected a number");
+    return v.get<double>();
+  }
+  bool boolean(const std::string& field) const {
+    const auto& v = need(field);
+    if (!v.is_boolean()) fail(field, "expected true or false");
+    return v.get<bool>();
+  }
+  const json& array(const std::string& field) const {
+    const auto& v = need(field);
+    if (!v.is_array()) fail(field, "expected an array");
+    return v;
+  }
+  routing::Key key(const std::string& field, routing::KeyType type) const {
+    const auto& v = need(field);
+    if (!v.is_string()) fail(field, "expected a key as a string");
+    try {
+      return routing::parse_key(type, v.get<std::string>());
+    } catch (const Error& e) {
+      fail(field, e.what());
+    }
+  }
+  std::optional<routing::Key> bound(const std::string& field, routing::KeyType type) const {
+    if (need(field).is_null()) return std::nullopt;
+    return key(field, type);
+  }
+  Reader at(const std::string& field, std::size_t i) const {
+    return Reader(array(field)[i], path_ + "." + field + "[" + std::to_string(i) + "]");
+  }
+  std::string path() const { return path_; }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+json map_json(const Map& m) {
+  return {{"name", m.name}, {"kind", routing::map_kind_name(m.kind)}, {"bound_type", routing::key_type_name(m.bound_type)}};
+}
+
+Map map_from(const Reader& r) {
+  Map m;
+  m.name = r.str("name");
+  try {
+    m.kind = routing::parse_map_kind(r.str("kind"));
+  } catch (const Error& e) {
+    r.fail("kind", e.what());
+  }
+  try {
+    m.bound_type = routing::parse_key_type(r.str("bound_type"));
+  } catch (const Error& e) {
+    r.fail("bound_type", e.what());
+  }
+  return m;
+}
+
+using Types = std::unordered_map<std::string, routing::KeyType>;
+
+routing::KeyType type_of(const Types& types, const Reader& r) {
+  auto name = r.str("map");
+  auto it = types.find(name);
+  if (it == types.end()) r.fail("map", "names map " + name + ", which the maps list lacks");
+  return it->second;
+}
+
+Objective objective_from(const Reader& r) {
+  auto s = r.str("objective");
+  if (s == "size") return Objective::size;
+  if (s == "load") return Objective::load;
+  if (s == "both") return Objective::both;
+  r.fail("objective", "expected size, load or both, not '" + s + "'");
+}
+
+}  // namespace
+
+json to_json(const Plan& plan) {
+  json steps = json::array();
+  for (const auto& s : plan.steps) {
+    json j = {{"kind", step_kind_name(s.kind)},
+              {"map", s.map},
+              {"from", s.from},
+              {"to", s.to},
+              {"low", key_json(s.range.low)},
+              {"high", key_json(s.range.high)},
+              {"at", key_json(s.at)},
+              {"move", s.move_upper ? "upper" : "lower"},
+              {"rows", s.rows},
+              {"bytes", s.bytes},
+              {"load", s.load},
+              {"batches", s.batches},
+              {"offline_seconds_per_batch", s.offline_seconds_per_batch},
+              {"after", s.after}};
+    steps.push_back(std::move(j));
+  }
+  json shards = json::array();
+  for (const auto& b : plan.shards)
+    shards.push_back({{"shard", b.shard},
+                      {"bytes_before", b.bytes_before},
+                      {"bytes_after", b.bytes_after},
+                      {"load_before", b.load_before},
+                      {"load_after", b.load_after},
+                      {"target_bytes", b.target_bytes}});
+  json hot = json::array();
+  for (const auto& u : plan.unsplittable)
+    hot.push_back({{"map", u.map}, {"key", routing::format_key(u.key)}, {"shard", u.shard}, {"bytes", u.bytes}, {"isolated", u.isolated}});
+  json maps = json::array();
+  for (const auto& m : plan.maps) maps.push_back(map_json(m));
+  return {{"objective", objective_name(plan.objective)},
+          {"maps", maps},
+          {"steps", steps},
+          {"shards", shards},
+          {"unsplittable", hot},
+          {"notes", plan.notes},
+          {"imbalance_before", plan.imbalance_before},
+          {"imbalance_after", plan.imbalance_after},
+          {"bytes_moved", plan.bytes_moved}};
+}
+
+Plan plan_from_json(const json& j) {
+  Reader r(j, "plan");
+  Plan plan;
+  plan.objective = objective_from(r);
+  Types types;
+  for (std::size_t i = 0; i < r.array("maps").size(); ++i) {
+    plan.maps.push_back(map_from(r.at("maps", i)));
+    types[plan.maps.back().name] = plan.maps.back().bound_type;
+  }
+  for (std::size_t i = 0; i < r.array("steps").size(); ++i) {
+    auto s = r.at("steps", i);
+    Step step;
+    auto kind = s.str("kind");
+    if (kind == "split") step.kind = StepKind::split;
+    else if (kind == "move") step.kind = StepKind::move;
+    else if (kind == "merge") step.kind = StepKind::merge;
+    else s.fail("kind", "expected split, move or merge, not '" + kind + "'");
+    step.map = s.str("map");
+    auto type = type_of(types, s);
+    step.from = s.str("from");
+    step.to = s.str("to");
+    step.range.low = s.bound("low", type);
+    step.range.high = s.bound("high", type);
+    step.at = s.bound("at", type);
+    if (step.kind == StepKind::split && !step.at) s.fail("at", "a split step needs its cut");
+    auto side = s.str("move");
+    if (side != "upper" && side != "lower") s.fail("move", "expected upper or lower");
+    step.move_upper = side == "upper";
+    step.rows = s.integer("rows");
+    step.bytes = s.integer("bytes");
+    step.load = s.number("load");
+    step.batches = static_cast<int>(s.integer("batches"));
+    step.offline_seconds_per_batch = s.number("offline_seconds_per_batch");
+    const auto& after = s.array("after");
+    for (std::size_t k = 0; k < after.size(); ++k) {
+      if (!after[k].is_number_unsigned() || after[k].get<std::size_t>() >= i)
+        s.fail("after[" + std::to_string(k) + "]", "expected the index of an earlier step");
+      step.after.push_back(after[k].get<std::size_t>());
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  for (std::size_t i = 0; i < r.array("shards").size(); ++i) {
+    auto s = r.at("shards", i);
+    plan.shards.push_back({s.str("shard"), s.integer("bytes_before"), s.integer("bytes_after"), s.number("load_before"),
+                           s.number("load_after"), s.integer("target_bytes")});
+  }
+  for (std::size_t i = 0; i < r.array("unsplittable").size(); ++i) {
+    auto s = r.at("unsplittable", i);
+    auto type = type_of(types, s);
+    plan.unsplittable.push_back({s.str("map"), s.key("key", type), s.str("shard"), s.integer("bytes"), s.boolean("isolated")});
+  }
+  const auto& notes = r.array("notes");
+  for (std::size_t i = 0; i < notes.size(); ++i) {
+    if (!notes[i].is_string()) r.fail("notes[" + std::to_string(i) + "]", "expected a string");
+    plan.notes.push_back(notes[i].get<std::string>());
+  }
+  plan.imbalance_before = r.number("imbalance_before");
+  plan.imbalance_after = r.number("imbalance_after");
+  plan.bytes_moved = r.integer("bytes_moved");
+  return plan;
+}
+
+json to_json(const Fleet& fleet) {
+  json shards = json::array();
+  for (const auto& s : fleet.shards)
+    shards.push_back({{"name", s.name},
+                      {"status", s.status},
+                      {"capacity_bytes", s.capacity_bytes},
+                      {"weight", s.weight},
+                      {"fixed_bytes", s.fixed_bytes},
+                      {"fixed_load", s.fixed_load}});
+  json maps = json::array();
+  for (const auto& m : fleet.maps) maps.push_back(map_json(m));
+  json mappings = json::array();
+  for (const auto& m : fleet.mappings) {
+    json slices = json::array();
+    for (const auto& s : m.slices)
+      slices.push_back({{"low", routing::format_key(s.low)}, {"rows", s.rows}, {"bytes", s.bytes}, {"load", s.load}, {"single_key", s.single_key}});
+    mappings.push_back({{"map", m.map},
+                        {"low", key_json(m.range.low)},
+                        {"high", key_json(m.range.high)},
+                        {"is_point", m.is_point},
+                        {"shard", m.shard},
+                        {"rows", m.rows},
+                        {"bytes", m.bytes},
+                        {"load", m.load},
+                        {"held", m.held},
+                        {"slices", slices}});
+  }
+  return {{"shards", shards}, {"maps", maps}, {"mappings", mappings}};
+}
+
+Fleet fleet_from_json(const json& j) {
+  Reader r(j, "fleet");
+  Fleet fleet;
+  for (std::size_t i = 0; i < r.array("shards").size(); ++i) {
+    auto s = r.at("shards", i);
+    Shard shard;
+    shard.name = s.str("name");
+    shard.status = s.str("status");
+    if (shard.status != "online" && shard.status != "readonly" && shard.status != "offline")
+      s.fail("status", "expected online, readonly or offline");
+    shard.capacity_bytes = s.integer("capacity_bytes");
+    shard.weight = s.number("weight");
+    shard.fixed_bytes = s.integer("fixed_bytes");
+    shard.fixed_load = s.number("fixed_load");
+    fleet.shards.push_back(std::move(shard));
+  }
+  Types types;
+  for (std::size_t i = 0; i < r.array("maps").size(); ++i) {
+    fleet.maps.push_back(map_from(r.at("maps", i)));
+    types[fleet.maps.back().name] = fleet.maps.back().bound_type;
+  }
+  fleet.mappings.reserve(r.array("mappings").size());
+  for (std::size_t i = 0; i < r.array("mappings").size(); ++i) {
+    auto s = r.at("mappings", i);
+    Mapping m;
+    m.map = s.str("map");
+    auto type = type_of(types, s);
+    m.range.low = s.bound("low", type);
+    m.range.high = s.bound("high", type);
+    m.is_point = s.boolean("is_point");
+    m.shard = s.str("shard");
+    m.rows = s.integer("rows");
+    m.bytes = s.integer("bytes");
+    m.load = s.number("load");
+    m.held = s.boolean("held");
+    for (std::size_t k = 0; k < s.array("slices").size(); ++k) {
+      auto sl = s.at("slices", k);
+      m.slices.push_back({sl.key("low", type), sl.integer("rows"), sl.integer("bytes"), sl.number("load"), sl.boolean("single_key")});
+    }
+    fleet.mappings.push_back(std::move(m));
+  }
+  return fleet;
+}
+
+}  // namespace shardctl::planner
