@@ -68,7 +68,7 @@ void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables,
     cols += c;
     cols += ", 0)::text";
   }
-  auto rows = conn.query("SELECT quote_ident(schemaname) || '.' || quote_ident(relname), pg_total_relation_size(relid)::text" + cols +
+  auto rows = conn.query("SELECT relid::oid::text, pg_total_relation_size(relid)::text" + cols +
                          " FROM pg_stat_user_tables WHERE schemaname NOT LIKE 'shardctl%'");
   std::map<std::string, const std::vector<std::string>*> by_name;
   for (const auto& r : rows) {
@@ -77,7 +77,9 @@ void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables,
   }
   std::vector<std::string> missing;
   for (const auto& job : tables) {
-    auto it = by_name.find(job.quoted);
+    // By OID: the catalog's spelling of a name and pg_stat_user_tables' need not match.
+    auto oid = conn.query("SELECT coalesce(to_regclass($1)::oid::text, '')", {job.quoted});
+    auto it = by_name.find(oid.at(0).at(0));
     if (it == by_name.end()) {
       missing.push_back(job.def.name);
       continue;
