@@ -11,7 +11,7 @@ before=$(fleet_fingerprint)
 # shard_3 gives its keys to shard_2: an empty shard, as one just added.
 shardctl merge --map customers --range 1334.. --into shard_2 >/dev/null
 # Its tables rewritten: the deleted rows no longer take space (a new shard's tables are empty).
-psql_shard 3 -qc "vacuum full"
+for n in 1 2 3; do psql_shard "$n" -qc "vacuum full"; done
 expect_exit 0 shardctl stats collect
 expect_exit 0 shardctl rebalance plan -o plan.json
 steps=$(jq '.plan.steps | length' plan.json)
@@ -71,11 +71,11 @@ expect_exit 65 shardctl rebalance apply plan2.json
 expect_stderr_contains "map customers changed since the plan was made: planned at version $v, now at version"
 assert_eq "$(catalog_dump)" "$dump"
 
-# kill -9 in the middle of a step's second batch, then the same apply again finishes the plan.
+# kill -9 in the middle of a step (its first batch copied, not yet flipped), then the same apply again finishes the plan.
 expect_exit 0 shardctl stats collect
 expect_exit 0 shardctl rebalance plan -o plan3.json
 [ "$(jq '.plan.steps | length' plan3.json)" -ge 1 ] || fail "no step planned for the kill test"
-SHARDCTL_FAULT_PAUSE=copy.commit:2 shardctl rebalance apply plan3.json >"$TEST_TMP/killed.out" 2>&1 &
+SHARDCTL_FAULT_PAUSE=copy.commit "$SHARDCTL_BIN/shardctl-rebalance" apply plan3.json >"$TEST_TMP/killed.out" 2>&1 &
 pid=$!
 wait_stopped "$pid" "rebalance apply" "$TEST_TMP/killed.out"
 kill -9 "$pid"
