@@ -194,10 +194,101 @@ ALTER TABLE shardctl.op_batches
   ADD COLUMN online_at timestamptz;
 )SQL";
 
+// Version 6: rebalance planning. A map's version changes whenever its mappings do (a trigger
+// bumps maps.version), so a rebalance plan made against one version is refused once the map
+// changed. Stats snapshots record what `stats collect` measured: per shard (database size,
+// pg_stat_user_tables counters and their per-second deltas since the previous snapshot, the
+// configured capacity and weight), per mapping (rows, bytes apportioned by rows, load, an
+// equi-depth key histogram in the map's bound type) and per key (load from a load file).
+// rebalance_runs/rebalance_steps journal `rebalance apply`: one row per step with the
+// operation that runs it, so a killed apply resumes at its first unfinished step.
+constexpr std::string_view v6_rebalance = R"SQL(
+ALTER TABLE shardctl.maps ADD COLUMN version bigint NOT NULL DEFAULT 1;
+
+CREATE FUNCTION shardctl.bump_map_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') THEN
+    UPDATE shardctl.maps SET version = version + 1 WHERE map_id = OLD.map_id;
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') AND (TG_OP = 'INSERT' OR NEW.map_id IS DISTINCT FROM OLD.map_id) THEN
+    UPDATE shardctl.maps SET version = version + 1 WHERE map_id = NEW.map_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER mappings_bump_map_version AFTER INSERT OR UPDATE OR DELETE ON shardctl.mappings
+  FOR EACH ROW EXECUTE FUNCTION shardctl.bump_map_version();
+
+CREATE TABLE shardctl.stats_snapshots (
+  snapshot_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  taken_at    timestamptz NOT NULL DEFAULT now(),
+  map_filter  text,
+  load_file   text,
+  fingerprint text NOT NULL,
+  complete    boolean NOT NULL,
+  maps        jsonb NOT NULL DEFAULT '{}'
+);
+
+CREATE TABLE shardctl.stats_shards (
+  snapshot_id      bigint NOT NULL REFERENCES shardctl.stats_snapshots ON DELETE CASCADE,
+  shard            text NOT NULL,
+  status           text NOT NULL,
+  error            text,
+  db_bytes         bigint,
+  counters         jsonb NOT NULL DEFAULT '{}',
+  deltas           jsonb NOT NULL DEFAULT '{}',
+  interval_seconds double precision,
+  capacity_bytes   bigint,
+  weight           double precision NOT NULL DEFAULT 1,
+  PRIMARY KEY (snapshot_id, shard)
+);
+
+CREATE TABLE shardctl.stats_mappings (
+  snapshot_id bigint NOT NULL REFERENCES shardctl.stats_snapshots ON DELETE CASCADE,
+  mapping_id  bigint NOT NULL,
+  map         text NOT NULL,
+  map_version bigint NOT NULL,
+  shard       text NOT NULL,
+  is_point    boolean NOT NULL,
+  low         text,
+  high        text,
+  rows        bigint NOT NULL,
+  bytes       bigint NOT NULL,
+  load        double precision NOT NULL DEFAULT 0,
+  histogram   jsonb NOT NULL DEFAULT '[]',
+  PRIMARY KEY (snapshot_id, mapping_id)
+);
+
+CREATE TABLE shardctl.stats_keys (
+  snapshot_id bigint NOT NULL REFERENCES shardctl.stats_snapshots ON DELETE CASCADE,
+  map         text NOT NULL,
+  key         text NOT NULL,
+  load        double precision NOT NULL,
+  PRIMARY KEY (snapshot_id, map, key)
+);
+
+CREATE TABLE shardctl.rebalance_runs (
+  plan_fingerprint text PRIMARY KEY,
+  plan             jsonb NOT NULL,
+  started_at       timestamptz NOT NULL DEFAULT now(),
+  finished_at      timestamptz
+);
+
+CREATE TABLE shardctl.rebalance_steps (
+  plan_fingerprint text NOT NULL REFERENCES shardctl.rebalance_runs ON DELETE CASCADE,
+  step_no          integer NOT NULL,
+  op_id            uuid,
+  status           text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'running', 'done', 'failed')),
+  error            text,
+  updated_at       timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (plan_fingerprint, step_no)
+);
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
-  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows}};
+  static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows},
+                                                 {6, v6_rebalance}};
   return steps;
 }
 

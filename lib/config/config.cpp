@@ -15,7 +15,7 @@
 namespace shardctl::config {
 namespace {
 
-enum class Type { string, integer, boolean, table, array_of_tables, string_array };
+enum class Type { string, integer, number, boolean, table, array_of_tables, string_array };
 
 struct KeyDef {
   std::string_view path;  // dotted; "[]" marks the elements of an array of tables
@@ -47,12 +47,18 @@ constexpr KeyDef known_keys[] = {
     {"check.orphans_critical_at", Type::integer},
     {"check.strays_critical_at", Type::integer},
     {"check.sample", Type::integer},
+    // [shards.NAME]: one table per shard; "*" stands for any shard name.
+    {"shards", Type::table},
+    {"shards.*", Type::table},
+    {"shards.*.capacity_bytes", Type::integer},
+    {"shards.*.weight", Type::number},
 };
 
 std::string_view type_name(Type t) {
   switch (t) {
     case Type::string: return "a string";
     case Type::integer: return "an integer";
+    case Type::number: return "a number";
     case Type::boolean: return "true or false";
     case Type::table: return "a table";
     case Type::array_of_tables: return "an array of tables ([[...]])";
@@ -77,6 +83,7 @@ bool matches(Type t, const toml::node& n) {
   switch (t) {
     case Type::string: return n.is_string();
     case Type::integer: return n.is_integer();
+    case Type::number: return n.is_integer() || n.is_floating_point();
     case Type::boolean: return n.is_boolean();
     case Type::table: return n.is_table();
     case Type::array_of_tables: return n.is_array_of_tables();
@@ -128,7 +135,8 @@ class Reader {
   void check_table(const toml::table& table, const std::string& prefix, const std::string& shown_prefix) const {
     for (const auto& [key, node] : table) {
       std::string name(key.str());
-      std::string schema_path = prefix.empty() ? name : prefix + "." + name;
+      // Shard names are the operator's: any name is a key of [shards].
+      std::string schema_path = prefix.empty() ? name : prefix + "." + (prefix == "shards" ? std::string("*") : name);
       std::string shown = shown_prefix.empty() ? name : shown_prefix + "." + name;
       const KeyDef* def = find(schema_path);
       if (!def) fail_at_key(key, "unknown key \"" + shown + "\"", suggestion(schema_path, prefix));
@@ -248,7 +256,34 @@ void read_check(const Reader& reader, const toml::table& root, CheckConfig& out)
   }
 }
 
+// [shards.NAME]: capacity in bytes (at least 1) and weight (above 0) of each named shard. The
+// names are not checked against the catalog here: the config may be read with no catalog.
+void read_shards(const Reader& reader, const toml::table& root, std::vector<ShardConfig>& out) {
+  const toml::table* shards = root["shards"].as_table();
+  if (!shards) return;
+  for (const auto& [key, node] : *shards) {
+    const auto& t = *node.as_table();
+    ShardConfig sc;
+    sc.name = std::string(key.str());
+    if (auto n = t["capacity_bytes"].value<std::int64_t>()) {
+      if (*n < 1) reader.fail(*t.get("capacity_bytes"), "\"shards." + sc.name + ".capacity_bytes\" must be at least 1");
+      sc.capacity_bytes = *n;
+    }
+    if (auto w = t["weight"].value<double>()) {
+      if (!(*w > 0) || *w > 1e9) reader.fail(*t.get("weight"), "\"shards." + sc.name + ".weight\" must be above 0");
+      sc.weight = *w;
+    }
+    out.push_back(std::move(sc));
+  }
+}
+
 }  // namespace
+
+const ShardConfig* Config::shard(const std::string& name) const {
+  for (const auto& s : shards)
+    if (s.name == name) return &s;
+  return nullptr;
+}
 
 std::optional<std::filesystem::path> locate_config(const std::optional<std::string>& explicit_path) {
   namespace fs = std::filesystem;
@@ -332,6 +367,7 @@ Config parse_config(std::string_view text, const std::string& origin) {
     }
   }
   read_check(reader, root, cfg.check);
+  read_shards(reader, root, cfg.shards);
   return cfg;
 }
 

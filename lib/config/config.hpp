@@ -44,6 +44,13 @@ struct CheckConfig {
   std::int64_t sample = 10;  // example keys kept per finding (default of --sample)
 };
 
+// [shards.NAME]: what the rebalance planner assumes about one shard.
+struct ShardConfig {
+  std::string name;
+  std::optional<std::int64_t> capacity_bytes;  // none: not configured
+  double weight = 1.0;                         // the shard's share relative to the others
+};
+
 struct Config {
   std::optional<std::filesystem::path> path;  // the file read; empty when none was found
   std::optional<std::string> catalog;         // catalog DSN
@@ -54,6 +61,8 @@ struct Config {
   std::optional<std::string> fence_grace;
   std::vector<ArchiveJob> archive_jobs;       // [[archive.job]]
   CheckConfig check;                          // [check]
+  std::vector<ShardConfig> shards;            // [shards.NAME]
+  const ShardConfig* shard(const std::string& name) const;  // nullptr when not configured
 };
 
 // Where the config comes from, in SPEC order: the explicit --config FILE, then

@@ -1,0 +1,150 @@
+// shardctl rebalance: plan split/move/merge steps from the latest stats snapshot (a pure
+// planner), and apply a plan file as journaled, resumable migration operations.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "catalog/catalog.hpp"
+#include "cli/family.hpp"
+#include "core/error.hpp"
+#include "planner/json.hpp"
+#include "planner/render.hpp"
+#include "rebalance/apply.hpp"
+#include "rebalance/byte_size.hpp"
+#include "rebalance/fleet.hpp"
+#include "rebalance/plan_file.hpp"
+#include "stats/store.hpp"
+
+using namespace shardctl;
+
+namespace {
+
+// Writes the file next to its final name, then renames it: a reader never sees half a plan.
+void write_plan_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw usage_error("cannot write plan file " + path);
+    out << text << '\n';
+    if (!out.flush()) throw usage_error("cannot write plan file " + path);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw usage_error("cannot write plan file " + path + ": " + ec.message());
+}
+
+planner::Objective objective_of(const std::string& s) {
+  if (s == "load") return planner::Objective::load;
+  if (s == "both") return planner::Objective::both;
+  return planner::Objective::size;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("rebalance", "Plan split, move and merge steps from measured stats; apply a plan as resumable operations");
+
+  std::optional<std::string> map, max_bytes, output, max_age;
+  std::string objective = "size";
+  std::optional<int> max_moves, parallel;
+  std::vector<std::string> exclude, drain;
+  std::optional<double> threshold, min_improvement;
+
+  auto* plan = fam.command("plan", "Plan the steps that balance the shards, from the latest stats snapshot", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog(), catalog::Writes::preview);
+    auto snap = stats::latest_snapshot(ctx.catalog(), map);
+    if (!snap)
+      throw usage_error(map ? "no stats snapshot covers map " + *map : std::string("there is no stats snapshot to plan from"),
+                        "run shardctl stats collect");
+    auto in = rebalance::build_fleet(ctx.catalog(), ctx.config(), *snap, map);
+    for (const auto& n : in.notes) ctx.note(n);
+    planner::Options opt;
+    opt.objective = objective_of(objective);
+    opt.map = map;
+    opt.max_moves = max_moves;
+    if (max_bytes) {
+      opt.max_bytes = rebalance::parse_byte_size(*max_bytes);
+      if (!opt.max_bytes) throw usage_error("--max-bytes '" + *max_bytes + "' is not a size", "write e.g. 500M, 10GB or 1073741824");
+    }
+    opt.exclude_shards = exclude;
+    opt.drain_shards = drain;
+    if (threshold) opt.threshold = *threshold;
+    if (min_improvement) opt.min_improvement = *min_improvement;
+    for (const auto& s : exclude) store.get_shard(s);
+    for (const auto& s : drain) store.get_shard(s);
+
+    rebalance::PlanFile pf;
+    for (const auto& m : snap->maps)
+      if (!map || m.name == *map) pf.maps.push_back({m.name, m.version});
+    pf.snapshot_id = snap->id;
+    pf.snapshot_fingerprint = snap->fingerprint;
+    pf.taken_at = snap->taken_at;
+    pf.options = {{"map", map ? nlohmann::json(*map) : nlohmann::json(nullptr)},
+                  {"objective", objective},
+                  {"max_moves", max_moves ? nlohmann::json(*max_moves) : nlohmann::json(nullptr)},
+                  {"max_bytes", opt.max_bytes ? nlohmann::json(*opt.max_bytes) : nlohmann::json(nullptr)},
+                  {"exclude_shards", exclude},
+                  {"drain_shards", drain},
+                  {"threshold", opt.threshold},
+                  {"min_improvement", opt.min_improvement}};
+    pf.plan = planner::plan(in.fleet, opt);
+    auto doc = rebalance::to_json(pf);
+    if (output) {
+      write_plan_file(*output, doc.dump(2));
+      ctx.note("plan written to " + *output + " (" + std::to_string(pf.plan.steps.size()) + " step(s)); apply it with `shardctl rebalance apply " + *output + "`");
+    }
+    if (ctx.json()) return ctx.print_json(doc);
+    ctx.out() << "stats snapshot " << snap->id << " taken " << snap->taken_at << "\n";
+    planner::print_text(ctx.out(), pf.plan);
+  });
+  plan->add_option("--map", map, "Only this map's mappings move (default: every map)")->type_name("MAP");
+  plan->add_option("--objective", objective, "What to balance: bytes (size), load, or both")
+      ->check(CLI::IsMember({"size", "load", "both"}))
+      ->type_name("size|load|both");
+  plan->add_option("--max-moves", max_moves, "At most this many steps")->check(CLI::PositiveNumber)->type_name("N");
+  plan->add_option("--max-bytes", max_bytes, "At most this many bytes moved in all (e.g. 500M, 10GB)")->type_name("BYTES");
+  plan->add_option("--exclude-shard", exclude, "A shard that neither gives nor receives (repeatable)")->type_name("SHARD");
+  plan->add_option("--drain", drain, "A shard to empty: it gives everything away and receives nothing (repeatable)")->type_name("SHARD");
+  plan->add_option("--threshold", threshold, "Within this fraction of its target a shard counts as balanced (default 0.05)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->type_name("X");
+  plan->add_option("--min-improvement", min_improvement, "A step must improve balance at least this much per byte moved (default 0)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->type_name("X");
+  plan->add_option("-o,--output", output, "Also write the plan file for `rebalance apply`")->type_name("PLAN.json");
+
+  std::string plan_path;
+  auto* apply = fam.command("apply", "Run a plan file's steps as journaled operations; run it again to resume", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog(), catalog::Writes::preview);
+    auto pf = rebalance::read_plan_file(plan_path);
+    rebalance::ApplyOptions opt;
+    opt.parallel = parallel.value_or(1);
+    if (max_age) {
+      auto d = config::parse_duration(*max_age);
+      if (!d) throw usage_error("--max-age '" + *max_age + "' is not a duration", "write e.g. 30m, 2h or 1d");
+      opt.max_age = *d;
+    }
+    opt.dry_run = ctx.dry_run();
+    opt.batch_size = static_cast<int>(ctx.config().batch_size);
+    opt.engine.fence_grace = ctx.config().fence_grace;
+    opt.catalog_dsn = ctx.catalog_dsn();
+    opt.note = [&](const std::string& line) { ctx.note(line); };
+    auto r = rebalance::apply(ctx.catalog(), pf, opt);
+    if (ctx.json()) return ctx.print_json(rebalance::to_json(r));
+    if (r.resumed && !ctx.dry_run()) ctx.out() << "resumed plan " << r.fingerprint.substr(0, 12) << "\n";
+    for (const auto& s : r.steps) {
+      ctx.out() << "step " << s.step << " " << s.status << ": " << s.command;
+      if (!s.op_id.empty()) ctx.out() << " (operation " << s.op_id << ", " << s.rows << " rows)";
+      ctx.out() << '\n';
+    }
+    if (r.steps.empty()) ctx.out() << "the plan has no step: nothing to do\n";
+  });
+  apply->add_option("PLAN", plan_path, "Plan file written by `rebalance plan -o`")->required()->type_name("PLAN.json");
+  apply->add_option("--parallel", parallel, "Steps run at once; never two on one shard (default 1)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
+  apply->add_option("--max-age", max_age, "Refuse stats older than this (e.g. 30m, 2h; default: no limit)")->type_name("DURATION");
+  return fam.main(argc, argv);
+}

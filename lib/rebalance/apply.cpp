@@ -1,0 +1,228 @@
+#include "rebalance/apply.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "catalog/catalog.hpp"
+#include "core/error.hpp"
+#include "rebalance/journal.hpp"
+#include "stats/store.hpp"
+
+namespace shardctl::rebalance {
+namespace {
+
+const char* kind_name(planner::StepKind k) {
+  switch (k) {
+    case planner::StepKind::split: return "split";
+    case planner::StepKind::move: return "move";
+    case planner::StepKind::merge: return "merge";
+  }
+  return "?";
+}
+
+// How a step runs through the engine: a list map's point moves by its key; any part of a
+// range or hash map moves as a merge of exactly that range into the target (a merge of part
+// of a mapping moves just that part; for hash maps the range is in hash values, which
+// `split --at` and `move --key` would hash again).
+struct StepRun {
+  bool point = false;
+  std::string key_or_range;
+  std::string command;
+};
+
+StepRun step_run(const planner::Step& s, routing::MapKind kind) {
+  StepRun r;
+  r.point = kind == routing::MapKind::list;
+  if (r.point) {
+    r.key_or_range = routing::format_key(*s.range.low);
+    r.command = "shardctl move --map " + s.map + " --key " + r.key_or_range + " --to " + s.to;
+  } else {
+    r.key_or_range = routing::format_range(s.range);
+    r.command = "shardctl merge --map " + s.map + " --range " + r.key_or_range + " --into " + s.to;
+  }
+  return r;
+}
+
+bool shares_shard(const planner::Step& a, const planner::Step& b) {
+  return a.from == b.from || a.from == b.to || a.to == b.from || a.to == b.to;
+}
+
+// Runs (or resumes) one step on its own catalog connection; journals every change of state.
+void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing::MapKind kind, const ApplyOptions& o,
+              StepResult& out) {
+  const auto& s = pf.plan.steps[i];
+  pg::Connection cat(o.catalog_dsn, "catalog");
+  migrate::Engine engine(cat, o.engine);
+  std::string op = js.op_id;
+  if (op.empty())
+    if (auto found = find_step_operation(cat, pf.fingerprint, i + 1)) op = *found;
+  shardio::OpStatus st;
+  if (!op.empty()) {
+    st = engine.status(op);
+    if (st.status == "cancelled") op.clear();  // cancelled by an operator: plan what is left afresh
+  }
+  if (op.empty()) {
+    auto run = step_run(s, kind);
+    migrate::Plan p = run.point ? engine.plan_move(migrate::MoveRequest{s.map, run.key_or_range, s.to, o.batch_size})
+                                : engine.plan_merge(migrate::MergeRequest{s.map, run.key_or_range, s.to, o.batch_size});
+    p.args["rebalance"] = {{"plan", pf.fingerprint}, {"step", i + 1}};
+    set_step(cat, pf.fingerprint, i + 1, "running", "");
+    op = engine.start(p);
+    set_step(cat, pf.fingerprint, i + 1, "running", op);
+    if (o.note) o.note("step " + std::to_string(i + 1) + ": operation " + op + ": " + run.command);
+    st = engine.run(op);
+  } else if (st.status != "done") {
+    set_step(cat, pf.fingerprint, i + 1, "running", op);
+    if (o.note) o.note("step " + std::to_string(i + 1) + ": resuming operation " + op);
+    st = engine.run(op);
+  }
+  out.op_id = op;
+  out.rows = st.rows_moved;
+  if (st.status != "done")
+    throw Error(ErrorKind::internal, "step " + std::to_string(i + 1) + ": operation " + op + " ended " + st.status,
+                "`shardctl op show " + op + "` says why; run the same apply again to continue");
+  set_step(cat, pf.fingerprint, i + 1, "done", op);
+  out.status = "done";
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ApplyResult& r) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : r.steps)
+    steps.push_back({{"step", s.step},
+                     {"kind", s.kind},
+                     {"map", s.map},
+                     {"from", s.from},
+                     {"to", s.to},
+                     {"range", s.range},
+                     {"command", s.command},
+                     {"operation", s.op_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.op_id)},
+                     {"status", s.status},
+                     {"rows_moved", s.rows},
+                     {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)}});
+  return {{"plan_fingerprint", r.fingerprint}, {"resumed", r.resumed}, {"steps", std::move(steps)}};
+}
+
+ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOptions& o) {
+  catalog::Store store(catalog, catalog::Writes::preview);
+  ApplyResult result;
+  result.fingerprint = pf.fingerprint;
+  result.resumed = run_exists(catalog, pf.fingerprint);
+  if (!result.resumed) {
+    for (const auto& m : pf.maps) {
+      auto now = stats::map_version(catalog, m.name);
+      if (now != m.version)
+        throw data_error("map " + m.name + " changed since the plan was made: planned at version " + std::to_string(m.version) +
+                             ", now at version " + std::to_string(now),
+                         "make a new plan: shardctl stats collect, then shardctl rebalance plan");
+    }
+    if (o.max_age) {
+      double age = 0;
+      catalog.read([&](pqxx::work& tx) {
+        age = tx.exec_params1("SELECT extract(epoch FROM now() - $1::timestamptz)::float8", pf.taken_at)[0].as<double>();
+      });
+      double limit = static_cast<double>(o.max_age->count()) / 1000.0;
+      if (age > limit)
+        throw data_error("the plan's stats (snapshot " + std::to_string(pf.snapshot_id) + ", taken " + pf.taken_at + ") are " +
+                             std::to_string(static_cast<long long>(age)) + " s old, older than --max-age (" +
+                             std::to_string(static_cast<long long>(limit)) + " s)",
+                         "collect again and make a new plan: shardctl stats collect, then shardctl rebalance plan");
+    }
+  }
+
+  const auto& steps = pf.plan.steps;
+  std::vector<routing::MapKind> kinds;
+  for (const auto& s : steps) kinds.push_back(store.get_map(s.map).kind);
+  std::vector<JournalStep> journal(steps.size());
+  if (result.resumed) journal = read_steps(catalog, pf.fingerprint, steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    StepResult r;
+    r.step = i + 1;
+    r.kind = kind_name(s.kind);
+    r.map = s.map;
+    r.from = s.from;
+    r.to = s.to;
+    auto run = step_run(s, kinds[i]);
+    r.range = run.key_or_range;
+    r.command = run.command;
+    r.op_id = journal[i].op_id;
+    r.status = journal[i].status == "done" ? "skipped" : o.dry_run ? "would run" : "pending";
+    if (s.from == s.to && r.status != "skipped") r.status = "skipped";  // nothing changes shard
+    result.steps.push_back(std::move(r));
+  }
+  if (o.dry_run) return result;
+
+  if (!result.resumed) begin_run(catalog, pf.fingerprint, to_json(pf), steps.size());
+
+  // Schedule: a step starts once every earlier step sharing one of its shards is done, at most
+  // `parallel` at once, never two on one shard.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> state(steps.size(), 0);  // 0 waiting, 1 running, 2 done, 3 failed
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (result.steps[i].status == "skipped") state[i] = 2;
+  std::set<std::string> busy;
+  int running = 0;
+  std::exception_ptr first_error;
+  std::vector<std::thread> threads;
+  {
+    std::unique_lock lk(mu);
+    for (;;) {
+      std::optional<std::size_t> pick;
+      if (!first_error && running < std::max(1, o.parallel))
+        for (std::size_t i = 0; i < steps.size() && !pick; ++i) {
+          if (state[i] != 0) continue;
+          if (busy.count(steps[i].from) || busy.count(steps[i].to)) continue;
+          bool ready = true;
+          for (std::size_t j = 0; j < i && ready; ++j)
+            if (state[j] != 2 && shares_shard(steps[i], steps[j])) ready = false;
+          if (ready) pick = i;
+        }
+      if (pick) {
+        std::size_t i = *pick;
+        state[i] = 1;
+        ++running;
+        busy.insert(steps[i].from);
+        busy.insert(steps[i].to);
+        threads.emplace_back([&, i, js = journal[i]] {
+          std::exception_ptr err;
+          try {
+            run_step(pf, i, js, kinds[i], o, result.steps[i]);
+          } catch (const Error& e) {
+            err = std::current_exception();
+            result.steps[i].status = "failed";
+            result.steps[i].error = e.what();
+            try {
+              pg::Connection cat(o.catalog_dsn, "catalog");
+              set_step(cat, pf.fingerprint, i + 1, "failed", result.steps[i].op_id, e.what());
+            } catch (...) {
+            }
+          } catch (...) {
+            err = std::current_exception();
+            result.steps[i].status = "failed";
+          }
+          std::lock_guard g(mu);
+          state[i] = err ? 3 : 2;
+          if (err && !first_error) first_error = err;
+          busy.erase(steps[i].from);
+          busy.erase(steps[i].to);
+          --running;
+          cv.notify_all();
+        });
+        continue;
+      }
+      if (running == 0) break;
+      cv.wait(lk);
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (first_error) std::rethrow_exception(first_error);
+  finish_run(catalog, pf.fingerprint);
+  return result;
+}
+
+}  // namespace shardctl::rebalance

@@ -1,0 +1,134 @@
+#include "rebalance/fleet.hpp"
+
+#include <algorithm>
+
+#include "catalog/catalog.hpp"
+#include "catalog/key_sql.hpp"
+#include "core/error.hpp"
+#include "stats/store.hpp"
+
+namespace shardctl::rebalance {
+namespace {
+
+// The key ranges unfinished operations claim, per map (bound type; a list point as its key).
+struct Claim {
+  std::string map;
+  routing::KeyRange range;
+  bool whole_map = false;
+  std::string op;
+};
+
+std::vector<Claim> live_claims(pg::Connection& catalog, const stats::Snapshot& snapshot) {
+  std::vector<Claim> out;
+  catalog.read([&](pqxx::work& tx) {
+    auto rows = tx.exec(
+        "SELECT o.op_id::text, m.name, lower(o.int_range)::text, upper(o.int_range)::text, lower(o.text_range), upper(o.text_range), "
+        "lower(o.uuid_range)::text, upper(o.uuid_range)::text, "
+        "(o.int_range IS NULL AND o.text_range IS NULL AND o.uuid_range IS NULL) "
+        "FROM shardctl.operations o JOIN shardctl.maps m USING (map_id) "
+        "WHERE o.status NOT IN ('done', 'cancelled')");
+    for (const auto& r : rows) {
+      Claim c;
+      c.op = r[0].as<std::string>();
+      c.map = r[1].as<std::string>();
+      const stats::MapInfo* mi = snapshot.map(c.map);
+      if (!mi) continue;
+      auto bt = stats::bound_type(*mi);
+      if (r[8].as<bool>()) {
+        c.whole_map = true;
+      } else {
+        for (int base : {2, 4, 6}) {
+          if (!r[base].is_null()) c.range.low = routing::parse_key(bt, r[base].as<std::string>());
+          if (!r[base + 1].is_null()) c.range.high = routing::parse_key(bt, r[base + 1].as<std::string>());
+        }
+        // A list point is journaled as [k,k]: make it half-open.
+        if (c.range.low && c.range.high && routing::compare_keys(*c.range.low, *c.range.high) == 0)
+          c.range.high = routing::key_successor(bt, *c.range.high);
+      }
+      out.push_back(std::move(c));
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, const stats::Snapshot& snapshot,
+                       const std::optional<std::string>& map) {
+  FleetInput in;
+  catalog::Store store(catalog, catalog::Writes::preview);
+  if (map) {
+    store.get_map(*map);  // usage Error when unknown
+    if (!snapshot.map(*map))
+      throw usage_error("stats snapshot " + std::to_string(snapshot.id) + " has no stats for map " + *map,
+                        "run shardctl stats collect --map " + *map);
+  }
+  for (const auto& mi : snapshot.maps) {
+    std::int64_t now = 0;
+    try {
+      now = stats::map_version(catalog, mi.name);
+    } catch (const Error&) {
+      continue;  // dropped since: nothing of it to plan
+    }
+    if (now != mi.version)
+      throw usage_error("stats snapshot " + std::to_string(snapshot.id) + " describes map " + mi.name + " at version " +
+                            std::to_string(mi.version) + "; its mappings changed since (version " + std::to_string(now) + ")",
+                        "run shardctl stats collect");
+    in.fleet.maps.push_back(planner::Map{mi.name, mi.kind, stats::bound_type(mi)});
+  }
+
+  std::map<std::string, std::int64_t> mapped;
+  for (const auto& m : snapshot.mappings) mapped[m.shard] += m.bytes;
+  for (const auto& s : store.list_shards()) {
+    planner::Shard ps;
+    ps.name = s.name;
+    ps.status = s.status;
+    if (const auto* sc = config.shard(s.name)) {
+      ps.capacity_bytes = sc->capacity_bytes.value_or(0);
+      ps.weight = sc->weight;
+    }
+    bool measured = false;
+    for (const auto& sh : snapshot.shards)
+      if (sh.shard == s.name) {
+        measured = true;
+        ps.fixed_bytes = std::max<std::int64_t>(0, sh.db_bytes - mapped[s.name]);
+      }
+    if (!measured) in.notes.push_back("shard " + s.name + " was added after stats snapshot " + std::to_string(snapshot.id) + ": counted as empty");
+    in.fleet.shards.push_back(std::move(ps));
+  }
+
+  auto claims = live_claims(catalog, snapshot);
+  std::map<std::int64_t, std::string> offline;  // mapping id -> status offline now
+  for (const auto& m : store.list_mappings(std::nullopt))
+    if (m.status != "online") offline[m.id] = m.status;
+  for (const auto& m : snapshot.mappings) {
+    if (!in.fleet.maps.empty() &&
+        std::none_of(in.fleet.maps.begin(), in.fleet.maps.end(), [&](const planner::Map& pm) { return pm.name == m.map; }))
+      continue;
+    const stats::MapInfo* mi = snapshot.map(m.map);
+    planner::Mapping pm;
+    pm.map = m.map;
+    pm.is_point = m.is_point;
+    pm.range = m.is_point ? routing::point_range(stats::bound_type(*mi), *m.range.low) : m.range;
+    pm.shard = m.shard;
+    pm.rows = m.rows;
+    pm.bytes = m.bytes;
+    pm.load = m.load;
+    for (const auto& c : claims)
+      if (c.map == m.map && (c.whole_map || routing::ranges_overlap(c.range, pm.range))) {
+        pm.held = true;
+        in.notes.push_back("mapping " + (m.is_point ? routing::format_key(*m.range.low) : routing::format_range(m.range)) +
+                           " of map " + m.map + " is held by operation " + c.op + ": it stays where it is");
+        break;
+      }
+    if (offline.count(m.mapping_id) && !pm.held) {
+      pm.held = true;
+      in.notes.push_back("mapping " + routing::format_range(m.range) + " of map " + m.map + " is offline: it stays where it is");
+    }
+    for (const auto& sl : m.slices) pm.slices.push_back(planner::Slice{sl.low, sl.rows, sl.bytes, sl.load, sl.single_key});
+    in.fleet.mappings.push_back(std::move(pm));
+  }
+  return in;
+}
+
+}  // namespace shardctl::rebalance

@@ -1,0 +1,31 @@
+// The apply journal in the catalog: one rebalance_runs row per plan (by its fingerprint), one
+// rebalance_steps row per step with the operation that runs it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pg/connection.hpp"
+
+namespace shardctl::rebalance {
+
+struct JournalStep {
+  std::string status = "pending";  // pending | running | done | failed
+  std::string op_id;               // empty: none started
+};
+
+bool run_exists(pg::Connection& catalog, const std::string& fingerprint);
+// Records the run and its `steps` pending rows (idempotent).
+void begin_run(pg::Connection& catalog, const std::string& fingerprint, const nlohmann::json& plan, std::size_t steps);
+std::vector<JournalStep> read_steps(pg::Connection& catalog, const std::string& fingerprint, std::size_t steps);
+void set_step(pg::Connection& catalog, const std::string& fingerprint, std::size_t step, const std::string& status,
+              const std::string& op_id, const std::string& error = {});
+void finish_run(pg::Connection& catalog, const std::string& fingerprint);
+// The newest operation journaled for this plan's step (its args carry {"rebalance": {plan, step}}):
+// finds an operation started by an apply killed before it journaled the operation's id.
+std::optional<std::string> find_step_operation(pg::Connection& catalog, const std::string& fingerprint, std::size_t step);
+
+}  // namespace shardctl::rebalance

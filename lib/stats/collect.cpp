@@ -1,0 +1,265 @@
+#include "stats/collect.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+#include "catalog/catalog.hpp"
+#include "catalog/key_sql.hpp"
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+#include "fanout/fanout.hpp"
+#include "routing/pg_hash.hpp"
+#include "shardio/key_filter.hpp"
+#include "shardio/raw_conn.hpp"
+#include "stats/histogram.hpp"
+#include "stats/load_file.hpp"
+#include "stats/store.hpp"
+
+namespace shardctl::stats {
+namespace {
+
+// The pg_stat_user_tables columns a snapshot keeps, in the order the query selects them.
+constexpr const char* counter_names[] = {"seq_scan",  "seq_tup_read", "idx_scan",   "idx_tup_fetch", "n_tup_ins",
+                                         "n_tup_upd", "n_tup_del",    "n_live_tup", "n_dead_tup"};
+constexpr std::size_t counter_count = sizeof(counter_names) / sizeof(counter_names[0]);
+
+struct TableJob {
+  catalog::TableDef def;
+  std::string quoted;  // "schema"."table"
+  const MapInfo* map;
+};
+
+// What one shard gave: its row of the snapshot and the keys of each table.
+struct ShardResult {
+  ShardStats stats;
+  std::map<std::string, std::int64_t> table_bytes;                  // display name -> total size
+  std::map<std::string, std::vector<std::pair<routing::Key, std::int64_t>>> keys;  // display name -> key, rows
+};
+
+Counters rates(const Counters& now, const Counters& before, double seconds) {
+  Counters out;
+  if (seconds <= 0) return out;
+  for (const auto& [name, v] : now) {
+    auto it = before.find(name);
+    if (it == before.end() || v < it->second) continue;  // new, or the server's stats were reset
+    out[name] = (v - it->second) / seconds;
+  }
+  return out;
+}
+
+// The load a table's rows carry per second: writes and index fetches (the collect's own scans
+// are sequential, so they do not count).
+double table_ops(const Counters& deltas) {
+  double ops = 0;
+  for (const char* c : {"n_tup_ins", "n_tup_upd", "n_tup_del", "idx_tup_fetch"}) {
+    auto it = deltas.find(c);
+    if (it != deltas.end()) ops += it->second;
+  }
+  return ops;
+}
+
+void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables, int connect_timeout, ShardResult& out) {
+  shardio::RawConn conn(fanout::dsn_with_timeout(t.dsn, connect_timeout), "shard " + t.shard);
+  auto size = conn.query("SELECT pg_database_size(current_database())::text");
+  out.stats.db_bytes = std::stoll(size.at(0).at(0));
+  std::string cols;
+  for (const char* c : counter_names) {
+    cols += ", coalesce(";
+    cols += c;
+    cols += ", 0)::text";
+  }
+  auto rows = conn.query("SELECT relid::oid::text, pg_total_relation_size(relid)::text" + cols +
+                         " FROM pg_stat_user_tables WHERE schemaname NOT LIKE 'shardctl%'");
+  std::map<std::string, const std::vector<std::string>*> by_name;
+  for (const auto& r : rows) {
+    by_name[r[0]] = &r;
+    for (std::size_t i = 0; i < counter_count; ++i) out.stats.counters[counter_names[i]] += std::stod(r[2 + i]);
+  }
+  std::vector<std::string> missing;
+  for (const auto& job : tables) {
+    // By OID: the catalog's spelling of a name and pg_stat_user_tables' need not match.
+    auto oid = conn.query("SELECT coalesce(to_regclass($1)::oid::text, '')", {job.quoted});
+    auto it = by_name.find(oid.at(0).at(0));
+    if (it == by_name.end()) {
+      missing.push_back(job.def.name);
+      continue;
+    }
+    const auto& r = *it->second;
+    out.table_bytes[job.def.name] = std::stoll(r[1]);
+    auto& tc = out.stats.table_counters[job.def.name];
+    for (std::size_t i = 0; i < counter_count; ++i) tc[counter_names[i]] = std::stod(r[2 + i]);
+    shardio::RouteSpace space{job.map->kind, job.map->key_type};
+    std::string col = catalog::quote_ident(*job.def.key_column);
+    std::string sql = "SELECT k::text, n::text FROM (SELECT " + shardio::route_expression(space, col) + " AS k, count(*) AS n FROM " +
+                      job.quoted + " WHERE " + col + " IS NOT NULL GROUP BY 1) s";
+    auto bt = bound_type(*job.map);
+    auto& keys = out.keys[job.def.name];
+    for (auto& r2 : conn.query(sql)) keys.emplace_back(routing::parse_key(bt, r2[0]), std::stoll(r2[1]));
+  }
+  if (!missing.empty()) {
+    std::string m = "tables missing on this shard: ";
+    for (std::size_t i = 0; i < missing.size(); ++i) m += (i ? ", " : "") + missing[i];
+    out.stats.error = m;
+  }
+}
+
+// Per map: the load file's keys in bound type, sorted.
+using LoadIndex = std::vector<std::pair<routing::Key, double>>;
+
+LoadIndex load_index(const MapInfo& map, const std::vector<KeyLoad>& loads, const std::string& path,
+                     std::vector<std::pair<std::string, double>>& shown) {
+  LoadIndex out;
+  for (const auto& l : loads) {
+    routing::Key k;
+    try {
+      k = routing::parse_key(map.key_type, l.key);
+    } catch (const Error& e) {
+      throw data_error(path + ":" + std::to_string(l.line) + ": " + e.what());
+    }
+    shown.emplace_back(routing::format_key(k), l.weight);
+    if (map.kind == routing::MapKind::hash) k = routing::Key{routing::hash_key(map.key_type, k)};
+    out.emplace_back(std::move(k), l.weight);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return routing::compare_keys(a.first, b.first) < 0; });
+  // Two keys may share a hash value: their loads add up.
+  LoadIndex merged;
+  for (auto& e : out) {
+    if (!merged.empty() && routing::compare_keys(merged.back().first, e.first) == 0) merged.back().second += e.second;
+    else merged.push_back(std::move(e));
+  }
+  return merged;
+}
+
+bool in_mapping(const MappingStats& m, const routing::Key& k) {
+  if (m.is_point) return routing::compare_keys(*m.range.low, k) == 0;
+  return routing::range_contains(m.range, k);
+}
+
+}  // namespace
+
+Snapshot collect(pg::Connection& catalog, const config::Config& config, const CollectOptions& o) {
+  catalog::Store store(catalog, catalog::Writes::preview);
+  std::vector<catalog::Map> maps;
+  if (o.map) maps.push_back(store.get_map(*o.map));
+  else maps = store.list_maps();
+  if (maps.empty()) throw usage_error("there is no map to collect stats for", "create one with `shardctl map create`");
+
+  Snapshot snap;
+  snap.map_filter = o.map;
+  snap.load_file = o.load_file;
+  for (const auto& m : maps) snap.maps.push_back(MapInfo{m.name, m.kind, m.key_type, map_version(catalog, m.name)});
+
+  std::vector<TableJob> tables;
+  for (auto& t : store.list_tables()) {
+    if (t.kind != "sharded" || !t.map) continue;
+    const MapInfo* mi = snap.map(*t.map);
+    if (!mi) continue;
+    std::string quoted = catalog::quote_qualified(t.name);
+    tables.push_back(TableJob{std::move(t), std::move(quoted), mi});
+  }
+
+  std::map<std::string, LoadIndex> loads;  // map -> keys
+  if (o.load_file) {
+    if (snap.maps.size() != 1)
+      throw usage_error("--load-file needs --map: the keys of a load file belong to one map", "add --map MAP");
+    auto parsed = read_load_file(*o.load_file);
+    const MapInfo& mi = snap.maps.front();
+    loads[mi.name] = load_index(mi, parsed, *o.load_file, snap.key_loads[mi.name]);
+  }
+
+  for (const auto& mi : snap.maps)
+    for (const auto& m : store.list_mappings(mi.name)) {
+      MappingStats ms;
+      ms.mapping_id = m.id;
+      ms.map = mi.name;
+      ms.map_version = mi.version;
+      ms.shard = m.shard;
+      ms.is_point = m.is_point;
+      ms.range = m.range;
+      snap.mappings.push_back(std::move(ms));
+    }
+
+  auto previous = latest_snapshot(catalog);
+  std::vector<fanout::Target> targets;
+  std::vector<ShardResult> results;
+  for (const auto& s : store.list_shards()) {
+    ShardResult r;
+    r.stats.shard = s.name;
+    r.stats.status = s.status;
+    if (const auto* sc = config.shard(s.name)) {
+      r.stats.capacity_bytes = sc->capacity_bytes;
+      r.stats.weight = sc->weight;
+    }
+    results.push_back(std::move(r));
+    if (s.status != "offline") targets.push_back(fanout::Target{s.name, s.dsn, s.status});
+  }
+  auto result_of = [&](const std::string& shard) -> ShardResult& {
+    for (auto& r : results)
+      if (r.stats.shard == shard) return r;
+    throw internal_error("no result slot for shard " + shard);
+  };
+  auto outcomes = fanout::run(targets, fanout::Policy{o.parallel, false},
+                              [&](const fanout::Target& t) { measure_shard(t, tables, o.connect_timeout, result_of(t.shard)); });
+  for (const auto& oc : outcomes) {
+    if (oc.ok()) continue;
+    std::string msg = "shard " + oc.shard + ": " + oc.error + "; no snapshot recorded";
+    if (oc.state == fanout::State::unreachable)
+      throw unavailable_error(msg, "collect again once it is back, or mark it offline (`shardctl shard set " + oc.shard +
+                                       " --status offline`) to collect without it");
+    throw Error(oc.kind, msg, oc.hint);
+  }
+
+  // Deltas against the previous snapshot, then rows, bytes, load and histogram per mapping.
+  for (auto& r : results) {
+    const ShardStats* before = nullptr;
+    if (previous)
+      for (const auto& p : previous->shards)
+        if (p.shard == r.stats.shard) before = &p;
+    if (before && r.stats.status != "offline" && !before->counters.empty()) {
+      r.stats.interval_seconds = previous->age_seconds;
+      r.stats.deltas = rates(r.stats.counters, before->counters, previous->age_seconds);
+    }
+    std::map<std::string, Counters> table_deltas;
+    if (before)
+      for (const auto& [name, c] : r.stats.table_counters) {
+        auto it = before->table_counters.find(name);
+        if (it != before->table_counters.end()) table_deltas[name] = rates(c, it->second, previous->age_seconds);
+      }
+
+    for (auto& ms : snap.mappings) {
+      if (ms.shard != r.stats.shard) continue;
+      std::vector<KeyWeight> keys;
+      for (const auto& job : tables) {
+        if (job.map->name != ms.map) continue;
+        auto kit = r.keys.find(job.def.name);
+        if (kit == r.keys.end()) continue;
+        std::int64_t table_rows = 0;
+        for (const auto& e : kit->second) table_rows += e.second;
+        if (table_rows == 0) continue;
+        double bytes_per_row = static_cast<double>(r.table_bytes[job.def.name]) / static_cast<double>(table_rows);
+        double load_per_row = loads.count(ms.map) ? 0.0 : table_ops(table_deltas[job.def.name]) / static_cast<double>(table_rows);
+        for (const auto& [k, n] : kit->second)
+          if (in_mapping(ms, k))
+            keys.push_back(KeyWeight{k, n, bytes_per_row * static_cast<double>(n), load_per_row * static_cast<double>(n)});
+      }
+      if (auto lit = loads.find(ms.map); lit != loads.end())
+        for (const auto& [k, w] : lit->second)
+          if (in_mapping(ms, k)) keys.push_back(KeyWeight{k, 0, 0, w});
+      merge_equal_keys(keys);
+      double bytes = 0;
+      for (const auto& k : keys) {
+        ms.rows += k.rows;
+        bytes += k.bytes;
+        ms.load += k.load;
+      }
+      ms.bytes = static_cast<std::int64_t>(bytes + 0.5);
+      if (!ms.is_point) ms.slices = equi_depth(keys, ms.range.low, o.slices);
+    }
+    snap.shards.push_back(std::move(r.stats));
+  }
+  snap.fingerprint = fingerprint(snap);
+  if (!o.dry_run) save_snapshot(catalog, snap);
+  return snap;
+}
+
+}  // namespace shardctl::stats

@@ -1,0 +1,86 @@
+// A stats snapshot: what `stats collect` measured on every shard at one time (SPEC §4
+// "Rebalance planning"), as stored in the catalog and read back by `stats show` and the
+// rebalance planner.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "routing/key.hpp"
+
+namespace shardctl::stats {
+
+// One slice of a mapping's equi-depth key histogram: the keys [low, next slice's low), in the
+// map's bound type (the key, or its 64-bit hash for hash maps).
+struct Slice {
+  routing::Key low;
+  std::int64_t rows = 0;
+  std::int64_t bytes = 0;
+  double load = 0;
+  bool single_key = false;  // one key heavier than a slice: it cannot be split
+};
+
+struct MappingStats {
+  std::int64_t mapping_id = 0;
+  std::string map;
+  std::int64_t map_version = 0;
+  std::string shard;
+  bool is_point = false;
+  routing::KeyRange range;  // bound type; a point as its key in range.low
+  std::int64_t rows = 0;
+  std::int64_t bytes = 0;  // heap + indexes + TOAST, apportioned by rows
+  double load = 0;
+  std::vector<Slice> slices;
+};
+
+// pg_stat_user_tables counters summed over a shard's tables, and their per-second rates.
+using Counters = std::map<std::string, double>;
+
+struct ShardStats {
+  std::string shard;
+  std::string status;  // the catalog's status when collected
+  std::optional<std::string> error;
+  std::int64_t db_bytes = 0;     // pg_database_size
+  Counters counters;             // totals since the server's stats were reset
+  Counters deltas;               // per second since the previous snapshot (empty: none before)
+  std::optional<double> interval_seconds;
+  std::optional<std::int64_t> capacity_bytes;  // [shards.NAME] capacity_bytes
+  double weight = 1.0;                         // [shards.NAME] weight
+  // Per sharded table (display name): the same counters, kept to compute the next deltas.
+  std::map<std::string, Counters> table_counters;
+};
+
+struct MapInfo {
+  std::string name;
+  routing::MapKind kind = routing::MapKind::range;
+  routing::KeyType key_type = routing::KeyType::int8;
+  std::int64_t version = 0;
+};
+
+struct Snapshot {
+  std::int64_t id = 0;
+  std::string taken_at;  // ISO 8601, as the catalog prints it
+  std::optional<std::string> map_filter;
+  std::optional<std::string> load_file;
+  std::string fingerprint;  // SHA-256 of what was measured
+  std::vector<MapInfo> maps;
+  std::vector<ShardStats> shards;
+  std::vector<MappingStats> mappings;
+  std::map<std::string, std::vector<std::pair<std::string, double>>> key_loads;  // map -> key, load
+  double age_seconds = 0;  // how old it was when read
+
+  const MapInfo* map(const std::string& name) const;
+};
+
+routing::KeyType bound_type(const MapInfo& map);
+
+nlohmann::json to_json(const Snapshot& s);
+// The fingerprint: SHA-256 over the measured values (not the id or the time it was stored).
+std::string fingerprint(const Snapshot& s);
+
+}  // namespace shardctl::stats

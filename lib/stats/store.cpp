@@ -1,0 +1,173 @@
+#include "stats/store.hpp"
+
+#include "core/error.hpp"
+
+namespace shardctl::stats {
+namespace {
+
+nlohmann::json opt_key(const std::optional<routing::Key>& k) {
+  return k ? nlohmann::json(routing::format_key(*k)) : nlohmann::json(nullptr);
+}
+
+Counters counters_of(const nlohmann::json& j) {
+  Counters out;
+  if (j.is_object())
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it.value().is_number()) out[it.key()] = it.value().get<double>();
+  return out;
+}
+
+}  // namespace
+
+void save_snapshot(pg::Connection& catalog, Snapshot& s) {
+  nlohmann::json maps = nlohmann::json::array();
+  for (const auto& m : s.maps)
+    maps.push_back({{"name", m.name},
+                    {"kind", std::string(routing::map_kind_name(m.kind))},
+                    {"key_type", std::string(routing::key_type_name(m.key_type))},
+                    {"version", m.version}});
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& sh : s.shards)
+    shards.push_back({{"shard", sh.shard},
+                      {"status", sh.status},
+                      {"error", sh.error ? nlohmann::json(*sh.error) : nlohmann::json(nullptr)},
+                      {"db_bytes", sh.db_bytes},
+                      {"counters", {{"total", sh.counters}, {"tables", sh.table_counters}}},
+                      {"deltas", sh.deltas},
+                      {"interval_seconds", sh.interval_seconds ? nlohmann::json(*sh.interval_seconds) : nlohmann::json(nullptr)},
+                      {"capacity_bytes", sh.capacity_bytes ? nlohmann::json(*sh.capacity_bytes) : nlohmann::json(nullptr)},
+                      {"weight", sh.weight}});
+  nlohmann::json mappings = nlohmann::json::array();
+  for (const auto& m : s.mappings) {
+    nlohmann::json slices = nlohmann::json::array();
+    for (const auto& sl : m.slices)
+      slices.push_back({{"low", routing::format_key(sl.low)}, {"rows", sl.rows}, {"bytes", sl.bytes}, {"load", sl.load}, {"single_key", sl.single_key}});
+    mappings.push_back({{"mapping_id", m.mapping_id},
+                        {"map", m.map},
+                        {"map_version", m.map_version},
+                        {"shard", m.shard},
+                        {"is_point", m.is_point},
+                        {"low", opt_key(m.range.low)},
+                        {"high", m.is_point ? nlohmann::json(nullptr) : opt_key(m.range.high)},
+                        {"rows", m.rows},
+                        {"bytes", m.bytes},
+                        {"load", m.load},
+                        {"histogram", std::move(slices)}});
+  }
+  nlohmann::json keys = nlohmann::json::array();
+  for (const auto& [map, list] : s.key_loads)
+    for (const auto& [k, w] : list) keys.push_back({{"map", map}, {"key", k}, {"load", w}});
+
+  catalog.transact([&](pqxx::work& tx) {
+    auto r = tx.exec_params1(
+        "INSERT INTO shardctl.stats_snapshots (map_filter, load_file, fingerprint, complete, maps) "
+        "VALUES ($1, $2, $3, true, $4::jsonb) "
+        "RETURNING snapshot_id, to_char(taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
+        s.map_filter, s.load_file, s.fingerprint, maps.dump());
+    s.id = r[0].as<std::int64_t>();
+    s.taken_at = r[1].as<std::string>();
+    tx.exec_params(
+        "INSERT INTO shardctl.stats_shards (snapshot_id, shard, status, error, db_bytes, counters, deltas, interval_seconds, "
+        "capacity_bytes, weight) "
+        "SELECT $1, x.shard, x.status, x.error, x.db_bytes, x.counters, x.deltas, x.interval_seconds, x.capacity_bytes, x.weight "
+        "FROM jsonb_to_recordset($2::jsonb) AS x(shard text, status text, error text, db_bytes bigint, counters jsonb, "
+        "deltas jsonb, interval_seconds float8, capacity_bytes bigint, weight float8)",
+        s.id, shards.dump());
+    tx.exec_params(
+        "INSERT INTO shardctl.stats_mappings (snapshot_id, mapping_id, map, map_version, shard, is_point, low, high, rows, bytes, "
+        "load, histogram) "
+        "SELECT $1, x.mapping_id, x.map, x.map_version, x.shard, x.is_point, x.low, x.high, x.rows, x.bytes, x.load, x.histogram "
+        "FROM jsonb_to_recordset($2::jsonb) AS x(mapping_id bigint, map text, map_version bigint, shard text, is_point boolean, "
+        "low text, high text, rows bigint, bytes bigint, load float8, histogram jsonb)",
+        s.id, mappings.dump());
+    tx.exec_params(
+        "INSERT INTO shardctl.stats_keys (snapshot_id, map, key, load) "
+        "SELECT $1, x.map, x.key, x.load FROM jsonb_to_recordset($2::jsonb) AS x(map text, key text, load float8)",
+        s.id, keys.dump());
+  });
+}
+
+std::optional<Snapshot> latest_snapshot(pg::Connection& catalog, const std::optional<std::string>& map) {
+  std::optional<Snapshot> out;
+  catalog.read([&](pqxx::work& tx) {
+    auto head = tx.exec_params(
+        "SELECT snapshot_id, to_char(taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), map_filter, load_file, "
+        "fingerprint, maps::text, extract(epoch FROM now() - taken_at)::float8 "
+        "FROM shardctl.stats_snapshots WHERE $1::text IS NULL OR map_filter IS NULL OR map_filter = $1 "
+        "ORDER BY snapshot_id DESC LIMIT 1",
+        map);
+    if (head.empty()) return;
+    Snapshot s;
+    const auto& h = head[0];
+    s.id = h[0].as<std::int64_t>();
+    s.taken_at = h[1].as<std::string>();
+    if (!h[2].is_null()) s.map_filter = h[2].as<std::string>();
+    if (!h[3].is_null()) s.load_file = h[3].as<std::string>();
+    s.fingerprint = h[4].as<std::string>();
+    for (const auto& m : nlohmann::json::parse(h[5].as<std::string>()))
+      s.maps.push_back(MapInfo{m.at("name").get<std::string>(), routing::parse_map_kind(m.at("kind").get<std::string>()),
+                               routing::parse_key_type(m.at("key_type").get<std::string>()), m.at("version").get<std::int64_t>()});
+    s.age_seconds = h[6].as<double>();
+
+    for (const auto& r : tx.exec_params(
+             "SELECT shard, status, error, db_bytes, counters::text, deltas::text, interval_seconds, capacity_bytes, weight "
+             "FROM shardctl.stats_shards WHERE snapshot_id = $1 ORDER BY shard",
+             s.id)) {
+      ShardStats sh;
+      sh.shard = r[0].as<std::string>();
+      sh.status = r[1].as<std::string>();
+      if (!r[2].is_null()) sh.error = r[2].as<std::string>();
+      sh.db_bytes = r[3].is_null() ? 0 : r[3].as<std::int64_t>();
+      auto counters = nlohmann::json::parse(r[4].as<std::string>());
+      if (counters.contains("total")) sh.counters = counters_of(counters["total"]);
+      if (counters.contains("tables") && counters["tables"].is_object())
+        for (auto it = counters["tables"].begin(); it != counters["tables"].end(); ++it)
+          sh.table_counters[it.key()] = counters_of(it.value());
+      sh.deltas = counters_of(nlohmann::json::parse(r[5].as<std::string>()));
+      if (!r[6].is_null()) sh.interval_seconds = r[6].as<double>();
+      if (!r[7].is_null()) sh.capacity_bytes = r[7].as<std::int64_t>();
+      sh.weight = r[8].as<double>();
+      s.shards.push_back(std::move(sh));
+    }
+    for (const auto& r : tx.exec_params(
+             "SELECT mapping_id, map, map_version, shard, is_point, low, high, rows, bytes, load, histogram::text "
+             "FROM shardctl.stats_mappings WHERE snapshot_id = $1 ORDER BY map, mapping_id",
+             s.id)) {
+      MappingStats m;
+      m.mapping_id = r[0].as<std::int64_t>();
+      m.map = r[1].as<std::string>();
+      m.map_version = r[2].as<std::int64_t>();
+      m.shard = r[3].as<std::string>();
+      m.is_point = r[4].as<bool>();
+      const MapInfo* mi = s.map(m.map);
+      if (!mi) throw data_error("stats snapshot " + std::to_string(s.id) + " has a mapping of map " + m.map + " it does not describe");
+      auto bt = bound_type(*mi);
+      auto kt = m.is_point ? mi->key_type : bt;
+      if (!r[5].is_null()) m.range.low = routing::parse_key(kt, r[5].as<std::string>());
+      if (!r[6].is_null()) m.range.high = routing::parse_key(bt, r[6].as<std::string>());
+      m.rows = r[7].as<std::int64_t>();
+      m.bytes = r[8].as<std::int64_t>();
+      m.load = r[9].as<double>();
+      for (const auto& sl : nlohmann::json::parse(r[10].as<std::string>()))
+        m.slices.push_back(Slice{routing::parse_key(bt, sl.at("low").get<std::string>()), sl.at("rows").get<std::int64_t>(),
+                                 sl.at("bytes").get<std::int64_t>(), sl.at("load").get<double>(), sl.at("single_key").get<bool>()});
+      s.mappings.push_back(std::move(m));
+    }
+    for (const auto& r : tx.exec_params("SELECT map, key, load FROM shardctl.stats_keys WHERE snapshot_id = $1 ORDER BY map, key", s.id))
+      s.key_loads[r[0].as<std::string>()].emplace_back(r[1].as<std::string>(), r[2].as<double>());
+    out = std::move(s);
+  });
+  return out;
+}
+
+std::int64_t map_version(pg::Connection& catalog, const std::string& map) {
+  std::int64_t v = 0;
+  catalog.read([&](pqxx::work& tx) {
+    auto r = tx.exec_params("SELECT version FROM shardctl.maps WHERE name = $1", map);
+    if (r.empty()) throw usage_error("unknown map " + map, "`shardctl map list` shows the maps");
+    v = r[0][0].as<std::int64_t>();
+  });
+  return v;
+}
+
+}  // namespace shardctl::stats

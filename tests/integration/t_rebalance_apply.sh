@@ -1,0 +1,91 @@
+# rebalance apply: --dry-run changes nothing; old stats and a changed map are refused (65);
+# the plan runs as journaled operations (in parallel), leaves the fleet consistent with every
+# row once and the measured sizes within 10% of the prediction; a kill -9 in the middle of an
+# operation, then the same apply again, finishes it; a second apply of a done plan does
+# nothing.
+source "$(dirname "$0")/lib.sh"
+
+fresh_fleet rbapply --shards 3 --scale 2
+printf '[defaults]\nbatch_size = 200\n' > shardctl.toml
+before=$(fleet_fingerprint)
+# shard_3 gives its keys to shard_2: an empty shard, as one just added.
+shardctl merge --map customers --range 1334.. --into shard_2 >/dev/null
+# Its tables rewritten: the deleted rows no longer take space (a new shard's tables are empty).
+for n in 1 2 3; do psql_shard "$n" -qc "vacuum full"; done
+expect_exit 0 shardctl stats collect
+expect_exit 0 shardctl rebalance plan -o plan.json
+steps=$(jq '.plan.steps | length' plan.json)
+[ "$steps" -ge 1 ] || fail "no step planned"
+
+# --dry-run: the steps as commands, nothing changed.
+dump=$(catalog_dump)
+expect_exit 0 shardctl rebalance apply plan.json --dry-run
+expect_stdout_contains "step 1 would run: shardctl merge --map customers --range"
+expect_exit 0 shardctl rebalance apply plan.json --dry-run --format json
+assert_eq "$(jq '.steps | length' "$STDOUT")" "$steps"
+assert_eq "$(catalog_dump)" "$dump"
+
+# Stats older than --max-age: 65, naming the snapshot.
+sleep 1.2
+expect_exit 65 shardctl rebalance apply plan.json --max-age 1s
+expect_stderr_contains "older than --max-age"
+expect_stderr_contains "snapshot 1"
+# A malformed or edited plan file: 65.
+echo '{"format": "something else"}' > bad.json
+expect_exit 65 shardctl rebalance apply bad.json
+jq '.plan.steps[0].to = "shard_1"' plan.json > edited.json
+expect_exit 65 shardctl rebalance apply edited.json
+expect_stderr_contains "edited after it was made"
+expect_exit 64 shardctl rebalance apply missing.json
+assert_eq "$(catalog_dump)" "$dump"
+
+# The apply itself, two steps at a time (never two on one shard).
+expect_exit 0 shardctl rebalance apply plan.json --parallel 2 --max-age 1h
+assert_eq "$(grep -c ' done: ' "$STDOUT")" "$steps"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+[ "$(psql_shard 3 -XAtc "select count(*) from customers")" -gt 0 ] || fail "nothing moved to shard_3"
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.rebalance_steps where status = 'done'")" "$steps"
+# Measured after the apply (tables rewritten so deleted rows no longer count): each shard
+# within 10% of the size the plan predicted.
+for n in 1 2 3; do psql_shard "$n" -qc "vacuum full" ; done
+expect_exit 0 shardctl stats collect --format json
+for s in shard_1 shard_2 shard_3; do
+  predicted=$(jq ".plan.shards[] | select(.shard == \"$s\") | .bytes_after" plan.json)
+  measured=$(jq ".shards[] | select(.shard == \"$s\") | .db_bytes" "$STDOUT")
+  awk -v p="$predicted" -v m="$measured" 'BEGIN { d = (p - m) / m; exit !(d < 0.1 && d > -0.1) }' ||
+    fail "$s: predicted $predicted bytes, measured $measured"
+done
+# Applying a finished plan again runs nothing.
+expect_exit 0 shardctl rebalance apply plan.json
+assert_eq "$(grep -c ' skipped: ' "$STDOUT")" "$steps"
+
+# A plan whose map changed since: 65, naming the map and both versions.
+shardctl merge --map customers --range 1334.. --into shard_1 >/dev/null
+expect_exit 0 shardctl stats collect
+expect_exit 0 shardctl rebalance plan -o plan2.json
+v=$(jq '.maps[0].version' plan2.json)
+shardctl split --map customers --at 1900 --to shard_2 >/dev/null
+dump=$(catalog_dump)
+expect_exit 65 shardctl rebalance apply plan2.json
+expect_stderr_contains "map customers changed since the plan was made: planned at version $v, now at version"
+assert_eq "$(catalog_dump)" "$dump"
+
+# kill -9 in the middle of a step (its first batch copied, not yet flipped), then the same apply again finishes the plan.
+expect_exit 0 shardctl stats collect
+expect_exit 0 shardctl rebalance plan -o plan3.json
+[ "$(jq '.plan.steps | length' plan3.json)" -ge 1 ] || fail "no step planned for the kill test"
+SHARDCTL_FAULT_PAUSE=copy.commit "$SHARDCTL_BIN/shardctl-rebalance" apply plan3.json >"$TEST_TMP/killed.out" 2>&1 &
+pid=$!
+wait_stopped "$pid" "rebalance apply" "$TEST_TMP/killed.out"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.rebalance_steps where status = 'running' and op_id is not null")" "1"
+expect_exit 0 shardctl rebalance apply plan3.json
+expect_stdout_contains "resumed plan"
+expect_stderr_contains "resuming operation"
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.rebalance_steps s join shardctl.rebalance_runs r using (plan_fingerprint)
+                                 where r.plan->>'fingerprint' = '$(jq -r .fingerprint plan3.json)' and s.status <> 'done'")" "0"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+pass
