@@ -19,6 +19,31 @@ nlohmann::json opt_key(const std::optional<routing::Key>& k) {
   return k ? nlohmann::json(routing::format_key(*k)) : nlohmann::json(nullptr);
 }
 
+}  // namespace
+
+nlohmann::json to_json(const MappingStats& m) {
+  nlohmann::json slices = nlohmann::json::array();
+  for (const auto& sl : m.slices)
+    slices.push_back({{"low", routing::format_key(sl.low)},
+                      {"rows", sl.rows},
+                      {"bytes", sl.bytes},
+                      {"load", sl.load},
+                      {"single_key", sl.single_key}});
+  return {{"mapping_id", m.mapping_id},
+          {"map", m.map},
+          {"map_version", m.map_version},
+          {"shard", m.shard},
+          {"is_point", m.is_point},
+          {"low", opt_key(m.range.low)},
+          {"high", m.is_point ? nlohmann::json(nullptr) : opt_key(m.range.high)},
+          {"rows", m.rows},
+          {"bytes", m.bytes},
+          {"load", m.load},
+          {"histogram", std::move(slices)}};
+}
+
+namespace {
+
 nlohmann::json measured(const Snapshot& s, bool with_table_counters) {
   nlohmann::json maps = nlohmann::json::array();
   for (const auto& m : s.maps)
@@ -41,26 +66,7 @@ nlohmann::json measured(const Snapshot& s, bool with_table_counters) {
     shards.push_back(std::move(j));
   }
   nlohmann::json mappings = nlohmann::json::array();
-  for (const auto& m : s.mappings) {
-    nlohmann::json slices = nlohmann::json::array();
-    for (const auto& sl : m.slices)
-      slices.push_back({{"low", routing::format_key(sl.low)},
-                        {"rows", sl.rows},
-                        {"bytes", sl.bytes},
-                        {"load", sl.load},
-                        {"single_key", sl.single_key}});
-    mappings.push_back({{"mapping_id", m.mapping_id},
-                        {"map", m.map},
-                        {"map_version", m.map_version},
-                        {"shard", m.shard},
-                        {"is_point", m.is_point},
-                        {"low", opt_key(m.range.low)},
-                        {"high", m.is_point ? nlohmann::json(nullptr) : opt_key(m.range.high)},
-                        {"rows", m.rows},
-                        {"bytes", m.bytes},
-                        {"load", m.load},
-                        {"histogram", std::move(slices)}});
-  }
+  for (const auto& m : s.mappings) mappings.push_back(to_json(m));
   nlohmann::json keys = nlohmann::json::object();
   for (const auto& [map, list] : s.key_loads) {
     auto& arr = keys[map] = nlohmann::json::array();

@@ -5,10 +5,6 @@
 namespace shardctl::stats {
 namespace {
 
-nlohmann::json opt_key(const std::optional<routing::Key>& k) {
-  return k ? nlohmann::json(routing::format_key(*k)) : nlohmann::json(nullptr);
-}
-
 Counters counters_of(const nlohmann::json& j) {
   Counters out;
   if (j.is_object())
@@ -38,22 +34,7 @@ void save_snapshot(pg::Connection& catalog, Snapshot& s) {
                       {"capacity_bytes", sh.capacity_bytes ? nlohmann::json(*sh.capacity_bytes) : nlohmann::json(nullptr)},
                       {"weight", sh.weight}});
   nlohmann::json mappings = nlohmann::json::array();
-  for (const auto& m : s.mappings) {
-    nlohmann::json slices = nlohmann::json::array();
-    for (const auto& sl : m.slices)
-      slices.push_back({{"low", routing::format_key(sl.low)}, {"rows", sl.rows}, {"bytes", sl.bytes}, {"load", sl.load}, {"single_key", sl.single_key}});
-    mappings.push_back({{"mapping_id", m.mapping_id},
-                        {"map", m.map},
-                        {"map_version", m.map_version},
-                        {"shard", m.shard},
-                        {"is_point", m.is_point},
-                        {"low", opt_key(m.range.low)},
-                        {"high", m.is_point ? nlohmann::json(nullptr) : opt_key(m.range.high)},
-                        {"rows", m.rows},
-                        {"bytes", m.bytes},
-                        {"load", m.load},
-                        {"histogram", std::move(slices)}});
-  }
+  for (const auto& m : s.mappings) mappings.push_back(to_json(m));
   nlohmann::json keys = nlohmann::json::array();
   for (const auto& [map, list] : s.key_loads)
     for (const auto& [k, w] : list) keys.push_back({{"map", map}, {"key", k}, {"load", w}});
