@@ -21,6 +21,13 @@ nlohmann::json opt_key(const std::optional<routing::Key>& k) {
 
 }  // namespace
 
+nlohmann::json to_json(const MapInfo& m) {
+  return {{"name", m.name},
+          {"kind", std::string(routing::map_kind_name(m.kind))},
+          {"key_type", std::string(routing::key_type_name(m.key_type))},
+          {"version", m.version}};
+}
+
 nlohmann::json to_json(const MappingStats& m) {
   nlohmann::json slices = nlohmann::json::array();
   for (const auto& sl : m.slices)
@@ -47,10 +54,7 @@ namespace {
 nlohmann::json measured(const Snapshot& s, bool with_table_counters) {
   nlohmann::json maps = nlohmann::json::array();
   for (const auto& m : s.maps)
-    maps.push_back({{"name", m.name},
-                    {"kind", std::string(routing::map_kind_name(m.kind))},
-                    {"key_type", std::string(routing::key_type_name(m.key_type))},
-                    {"version", m.version}});
+    maps.push_back(to_json(m));
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& sh : s.shards) {
     nlohmann::json j = {{"shard", sh.shard},

@@ -82,6 +82,7 @@ routing::KeyType bound_type(const MapInfo& map);
 nlohmann::json to_json(const Snapshot& s);
 // One mapping's measurement with its histogram (what to_json and the stats_mappings rows hold).
 nlohmann::json to_json(const MappingStats& m);
+nlohmann::json to_json(const MapInfo& m);
 // The fingerprint: SHA-256 over the measured values (not the id or the time it was stored).
 std::string fingerprint(const Snapshot& s);
 

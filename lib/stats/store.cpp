@@ -18,10 +18,7 @@ Counters counters_of(const nlohmann::json& j) {
 void save_snapshot(pg::Connection& catalog, Snapshot& s) {
   nlohmann::json maps = nlohmann::json::array();
   for (const auto& m : s.maps)
-    maps.push_back({{"name", m.name},
-                    {"kind", std::string(routing::map_kind_name(m.kind))},
-                    {"key_type", std::string(routing::key_type_name(m.key_type))},
-                    {"version", m.version}});
+    maps.push_back(to_json(m));
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& sh : s.shards)
     shards.push_back({{"shard", sh.shard},
