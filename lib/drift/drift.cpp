@@ -1,6 +1,7 @@
 #include "drift/drift.hpp"
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -28,6 +29,53 @@ std::string Report::basis() const {
   std::size_t read = shards.size() - unreadable();
   return "the majority of " + std::to_string(read) + " shard(s)";
 }
+
+namespace {
+
+// The first read compares some objects by a stand-in (a CHECK's expression tree, which names
+// operators and types by oid). Where shards differ on such an object, every shard's stand-in
+// for it is replaced by its deparsed definition and the shards are compared again: the report
+// shows readable definitions, and an oid that differs only by creation order is no drift.
+// Returns whether anything was replaced.
+bool deparse_where_different(std::vector<Snapshot>& snapshots, const std::vector<ShardDrift>& drifts,
+                             const std::vector<fanout::Target>& run, const std::vector<std::size_t>& of_snapshot,
+                             const Options& options) {
+  std::set<std::string> keys;
+  for (const auto& d : drifts)
+    for (const auto& difference : d.differences) keys.insert(difference.key);
+  std::vector<fanout::Target> targets;
+  std::vector<std::size_t> of_target;
+  for (std::size_t k = 0; k < snapshots.size(); ++k) {
+    bool any = std::any_of(snapshots[k].objects.begin(), snapshots[k].objects.end(),
+                           [&](const Object& o) { return !o.deparse_oid.empty() && keys.count(o.key); });
+    if (!any) continue;
+    targets.push_back(run[of_snapshot[k]]);
+    of_target.push_back(k);
+  }
+  if (targets.empty()) return false;
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t j = 0; j < targets.size(); ++j) index[targets[j].shard] = of_target[j];
+  // A shard unreachable now keeps its stand-ins: the difference is still reported.
+  fanout::run(targets, {options.parallel, false}, [&](const fanout::Target& t) {
+    auto& objects = snapshots[index.at(t.shard)].objects;
+    std::vector<Object*> pending;
+    std::vector<std::string> oids;
+    for (auto& o : objects)
+      if (!o.deparse_oid.empty() && keys.count(o.key)) {
+        pending.push_back(&o);
+        oids.push_back(o.deparse_oid);
+      }
+    shardio::RawConn conn(fanout::dsn_with_timeout(t.dsn, options.connect_timeout), "shard " + t.shard);
+    auto definitions = read_definitions(conn, oids, options.timeout);
+    for (std::size_t j = 0; j < pending.size() && j < definitions.size(); ++j) {
+      pending[j]->definition = std::move(definitions[j]);
+      pending[j]->deparse_oid.clear();
+    }
+  });
+  return true;
+}
+
+}  // namespace
 
 Report run(catalog::Store& store, const Options& options) {
   auto targets = fanout::select_targets(store, options.selection);
@@ -59,7 +107,6 @@ Report run(catalog::Store& store, const Options& options) {
     s.outcome = outcomes[i];
     if (!s.outcome.ok()) continue;
     s.objects = objects[i].size();
-    s.fingerprint = fingerprint(objects[i]);
     snapshots.push_back({s.outcome.shard, std::move(objects[i])});
     of_snapshot.push_back(i);
   }
@@ -68,6 +115,9 @@ Report run(catalog::Store& store, const Options& options) {
     return report;
   }
   auto drifts = compare(snapshots, options.reference);
+  if (deparse_where_different(snapshots, drifts, targets.run, of_snapshot, options))
+    drifts = compare(snapshots, options.reference);
+  for (std::size_t k = 0; k < snapshots.size(); ++k) report.shards[of_snapshot[k]].fingerprint = fingerprint(snapshots[k].objects);
   for (std::size_t k = 0; k < drifts.size(); ++k) report.shards[of_snapshot[k]].differences = std::move(drifts[k].differences);
   return report;
 }

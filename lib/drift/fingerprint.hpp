@@ -1,7 +1,8 @@
 // Reading a shard's structure from pg_catalog in one query: every table, view, column (type,
-// collation, default, nullability, identity, generated), index (pg_get_indexdef, INVALID
+// collation, default, nullability, identity, generated), index (as pg_get_indexdef writes it, INVALID
 // marked; one that implements a primary key, unique or exclusion constraint is compared
-// through the constraint), constraint (pg_get_constraintdef), trigger (pg_get_triggerdef and enabled state),
+// through the constraint), constraint (pg_get_constraintdef; a CHECK by its expression tree
+// until shards differ), trigger (pg_get_triggerdef and enabled state),
 // function and procedure (identity signature, result, language, volatility, strictness,
 // security, SET options, and an md5 of the body), sequence (type, start, increment, bounds,
 // cache, cycle; not its current value), enum and domain type, schema and extension (version).
@@ -32,5 +33,10 @@ const std::string& fingerprint_sql();
 // pg_catalog alone, so every name in a definition comes out schema-qualified the same way on
 // every shard.
 std::vector<Object> read_objects(shardio::RawConn& shard, std::chrono::milliseconds timeout);
+
+// Readable definitions (pg_get_constraintdef) of the objects with these oids, in their order:
+// what replaces the stand-ins of read_objects where shards differ.
+std::vector<std::string> read_definitions(shardio::RawConn& shard, const std::vector<std::string>& oids,
+                                          std::chrono::milliseconds timeout);
 
 }  // namespace shardctl::drift

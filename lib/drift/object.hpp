@@ -17,6 +17,10 @@ struct Object {
   std::string key;
   std::string parent;
   std::string definition;
+  // Set when `definition` is a stand-in that is cheap to read but not meant for people (a
+  // CHECK's stored expression tree): the object's oid, so the definition can be deparsed
+  // where shards differ.
+  std::string deparse_oid{};
 };
 
 // The kind and the name of a key ("column", "public.orders.total").

@@ -78,8 +78,10 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
   auto status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(r.get(), "query");
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(static_cast<std::size_t>(PQntuples(r.get())));
   for (int i = 0; i < PQntuples(r.get()); ++i) {
     std::vector<std::string> row;
+    row.reserve(static_cast<std::size_t>(PQnfields(r.get())));
     for (int j = 0; j < PQnfields(r.get()); ++j) row.emplace_back(PQgetvalue(r.get(), i, j));
     rows.push_back(std::move(row));
   }
