@@ -17,6 +17,9 @@ std::string name_of(const std::string& key) {
 // deparsed without its table (a default cannot refer to columns; only a generated column's
 // expression needs the table, and passing it opens and caches every table), and extension
 // members are found through pg_depend's index on the extension side instead of a scan per kind.
+// Every object a user creates has an oid of at least 16384 (FirstNormalObjectId; initdb's own
+// objects, information_schema included, are below it), so `oid >= 16384` lets the catalogs'
+// oid indexes skip the thousands of built-in functions, types and relations.
 const std::string& fingerprint_sql() {
   static const std::string sql = R"SQL(
 WITH ext AS (
@@ -37,7 +40,7 @@ rel AS (
          ns.q || '.' || quote_ident(c.relname) AS q,
          CASE WHEN c.relkind IN ('v', 'm') THEN 'view:' ELSE 'table:' END || ns.q || '.' || quote_ident(c.relname) AS key
   FROM pg_class c JOIN ns ON ns.oid = c.relnamespace
-  WHERE c.relkind IN ('r', 'p', 'f', 'v', 'm')
+  WHERE c.oid >= 16384 AND c.relkind IN ('r', 'p', 'f', 'v', 'm')
     AND c.oid NOT IN (SELECT objid FROM ext WHERE classid = 'pg_class'::regclass)
 )
 SELECT 'schema:' || ns.q, '', 'schema', '' FROM ns
@@ -71,7 +74,7 @@ FROM pg_attribute a
 JOIN rel r ON r.oid = a.attrelid
 JOIN pg_type t ON t.oid = a.atttypid
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-WHERE a.attnum > 0 AND NOT a.attisdropped
+WHERE a.attrelid >= 16384 AND a.attnum > 0 AND NOT a.attisdropped
 UNION ALL
 SELECT 'index:' || ns.q || '.' || quote_ident(ic.relname), r.key,
        CASE WHEN i.indexprs IS NULL AND i.indpred IS NULL THEN
@@ -104,7 +107,7 @@ LEFT JOIN LATERAL (
         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
         LEFT JOIN pg_opclass oc ON oc.oid = i.indclass[k.n - 1]) c
 ) cols ON i.indexprs IS NULL AND i.indpred IS NULL
-WHERE i.indexrelid NOT IN (SELECT conindid FROM con_index)
+WHERE i.indrelid >= 16384 AND i.indexrelid NOT IN (SELECT conindid FROM con_index)
 UNION ALL
 SELECT 'constraint:' || r.q || '.' || quote_ident(co.conname), r.key,
        CASE WHEN co.contype = 'c' THEN
@@ -122,7 +125,7 @@ SELECT 'trigger:' || r.q || '.' || quote_ident(tg.tgname), r.key,
        || CASE tg.tgenabled WHEN 'D' THEN ' (disabled)' WHEN 'A' THEN ' (enabled always)'
                             WHEN 'R' THEN ' (enabled replica)' ELSE '' END, ''
 FROM pg_trigger tg JOIN rel r ON r.oid = tg.tgrelid
-WHERE NOT tg.tgisinternal AND tg.tgname <> ALL ($1::text[])
+WHERE tg.tgrelid >= 16384 AND NOT tg.tgisinternal AND tg.tgname <> ALL ($1::text[])
 UNION ALL
 SELECT CASE p.prokind WHEN 'p' THEN 'procedure:' WHEN 'a' THEN 'aggregate:' ELSE 'function:' END
        || ns.q || '.' || quote_ident(p.proname) || '(' || pg_get_function_identity_arguments(p.oid) || ')', '',
@@ -137,7 +140,7 @@ SELECT CASE p.prokind WHEN 'p' THEN 'procedure:' WHEN 'a' THEN 'aggregate:' ELSE
 FROM pg_proc p
 JOIN ns ON ns.oid = p.pronamespace
 JOIN pg_language l ON l.oid = p.prolang
-WHERE p.oid NOT IN (SELECT objid FROM ext WHERE classid = 'pg_proc'::regclass)
+WHERE p.oid >= 16384 AND p.oid NOT IN (SELECT objid FROM ext WHERE classid = 'pg_proc'::regclass)
 UNION ALL
 SELECT 'sequence:' || ns.q || '.' || quote_ident(c.relname), '',
        format_type(s.seqtypid, NULL) || ' START ' || s.seqstart || ' INCREMENT ' || s.seqincrement
@@ -146,7 +149,7 @@ SELECT 'sequence:' || ns.q || '.' || quote_ident(c.relname), '',
 FROM pg_sequence s
 JOIN pg_class c ON c.oid = s.seqrelid
 JOIN ns ON ns.oid = c.relnamespace
-WHERE c.oid NOT IN (SELECT objid FROM ext WHERE classid = 'pg_class'::regclass)
+WHERE s.seqrelid >= 16384 AND c.oid NOT IN (SELECT objid FROM ext WHERE classid = 'pg_class'::regclass)
 UNION ALL
 SELECT 'type:' || ns.q || '.' || quote_ident(t.typname), '',
        CASE t.typtype
@@ -159,7 +162,7 @@ SELECT 'type:' || ns.q || '.' || quote_ident(t.typname), '',
                            FROM pg_constraint co WHERE co.contypid = t.oid), '')
        END, ''
 FROM pg_type t JOIN ns ON ns.oid = t.typnamespace
-WHERE t.typtype IN ('e', 'd')
+WHERE t.oid >= 16384 AND t.typtype IN ('e', 'd')
   AND t.oid NOT IN (SELECT objid FROM ext WHERE classid = 'pg_type'::regclass)
 )SQL";
   return sql;
