@@ -186,7 +186,7 @@ _shardctl_names() {
 }
 _shardctl_reply() {  # KIND
   case $1 in
-    =*) compadd -- ${=${1#=}} ;;
+    \=*) compadd -- ${=${1#=}} ;;
     @file) _files ;;
     @dir) _files -/ ;;
     @maps|@shards|@ops) compadd -- ${(f)"$(_shardctl_names "${1#@}")"} ;;
@@ -268,7 +268,7 @@ EOF
       else " -r" end end;
     (globals[] | "complete -c shardctl -n \"not __fish_seen_subcommand_from '"$families"'\"" + names + value + " -d \(.description | @sh)"),
     (.[] | .family as $f | ([.commands[].name] | join(" ")) as $subs |
-      (.options | named[] | select(.names | index("--help") | not) | "complete -c shardctl -n \"__fish_seen_subcommand_from \($f)\"" + names + value + " -d \(.description | @sh)"),
+      (.options | named[] | "complete -c shardctl -n \"__fish_seen_subcommand_from \($f)\"" + names + value + " -d \(.description | @sh)"),
       (.commands[] | "complete -c shardctl -n \"__fish_seen_subcommand_from \($f); and not __fish_seen_subcommand_from \($subs)\" -a \(.name) -d \(.description | @sh)"),
       (.commands[] | .name as $c | .options | named[] | select(.names | index("--help") | not) | "complete -c shardctl -n \"__fish_seen_subcommand_from \($f); and __fish_seen_subcommand_from \($c)\"" + names + value + " -d \(.description | @sh)"),
       ((.commands[] | .name as $c | [.options[] | select(.positional != null) | poskind($f)] | map(select(startswith("@maps") or startswith("@shards") or startswith("@ops"))) | first // empty | "complete -c shardctl -n \"__fish_seen_subcommand_from \($f); and __fish_seen_subcommand_from \($c)\" -a \("(__shardctl_names \(.[1:]))" | @sh)")))' "$spec"

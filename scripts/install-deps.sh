@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config git
   libcli11-dev libpqxx-dev libpq-dev libtomlplusplus-dev libfmt-dev doctest-dev nlohmann-json3-dev
   libzstd-dev libssl-dev libxxhash-dev zstd librapidcheck-dev
-  dpkg-dev fakeroot file bash-completion
+  dpkg-dev fakeroot file bash-completion zsh fish
   postgresql-15 procps jq
 )
 

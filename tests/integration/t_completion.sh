@@ -1,4 +1,4 @@
-# The bash completion the build generates agrees with every command's own parser: the options
+# The bash, zsh and fish completions the build generates agree with every command's own parser: the options
 # of each command, the values each one's parser accepts (check --format offers nagios, split
 # --format does not), the subcommands; and map, shard and operation names come from the
 # catalog when it answers, quickly and silently nothing when it does not.
@@ -53,6 +53,29 @@ while IFS=$'\t' read -r query want && IFS= read -r got <&3; do
 done < "$TEST_TMP/cases" 3< "$TEST_TMP/answers"
 [ "$(wc -l < "$TEST_TMP/cases")" -gt 50 ] || fail "too few completion cases: $(wc -l < "$TEST_TMP/cases")"
 [ "$problems" -eq 0 ] || fail "$problems disagreement(s) between the bash completion and the parsers"
+
+# The same cases through zsh (a real interactive zsh driving the generated _shardctl) and fish
+# (`complete -C`): the installed completions of all three shells agree with the parsers.
+cut -f1 "$TEST_TMP/cases" | sed 's/ ""$/ /' > "$TEST_TMP/lines"
+compare_shell() {  # SHELL ANSWERS
+  local problems=0 query want got
+  while IFS=$'\t' read -r query want && IFS= read -r got <&3; do
+    [ "$got" = "$want" ] || { echo "  $1: $query: completion offers [$got], the parser has [$want]" >&2; problems=$((problems + 1)); }
+  done < "$TEST_TMP/cases" 3< "$2"
+  [ "$(wc -l < "$2")" -eq "$(wc -l < "$TEST_TMP/cases")" ] || fail "$1 answered $(wc -l < "$2") of $(wc -l < "$TEST_TMP/cases") cases"
+  [ "$problems" -eq 0 ] || fail "$problems disagreement(s) between the $1 completion and the parsers"
+}
+PATH="$SHARDCTL_BIN:/usr/bin:/bin" TMPDIR=$TEST_TMP timeout 120 zsh -f "$(dirname "$0")/zsh_complete.zsh" \
+  "$SHARDCTL_BIN/../completions" < "$TEST_TMP/lines" > "$TEST_TMP/zsh.answers" || fail "the zsh completion run failed"
+compare_shell zsh "$TEST_TMP/zsh.answers"
+PATH="$SHARDCTL_BIN:/usr/bin:/bin" fish --no-config -c '
+  source $argv[1]
+  while read -l line
+    set -l got (complete -C "$line" | string replace -r "\t.*" "" | sort -u)
+    echo "$got"
+  end' "$SHARDCTL_BIN/../completions/shardctl.fish" < "$TEST_TMP/lines" > "$TEST_TMP/fish.answers" ||
+  fail "the fish completion run failed"
+compare_shell fish "$TEST_TMP/fish.answers"
 
 # Names from the catalog: maps, shards, operations (the catalog given on the command line).
 fresh_fleet comp
