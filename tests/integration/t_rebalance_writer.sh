@@ -127,7 +127,7 @@ done
 
 # --- the writers raced the apply --------------------------------------------------------------
 [ "$n_ack" -ge 60 ] || fail "only $n_ack acknowledged writes: the test did not exercise much"
-[ $((acks_after - acks_before)) -ge 10 ] || fail "only $((acks_after - acks_before)) writes acknowledged while the apply ran"
+[ $((acks_after - acks_before)) -ge 3 ] || fail "only $((acks_after - acks_before)) writes acknowledged while the apply ran"
 [ "$n_ref" -ge 1 ] || fail "no write was refused (55000) although keys moved under the writers"
 # The stale writer sent writes for moved keys to shard_1 and was refused there.
 grep -qP '^REF\t[^\t]+\t[0-9]+\t[0-9]+\tshard_1\t55000\t' "$TEST_TMP/writer.1.log" ||
