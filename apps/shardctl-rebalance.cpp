@@ -132,14 +132,21 @@ int main(int argc, char** argv) {
     opt.catalog_dsn = ctx.catalog_dsn();
     opt.note = [&](const std::string& line) { ctx.note(line); };
     auto r = rebalance::apply(ctx.catalog(), pf, opt);
-    if (ctx.json()) return ctx.print_json(rebalance::to_json(r));
-    if (r.resumed && !ctx.dry_run()) ctx.out() << "resumed plan " << r.fingerprint.substr(0, 12) << "\n";
-    for (const auto& s : r.steps) {
-      ctx.out() << "step " << s.step << " " << s.status << ": " << s.command;
-      if (!s.op_id.empty()) ctx.out() << " (operation " << s.op_id << ", " << s.rows << " rows)";
-      ctx.out() << '\n';
+    if (ctx.json()) {
+      ctx.print_json(rebalance::to_json(r));
+    } else {
+      if (r.resumed && !ctx.dry_run()) ctx.out() << "resumed plan " << r.fingerprint.substr(0, 12) << "\n";
+      for (const auto& s : r.steps) {
+        ctx.out() << "step " << s.step << " " << s.status << ": " << s.command;
+        if (!s.op_id.empty()) ctx.out() << " (operation " << s.op_id << ", " << s.rows << " rows)";
+        else if (s.status == "would run") ctx.out() << " (" << s.rows << " rows in " << s.batches << " batch(es))";
+        if (!s.error.empty()) ctx.out() << ": " << s.error;
+        ctx.out() << '\n';
+      }
+      if (r.steps.empty()) ctx.out() << "the plan has no step: nothing to do\n";
     }
-    if (r.steps.empty()) ctx.out() << "the plan has no step: nothing to do\n";
+    // --dry-run: every step shown, then the first refusal with its exit code and hint.
+    if (r.preview_error) std::rethrow_exception(r.preview_error);
   });
   apply->add_option("PLAN", plan_path, "Plan file written by `rebalance plan -o`")->required()->type_name("PLAN.json");
   apply->add_option("--parallel", parallel, "Steps run at once; never two on one shard (default 1)")

@@ -87,6 +87,45 @@ void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing:
   out.status = "done";
 }
 
+// --dry-run: previews every step still to run against the fleet as it is now; changes nothing.
+void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vector<routing::MapKind>& kinds,
+                   const std::vector<JournalStep>& journal, const ApplyOptions& o, ApplyResult& result) {
+  migrate::Engine engine(catalog, o.engine);
+  const auto& steps = pf.plan.steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    auto& r = result.steps[i];
+    if (r.status == "skipped") continue;
+    std::optional<std::size_t> after;
+    for (std::size_t j = 0; j < i && !after; ++j)
+      if (result.steps[j].status != "skipped" && steps[j].map == steps[i].map &&
+          routing::ranges_overlap(steps[j].range, steps[i].range))
+        after = j;
+    if (after) {
+      r.status = "would run after step " + std::to_string(*after + 1);
+      continue;
+    }
+    try {
+      if (!journal[i].op_id.empty()) {
+        auto st = engine.preview_run(journal[i].op_id);
+        if (st.status != "cancelled") {
+          r.status = "would resume";
+          continue;
+        }
+      }
+      auto run = step_run(steps[i], kinds[i]);
+      migrate::Plan p = run.point ? engine.plan_move(migrate::MoveRequest{steps[i].map, run.key_or_range, steps[i].to, o.batch_size})
+                                  : engine.plan_merge(migrate::MergeRequest{steps[i].map, run.key_or_range, steps[i].to, o.batch_size});
+      engine.start(p, true);
+      r.batches = static_cast<int>(p.batches.size());
+      r.rows = p.rows_total;
+    } catch (const Error& e) {
+      r.status = "would fail";
+      r.error = e.what();
+      if (!result.preview_error) result.preview_error = std::current_exception();
+    }
+  }
+}
+
 }  // namespace
 
 nlohmann::json to_json(const ApplyResult& r) {
@@ -102,6 +141,7 @@ nlohmann::json to_json(const ApplyResult& r) {
                      {"operation", s.op_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.op_id)},
                      {"status", s.status},
                      {"rows_moved", s.rows},
+                     {"batches", s.batches},
                      {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)}});
   return {{"plan_fingerprint", r.fingerprint}, {"resumed", r.resumed}, {"steps", std::move(steps)}};
 }
@@ -154,7 +194,10 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
     if (s.from == s.to && r.status != "skipped") r.status = "skipped";  // nothing changes shard
     result.steps.push_back(std::move(r));
   }
-  if (o.dry_run) return result;
+  if (o.dry_run) {
+    preview_steps(catalog, pf, kinds, journal, o, result);
+    return result;
+  }
 
   if (!result.resumed) begin_run(catalog, pf.fingerprint, to_json(pf), steps.size());
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,21 +33,30 @@ struct StepResult {
   std::string kind, map, from, to, range;
   std::string command;   // what the step runs, as a shardctl command line
   std::string op_id;
-  std::string status;    // done | skipped (already done) | would run | failed | pending
+  std::string status;    // done | skipped (already done) | failed | pending; with --dry-run: would run |
+                         // would resume | would run after step N | would fail
   std::string error;
-  std::int64_t rows = 0;
+  std::int64_t rows = 0;  // moved; with --dry-run, the rows the preview found to move
+  int batches = 0;        // --dry-run: batches the preview planned
 };
 
 struct ApplyResult {
   std::string fingerprint;
   bool resumed = false;
   std::vector<StepResult> steps;
+  // --dry-run: the first step whose preview failed (its Error, with kind and hint), rethrown by
+  // the caller once it has shown every step.
+  std::exception_ptr preview_error;
 };
 
 nlohmann::json to_json(const ApplyResult& r);
 
 // Throws a data Error (65) when a map changed since planning or the stats are older than
 // max_age (both checked only when the plan has not started yet: its own steps change the map).
+// With dry_run it changes nothing: each step still to run is previewed as `merge --dry-run` /
+// `move --dry-run` preview it (every precondition, batch planning, the start's checks), an
+// interrupted one as `op resume --dry-run` does; a step whose range an earlier unfinished step
+// of the same map also covers cannot be previewed before that step ran ("would run after").
 ApplyResult apply(pg::Connection& catalog, const PlanFile& plan, const ApplyOptions& options);
 
 }  // namespace shardctl::rebalance

@@ -1,4 +1,5 @@
-# rebalance apply: --dry-run changes nothing; old stats and a changed map are refused (65);
+# rebalance apply: --dry-run previews every step as merge --dry-run does (a failed precondition:
+# exit 64, the step named) and changes nothing; old stats and a changed map are refused (65);
 # the plan runs as journaled operations (in parallel), leaves the fleet consistent with every
 # row once and the measured sizes within 10% of the prediction; a kill -9 in the middle of an
 # operation, then the same apply again, finishes it; a second apply of a done plan does
@@ -23,7 +24,22 @@ expect_exit 0 shardctl rebalance apply plan.json --dry-run
 expect_stdout_contains "step 1 would run: shardctl merge --map customers --range"
 expect_exit 0 shardctl rebalance apply plan.json --dry-run --format json
 assert_eq "$(jq '.steps | length' "$STDOUT")" "$steps"
+# Each step previewed as `merge --dry-run` previews it: rows and batches planned on the sources.
+assert_eq "$(jq '[.steps[] | select(.status == "would run" and .batches >= 1 and .rows_moved > 0)] | length' "$STDOUT")" "$steps"
 assert_eq "$(catalog_dump)" "$dump"
+# A step whose preconditions fail (an unregistered table on its source references the moving
+# orders): every step is shown, that one as "would fail" with the reason, exit 64 as the merge
+# itself would give, nothing changed.
+from=$(jq -r '.steps[0].from' "$STDOUT")
+range=$(jq -r '.steps[0].range' "$STDOUT")
+psql_shard "${from#shard_}" -qc "create table audit_notes (note_id int primary key, customer_id bigint, order_id int,
+                                   constraint audit_notes_order_fk foreign key (customer_id, order_id) references orders on delete cascade)"
+expect_exit 64 shardctl rebalance apply plan.json --dry-run
+expect_stdout_contains "step 1 would fail: shardctl merge --map customers --range $range --into"
+expect_stderr_contains "table public.audit_notes references public.orders (constraint audit_notes_order_fk, ON DELETE CASCADE) on $from"
+assert_eq "$(grep -c '^step ' "$STDOUT")" "$steps"
+assert_eq "$(catalog_dump)" "$dump"
+psql_shard "${from#shard_}" -qc "drop table audit_notes"
 
 # Stats older than --max-age: 65, naming the snapshot.
 sleep 1.2

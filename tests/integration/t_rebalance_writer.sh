@@ -1,0 +1,143 @@
+# rebalance apply under live traffic: one shard holds every customer (two empty shards, as if
+# just added); the plan moves data to both. While the apply runs its steps batch by batch,
+# writer processes (writer.sh) keep inserting orders and customers and updating their own
+# orders: "routing" writers look each key up before every write and retry once after a
+# refusal, a "stale" writer keeps the routes it read at its start. Afterwards every
+# acknowledged write is present exactly once, on the shard the map routes it to, with its last
+# acknowledged value; nothing unacknowledged was kept; pre-existing rows are unchanged;
+# refusals were SQLSTATE 55000 only; and the writers raced the apply (writes acknowledged
+# while it ran, stale writes refused).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/zoo_lib.sh"
+
+fresh_fleet rbwriter --shards 3 --scale 1
+ZOO_SHARDS=3
+printf '[defaults]\nbatch_size = 40\n' > shardctl.toml
+export WRITER_ORDER_BASE=1000000 WRITER_CUSTOMER_BASE=10000 WRITER_CUSTOMERS=1000
+max_order=$(for i in 1 2 3; do psql_shard "$i" -XAtc "select coalesce(max(order_id), 0) from orders"; done | sort -n | tail -1)
+[ "$max_order" -lt "$WRITER_ORDER_BASE" ] || fail "sample orders reach $max_order"
+
+# Skew: shard_1 takes every other shard's range; shards 2 and 3 are left empty (their tables
+# rewritten, so the deleted rows no longer count).
+for range in $(shardctl mapping list --map customers --format json | jq -r '.mappings[] | select(.shard != "shard_1") | .range'); do
+  expect_exit 0 shardctl merge --map customers --range "$range" --into shard_1
+done
+for n in 2 3; do
+  assert_eq "$(psql_shard "$n" -XAtc "select count(*) from customers")" "0"
+  psql_shard "$n" -qc "vacuum full"
+done
+old_rows=("customers|x.customer_id <= $WRITER_CUSTOMERS" "orders|x.order_id < $WRITER_ORDER_BASE" order_lines region product)
+before=$(zoo_fingerprint "${old_rows[@]}")
+
+expect_exit 0 shardctl stats collect
+expect_exit 0 shardctl rebalance plan -o plan.json
+steps=$(jq '.plan.steps | length' plan.json)
+[ "$steps" -ge 2 ] || fail "the plan has $steps step(s), want at least 2: $(jq -c .plan.steps plan.json)"
+assert_eq "$(jq '[.plan.steps[] | select(.rows > 0 and .from == "shard_1")] | length' plan.json)" "$steps"
+assert_eq "$(jq '[.plan.steps[].to] | unique | sort | join(",")' plan.json)" '"shard_2,shard_3"'
+
+# --- writers --------------------------------------------------------------------------------
+WRITER="$(dirname "$0")/writer.sh"
+stopfile="$TEST_TMP/stop"
+rm -f "$stopfile"
+pids=()
+modes=([1]=stale [2]=routing [3]=routing)
+for w in 1 2 3; do
+  : >"$TEST_TMP/writer.$w.log"
+  bash "$WRITER" "${modes[$w]}" "$w" "$TEST_TMP/writer.$w.log" "$stopfile" 2>"$TEST_TMP/writer.$w.err" &
+  pids+=($!)
+done
+stop_writers() {
+  touch "$stopfile"
+  local p
+  for p in "${pids[@]}"; do wait "$p" || fail "writer $p exited $?: $(cat "$TEST_TMP"/writer.*.err)"; done
+  pids=()
+}
+trap 'touch "$stopfile"' EXIT
+acks() { cat "$TEST_TMP"/writer.*.log | grep -c '^ACK' || true; }
+for _ in $(seq 1 100); do [ "$(acks)" -ge 15 ] && break; sleep 0.2; done
+[ "$(acks)" -ge 15 ] || fail "writers are not writing: $(cat "$TEST_TMP"/writer.*.err "$TEST_TMP"/writer.*.log | head -5)"
+
+# --- the apply, while they write ------------------------------------------------------------
+t0=$SECONDS
+acks_before=$(acks)
+expect_exit 0 shardctl rebalance apply plan.json
+acks_after=$(acks)
+echo "# apply of $steps steps took $((SECONDS - t0)) s; $((acks_after - acks_before)) writes acknowledged during it"
+assert_eq "$(grep -c ' done: ' "$STDOUT")" "$steps"
+# The stale writer keeps writing to the shard that gave its keys away for a moment longer.
+sleep 1.5
+stop_writers
+cat "$TEST_TMP"/writer.*.log > "$TEST_TMP/all.log"
+n_ack=$(grep -c '^ACK' "$TEST_TMP/all.log" || true)
+n_ref=$(grep -c '^REF' "$TEST_TMP/all.log" || true)
+echo "# writes: $n_ack acknowledged, $n_ref refused (55000), $(grep -c '^MISS' "$TEST_TMP/all.log" || true) updates matched nothing"
+
+# --- no write failed with anything but 55000 ------------------------------------------------
+if grep -q '^ERR' "$TEST_TMP/all.log"; then
+  grep '^ERR' "$TEST_TMP/all.log" | cut -f2- | sort | uniq -c | sort -rn | head -5 >&2
+  fail "$(grep -c '^ERR' "$TEST_TMP/all.log") write(s) failed with something other than SQLSTATE 55000 (above)"
+fi
+
+# --- every acknowledged write exactly once, where the map routes it, with its last value ----
+# verify_writes LOG: the fleet's new rows are exactly what LOG's acknowledged writes explain.
+verify_writes() {
+  local log=$1 i dups missing extra leaked wrong
+  # Expected: per row (kind, cid, oid) the value of its last acknowledged write (one writer
+  # per row, sequential, so log order is commit order).
+  awk -F'\t' '$1 == "ACK" { k = ($2 == "ins_customer" ? "C" : "O") "\t" $3 "\t" $4; v[k] = $6 }
+              END { for (k in v) print k "\t" v[k] }' "$log" | LC_ALL=C sort > "$TEST_TMP/expected"
+  : > "$TEST_TMP/found_with_shard"
+  for i in 1 2 3; do
+    psql_shard "$i" -XAt -F $'\t' -c "
+      select 'C', customer_id, 0, name, '$(shard_name "$i")' from customers where customer_id > $WRITER_CUSTOMERS
+      union all
+      select 'O', customer_id, order_id, status, '$(shard_name "$i")' from orders where order_id >= $WRITER_ORDER_BASE" \
+      >> "$TEST_TMP/found_with_shard" || fail "query failed on shard $i"
+  done
+  cut -f1-4 "$TEST_TMP/found_with_shard" | LC_ALL=C sort > "$TEST_TMP/found"
+  dups=$(cut -f1-3 "$TEST_TMP/found" | uniq -d | head -3)
+  [ -z "$dups" ] || fail "rows present more than once across the fleet: $(echo "$dups" | tr '\n\t' '; ')"
+  missing=$(LC_ALL=C comm -23 "$TEST_TMP/expected" "$TEST_TMP/found" | head -5)
+  [ -z "$missing" ] || fail "acknowledged writes missing or with another value (kind cid oid value): $(echo "$missing" | tr '\n\t' '; ')"
+  extra=$(LC_ALL=C comm -13 "$TEST_TMP/expected" "$TEST_TMP/found" | head -5)
+  [ -z "$extra" ] || fail "rows present that no acknowledged write explains: $(echo "$extra" | tr '\n\t' '; ')"
+  awk -F'\t' '$1 == "REF" && $2 != "upd_order" { print ($2 == "ins_customer" ? "C" : "O") "\t" $3 "\t" $4 }' "$log" |
+    LC_ALL=C sort > "$TEST_TMP/refused"
+  leaked=$(LC_ALL=C comm -12 "$TEST_TMP/refused" <(cut -f1-3 "$TEST_TMP/found") | head -3)
+  [ -z "$leaked" ] || fail "refused writes are present: $(echo "$leaked" | tr '\n\t' '; ')"
+  cut -f2 "$TEST_TMP/found_with_shard" | "$SHARDCTL_BIN/shardctl" lookup --map customers - | cut -f2 > "$TEST_TMP/routed"
+  wrong=$(paste <(cut -f1-3,5 "$TEST_TMP/found_with_shard") "$TEST_TMP/routed" | awk -F'\t' '$4 != $5' | head -3)
+  [ -z "$wrong" ] || fail "new rows on a shard the map does not route them to (kind cid oid on routed): $(echo "$wrong" | tr '\n\t' '; ')"
+}
+# The verification can fail: a write acknowledged but absent, a row no acknowledged write explains.
+{ cat "$TEST_TMP/all.log"; printf 'ACK\tins_order\t7\t1999999\tshard_1\tw9\n'; } > "$TEST_TMP/control1.log"
+must_fail "acknowledged write missing" verify_writes "$TEST_TMP/control1.log"
+awk -F'\t' '!($1 == "ACK" && $2 == "ins_order" && !dropped++)' "$TEST_TMP/all.log" > "$TEST_TMP/control2.log"
+must_fail "row that no acknowledged write explains" verify_writes "$TEST_TMP/control2.log"
+verify_writes "$TEST_TMP/all.log"
+
+# --- pre-existing rows unchanged, and moved ---------------------------------------------------
+after=$(zoo_fingerprint "${old_rows[@]}")
+[ "$after" = "$before" ] || { diff <(echo "$before") <(echo "$after") >&2; fail "pre-existing rows changed"; }
+for n in 2 3; do
+  [ "$(psql_shard "$n" -XAtc "select count(*) from customers where customer_id <= $WRITER_CUSTOMERS")" -gt 0 ] ||
+    fail "no customer moved to shard_$n"
+done
+
+# --- the writers raced the apply --------------------------------------------------------------
+[ "$n_ack" -ge 60 ] || fail "only $n_ack acknowledged writes: the test did not exercise much"
+[ $((acks_after - acks_before)) -ge 3 ] || fail "only $((acks_after - acks_before)) writes acknowledged while the apply ran"
+[ "$n_ref" -ge 1 ] || fail "no write was refused (55000) although keys moved under the writers"
+# The stale writer sent writes for moved keys to shard_1 and was refused there.
+grep -qP '^REF\t[^\t]+\t[0-9]+\t[0-9]+\tshard_1\t55000\t' "$TEST_TMP/writer.1.log" ||
+  fail "the stale writer was never refused on shard_1: $(grep -c . "$TEST_TMP/writer.1.log") writes logged"
+r_ack=$(cat "$TEST_TMP"/writer.2.log "$TEST_TMP"/writer.3.log | grep -c '^ACK' || true)
+[ "$r_ack" -ge 20 ] || fail "routing writers acknowledged only $r_ack writes"
+
+# --- the fleet is consistent ----------------------------------------------------------------
+zoo_assert_settled "after the apply"
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.rebalance_steps where status = 'done'")" "$steps"
+expect_exit 0 shardctl check
+assert_fleet_consistent
+pass
