@@ -1,6 +1,9 @@
-// plan(): targets from weights and capacities, hot keys pinned, then a greedy loop that pairs
-// the shard furthest above its target with the one furthest below and moves the largest unit
-// (a whole mapping, or one cut at a histogram boundary) that fits the smaller of the two gaps.
+// plan(): targets from weights and capacities, hot keys pinned, aims that move only what lies
+// outside --threshold (the fullest givers lowered to one level, the emptiest receivers raised to
+// another), then a greedy loop that pairs the shard furthest above its aim with the one furthest
+// below and moves the largest unit (a whole mapping, or one cut at a histogram boundary) that
+// fits the smaller of the two gaps; the step that brings a shard into the band takes the
+// smallest piece that does, and the loop stops once every shard is inside it.
 // Every key range moves at most once, so no later step can undo an earlier one.
 #include <algorithm>
 #include <cmath>
