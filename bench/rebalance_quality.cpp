@@ -364,6 +364,7 @@ int quality() {
     std::snprintf(buf, sizeof buf, "%.3f, %s, %s, %zu", o.imbalance, gb(o.bytes).c_str(), ratio(o.bytes, lb).c_str(), o.steps);
     return std::string(buf);
   };
+  std::vector<std::string> isolation;
   for (auto& sc : scenarios()) {
     double lb = lower_bound(sc.fleet, sc.options);
     auto g = citus_greedy(sc.fleet, sc.options);
@@ -376,6 +377,30 @@ int quality() {
     std::printf("| %s%s | %.3f | %s | %s | %s | %s | %s |\n", sc.name.c_str(), hot.c_str(),
                 before_imbalance(sc.fleet, sc.options), gb(lb).c_str(), cell(g, lb).c_str(), cell(s1, lb).c_str(),
                 cell(s, lb).c_str(), ratio(s1.bytes, g.bytes).c_str());
+    // What isolating the hot keys costs at least: everything else on their shards leaves.
+    double floor = 0;
+    std::string where;
+    for (const auto& u : p.unsplittable) {
+      if (!u.isolated) continue;
+      for (const auto& b : p.shards)
+        if (b.shard == u.shard) floor += static_cast<double>(b.bytes_before - u.bytes);
+      for (const auto& sh : sc.fleet.shards)
+        if (sh.name == u.shard) floor -= static_cast<double>(sh.fixed_bytes);
+      where += where.empty() ? u.shard : ", " + u.shard;
+    }
+    if (!where.empty()) {
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "- %s: isolating the hot keys moves at least %s (all else off %s); shardctl --threshold 0.1 "
+                    "moves %s (%s of that), greedy %s",
+                    sc.name.c_str(), gb(floor).c_str(), where.c_str(), gb(s1.bytes).c_str(), ratio(s1.bytes, floor).c_str(),
+                    gb(g.bytes).c_str());
+      isolation.push_back(line);
+    }
+  }
+  if (!isolation.empty()) {
+    std::printf("\nHot keys isolated (greedy moves whole ranges and leaves the key's neighbours with it):\n\n");
+    for (const auto& line : isolation) std::printf("%s\n", line.c_str());
   }
   return 0;
 }

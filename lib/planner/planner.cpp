@@ -1,6 +1,9 @@
-// plan(): targets from weights and capacities, hot keys pinned, then a greedy loop that pairs
-// the shard furthest above its target with the one furthest below and moves the largest unit
-// (a whole mapping, or one cut at a histogram boundary) that fits the smaller of the two gaps.
+// plan(): targets from weights and capacities, hot keys pinned, aims that move only what lies
+// outside --threshold (the fullest givers lowered to one level, the emptiest receivers raised to
+// another), then a greedy loop that pairs the shard furthest above its aim with the one furthest
+// below and moves the largest unit (a whole mapping, or one cut at a histogram boundary) that
+// fits the smaller of the two gaps; the step that brings a shard into the band takes the
+// smallest piece that does, and the loop stops once every shard is inside it.
 // Every key range moves at most once, so no later step can undo an earlier one.
 #include <algorithm>
 #include <cmath>
@@ -94,6 +97,7 @@ struct ShardState {
   std::int64_t bytes = 0;
   double load = 0;
   double target = 0;
+  double aim = 0;  // where the loop steers it: its target, or a level that moves fewer bytes
   std::int64_t target_bytes = 0;
   std::set<std::pair<double, std::size_t>> units;  // movable units by objective
   std::optional<std::size_t> last_step;
@@ -159,6 +163,7 @@ class Planner {
     validate_and_index();
     build_units();
     settle_targets();
+    compute_aims();
     const auto value_before = values();
     plan_.imbalance_before = imbalance(value_before);
     greedy();
@@ -179,6 +184,7 @@ class Planner {
   std::set<std::pair<double, std::size_t>> donors_, receivers_;
   std::vector<double> donor_key_, receiver_key_;
   bool dropped_slices_noted_ = false;
+  bool aiming_ = false;  // steering by the aims, not yet by the targets
   struct HotKey {
     std::size_t unit;
     std::optional<std::size_t> slice;
@@ -344,6 +350,80 @@ class Planner {
       shards_[i].target_bytes = std::llround(tb[i]);
       shards_[i].target = measure_.per_byte * tb[i] + measure_.per_load * tl[i];
     }
+    for (auto& st : shards_) st.aim = st.target;
+  }
+
+  // Balanced means within --threshold of the target, so only what lies outside that band has to
+  // move: X, the larger of what sits above the band (and what drained and pinned shards must
+  // give) and what is missing below it. Filling every shard to its target would move more; the
+  // aims move X and spend it where balance gains most: the fullest givers come down to one
+  // common level, the emptiest receivers go up to another (water levels, relative to target).
+  // The loop steers by the aims and stops as soon as every shard is within the band; if
+  // granularity leaves one outside, it falls back to the targets for the last steps.
+  void compute_aims() {
+    const double t = opt_.threshold;
+    if (t <= 0) return;
+    std::vector<std::size_t> bal;
+    double out = 0, in = 0, forced_out = 0;
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+      const auto& st = shards_[i];
+      if (forced(i)) {
+        forced_out += movable_w(i);
+        continue;
+      }
+      if (!st.receives || st.pinned || st.target <= 0) continue;
+      bal.push_back(i);
+      out += std::max(0.0, value(i) - (1 + t) * st.target);
+      in += std::max(0.0, (1 - t) * st.target - value(i));
+    }
+    const double x = std::max(out + forced_out, in);
+    if (x <= 0 || bal.empty()) return;
+    auto above = [&](double level) {
+      double sum = 0;
+      for (auto i : bal) sum += std::max(0.0, value(i) - level * shards_[i].target);
+      return sum;
+    };
+    auto below = [&](double level) {
+      double sum = 0;
+      for (auto i : bal) sum += std::max(0.0, level * shards_[i].target - value(i));
+      return sum;
+    };
+    double top = 0;
+    for (auto i : bal) top = std::max(top, value(i) / shards_[i].target);
+    double down = top;  // givers' level: above(down) == x - forced_out
+    if (x - forced_out > 0) {
+      double lo = 0, hi = top;
+      for (int k = 0; k < 100; ++k) {
+        double mid = (lo + hi) / 2;
+        (above(mid) > x - forced_out ? lo : hi) = mid;
+      }
+      down = hi;
+    }
+    double lo = 0, hi = 1;  // receivers' level: below(up) == x
+    if (below(hi) < x) return;  // more to place than the receivers miss: keep the targets
+    for (int k = 0; k < 100; ++k) {
+      double mid = (lo + hi) / 2;
+      (below(mid) < x ? lo : hi) = mid;
+    }
+    double up = hi;
+    if (up > down) return;
+    for (auto i : bal) {
+      auto& st = shards_[i];
+      if (value(i) > down * st.target) st.aim = down * st.target;
+      else if (value(i) < up * st.target) st.aim = up * st.target;
+      else st.aim = value(i);
+    }
+    aiming_ = true;
+  }
+
+  // Back to the targets: the aims are reached but a shard is still outside the band.
+  void stop_aiming() {
+    aiming_ = false;
+    for (std::size_t i = 0; i < shards_.size(); ++i) {
+      unindex_shard(i);
+      shards_[i].aim = shards_[i].target;
+      index_shard(i);
+    }
   }
   double kept_load(const Unit& u) const {
     if (!u.keep) return 0;
@@ -426,15 +506,15 @@ class Planner {
 
   double donor_priority(std::size_t i) const {
     const auto& st = shards_[i];
-    double excess = value(i) - st.target;
+    double excess = value(i) - st.aim;
     if (forced(i)) return 1e300;  // must give: first
-    if (st.target > 0) return excess / st.target;
+    if (st.aim > 0) return excess / st.aim;
     return excess > 0 ? 1e200 : excess;
   }
   double receiver_priority(std::size_t i) const {
     const auto& st = shards_[i];
-    if (st.target <= 0) return -1e300;
-    return (st.target - value(i)) / st.target;
+    if (st.aim <= 0) return -1e300;
+    return (st.aim - value(i)) / st.aim;
   }
   void index_shard(std::size_t i) {
     const auto& st = shards_[i];
@@ -559,17 +639,71 @@ class Planner {
     return std::nullopt;
   }
 
+  // The smallest piece of at least `need` and at most `amount`: a whole unit or one cut at a
+  // histogram boundary (the part below or above the cut).
+  std::optional<Piece> smallest_over(std::size_t d, double need, double amount, std::int64_t room) {
+    const auto& set = shards_[d].units;
+    std::optional<Piece> best;
+    auto better = [&](const Piece& p) { return !best || p.w < best->w; };
+    int cut_units = 0, looked = 0;
+    for (auto it = set.lower_bound({need, 0}); it != set.end() && ++looked < 256; ++it) {
+      auto ui = it->second;
+      auto& u = units_[ui];
+      if (best && u.w >= best->w && cut_units >= 8) break;
+      if (!u.keep && !u.keep_whole && u.w <= amount && u.bytes <= room && u.w > 0) {
+        Piece whole{ui, true, 0, true, u.rows, u.bytes, u.load, u.w};
+        if (better(whole)) best = whole;
+      }
+      if (!u.splittable || u.b - u.a < 2 || cut_units >= 8) continue;
+      ++cut_units;
+      const auto& p = prefix(u);
+      auto consider = [&](std::size_t lo, std::size_t hi, std::size_t cut, bool upper) {
+        std::int64_t bytes = p.bytes[hi] - p.bytes[lo];
+        double load = p.load[hi] - p.load[lo];
+        double w = measure_(bytes, load);
+        if (w < need || w > amount || bytes > room || w <= 0) return;
+        Piece piece{ui, false, cut, upper, p.rows[hi] - p.rows[lo], bytes, load, w};
+        if (better(piece)) best = piece;
+      };
+      for (std::size_t i = u.a + 1; i < u.b; ++i) {
+        if (!u.keep || i <= *u.keep) consider(u.a, i, i, false);
+        if (!u.keep || i >= *u.keep + 1) consider(i, u.b, i, true);
+      }
+    }
+    return best;
+  }
+
+  // How much has to move between d and r for the one outside the band to come inside: 0 when
+  // neither is outside.
+  double band_need(std::size_t d, std::size_t r) const {
+    const double t = opt_.threshold;
+    double need = 0;
+    if (out_of_band(d)) need = std::max(need, value(d) - (1 + t) * shards_[d].target);
+    if (out_of_band(r)) need = std::max(need, (1 - t) * shards_[r].target - value(r));
+    return need;
+  }
+
   std::optional<Piece> choose(std::size_t d, std::size_t r) {
-    double e = value(d) - shards_[d].target, f = shards_[r].target - value(r);
+    double e = value(d) - shards_[d].aim, f = shards_[r].aim - value(r);
     double amount = std::max(0.0, std::min(e, f));
     if (forced(d)) amount = std::max(0.0, f);
     std::int64_t room = byte_room(r);
     if (room <= 0) return std::nullopt;
+    if (!forced(d)) {
+      // The step into the band, when the aims let that much flow from d to r: the smallest piece
+      // that gets there, not the largest that fits (past the aims up to the targets when the
+      // histogram is coarser than the gap: one step rather than two).
+      double need = band_need(d, r);
+      double to_targets = std::min(value(d) - shards_[d].target, shards_[r].target - value(r));
+      if (need > 0 && need <= amount * (1 + 1e-12) && need <= to_targets)
+        if (auto piece = smallest_over(d, need, to_targets, room)) return piece;
+    }
     auto whole = whole_fit(d, amount, room);
     if (whole && whole->w >= 0.9 * amount) return whole;
     auto cut = cut_fit(d, amount, room);
     if (cut && (!whole || cut->w > whole->w / 0.9)) return cut;
     if (whole) return whole;
+    if (aiming_) return std::nullopt;  // no piece fits the aims: the targets' overshoot comes later
     if (auto over = overshoot(d, r, amount, room)) return over;
     if (forced(d))  // a pinned hot key's neighbours must leave even when no receiver has a gap
       for (auto ui : shards_[d].keepers)
@@ -650,6 +784,12 @@ class Planner {
     return gap > opt_.threshold * st.target + 1e-9 * (1 + st.target);
   }
 
+  bool all_in_band() const {
+    for (std::size_t i = 0; i < shards_.size(); ++i)
+      if (out_of_band(i) && (shards_[i].receives || value(i) > shards_[i].target)) return false;
+    return true;
+  }
+
   void greedy() {
     donor_key_.assign(shards_.size(), 0);
     receiver_key_.assign(shards_.size(), 0);
@@ -666,9 +806,14 @@ class Planner {
       }
       std::size_t d = donors_.rbegin()->second, r = receivers_.rbegin()->second;
       bool d_out = out_of_band(d) && value(d) > shards_[d].target, r_out = out_of_band(r) && value(r) < shards_[r].target;
-      if (!forced(d) && !(d_out || r_out)) {
+      // While aiming, the pair at the top is ordered by the aims, not by the band: look at all.
+      if (!forced(d) && !(d_out || r_out) && (!aiming_ || all_in_band())) {
         why = fmt::format("balanced: every shard is within {} of its target", percent(opt_.threshold));
         break;
+      }
+      if (!forced(d) && value(d) <= shards_[d].aim && aiming_) {
+        stop_aiming();
+        continue;
       }
       if (!forced(d) && value(d) <= shards_[d].target) {
         why = "the shards below their target can only be filled from shards that may not give (held, excluded, "
@@ -684,6 +829,12 @@ class Planner {
         break;
       }
       auto piece = choose(d, r);
+      if (!piece && aiming_ && !forced(d)) {  // d has given what fits its aim: done for now
+        unindex_shard(d);
+        shards_[d].aim = value(d);
+        index_shard(d);
+        continue;
+      }
       if (!piece) {
         unindex_shard(d);
         shards_[d].stuck = true;
