@@ -412,7 +412,7 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
 
 // The shard side of guards (schema shardctl, on shards that were ever a move's source):
 // shardctl.guard_ranges rows, 'offline' while a batch moves and 'fenced' once it moved away,
-// and the triggers shardctl_guard / shardctl_guard_truncate on sharded tables. A fence is
+// and the triggers shardctl_guard* (row, statement and truncate) on sharded tables. A fence is
 // expected after a move; what is left over is an offline range whose operation is over or
 // unknown, a fence of an unknown operation or past its expiry, and a trigger on a table whose
 // map has no guarded range on this shard.
@@ -478,7 +478,8 @@ void ShardSweep::sweep_guards() {
   }
   for (auto& r : c.query("SELECT cl.oid::text, n.nspname || '.' || cl.relname, t.tgname FROM pg_trigger t "
                          "JOIN pg_class cl ON cl.oid = t.tgrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
-                         "WHERE t.tgname IN ('shardctl_guard', 'shardctl_guard_truncate') AND NOT t.tgisinternal AND t.tgparentid = 0 "
+                         "WHERE t.tgname IN ('shardctl_guard', 'shardctl_guard_insert', 'shardctl_guard_update', 'shardctl_guard_delete', "
+                         "'shardctl_guard_truncate') AND NOT t.tgisinternal AND t.tgparentid = 0 "
                          "ORDER BY 2, 3")) {
     auto def = by_oid.find(r[0]);
     std::string map_id;

@@ -24,7 +24,8 @@
 namespace shardctl::drift {
 
 // The names shardctl's write guards use for their triggers (lib/migrate/guard.cpp).
-inline constexpr const char* kGuardTriggers[] = {"shardctl_guard", "shardctl_guard_truncate"};
+inline constexpr const char* kGuardTriggers[] = {"shardctl_guard", "shardctl_guard_insert", "shardctl_guard_update",
+                                                  "shardctl_guard_delete", "shardctl_guard_truncate"};
 
 // The catalog query itself (exposed for tests and the bench).
 const std::string& fingerprint_sql();

@@ -18,6 +18,13 @@ constexpr const char* guard_xact_lock = "SELECT pg_advisory_xact_lock(1397244740
 // the only bypass is the purge transaction whose xid the owning operation recorded.
 // guard_hit is VOLATILE so that, under READ COMMITTED, every call sees ranges committed
 // before it, not only those committed before the writer's statement began.
+// guard_rows is the statement-level guard of plain tables: one AFTER trigger per event, each
+// with its transition table (shardctl_old / shardctl_new), checks the statement's keys in one
+// set-based query; an error there rolls the whole statement back, so nothing it wrote stays.
+// It costs well under a microsecond a row where the row trigger guard() costs ~20 µs, which
+// matters for shardctl's own bulk statements (the purge, and loads into a shard holding
+// fences). guard() stays for partitioned tables: a row trigger is cloned to every partition,
+// present or attached later, where statement triggers fire only on the table a statement names.
 constexpr const char* guard_sql = R"SQL(
 CREATE SCHEMA IF NOT EXISTS shardctl;
 CREATE TABLE IF NOT EXISTS shardctl.guard_ranges (
@@ -106,6 +113,64 @@ BEGIN
 END
 $fn$;
 
+CREATE OR REPLACE FUNCTION shardctl.guard_rows() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  map bigint := TG_ARGV[0]::bigint;
+  col text := quote_ident(TG_ARGV[1]);
+  k text := 's.k';
+  how text := TG_ARGV[2];
+  me xid8 := pg_current_xact_id_if_assigned();
+  route text;
+  bound text;
+  keys text;
+  hit record;
+BEGIN
+  -- Most statements run while the map has no range this transaction is not exempt from.
+  PERFORM FROM shardctl.guard_ranges g
+   WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+     AND (g.expires_at IS NULL OR g.expires_at > now()) LIMIT 1;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  -- The route value of key column k: the key itself, its hash, or its text in byte order
+  -- (a uuid's canonical text sorts like its bytes, and min/max have no uuid form).
+  CASE how
+    WHEN 'int' THEN route := k || '::bigint'; bound := '::bigint';
+    WHEN 'hash_int' THEN route := 'hashint4extended(' || k || '::int4, 0)'; bound := '::bigint';
+    WHEN 'hash_bigint' THEN route := 'hashint8extended(' || k || '::int8, 0)'; bound := '::bigint';
+    WHEN 'hash_text' THEN route := 'hashtextextended(' || k || '::text, 0)'; bound := '::bigint';
+    WHEN 'hash_uuid' THEN route := 'uuid_hash_extended(' || k || '::uuid, 0)'; bound := '::bigint';
+    WHEN 'text' THEN route := k || '::text COLLATE "C"'; bound := ' COLLATE "C"';
+    WHEN 'uuid' THEN route := k || '::uuid::text COLLATE "C"'; bound := '::uuid::text COLLATE "C"';
+    ELSE RAISE EXCEPTION 'shardctl guard: unknown key kind %', how;
+  END CASE;
+  keys := CASE TG_OP WHEN 'INSERT' THEN 'SELECT ' || col || ' AS k FROM shardctl_new'
+                     WHEN 'DELETE' THEN 'SELECT ' || col || ' AS k FROM shardctl_old'
+                     ELSE 'SELECT ' || col || ' AS k FROM shardctl_old UNION ALL SELECT ' || col || ' AS k FROM shardctl_new' END;
+  -- Ranges are matched against the envelope (min..max route value) of the statement's keys
+  -- first: a batch statement of shardctl (purge, load) stays inside its batch's range, which
+  -- no other range of the map overlaps, so it costs one pass over its keys. Only ranges the
+  -- envelope touches are matched key by key.
+  EXECUTE format($q$
+    WITH g AS (SELECT g.op_id, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.guard_ranges g
+                WHERE g.map_id = $1 AND (g.purge_xid IS NULL OR $2 IS NULL OR g.purge_xid <> $2)
+                  AND (g.expires_at IS NULL OR g.expires_at > now())),
+         env AS (SELECT min(r) AS lo, max(r) AS hi FROM (SELECT %1$s AS r FROM (%3$s) s) s),
+         near AS (SELECT g.* FROM g, env WHERE env.lo IS NOT NULL AND (g.lo IS NULL OR env.hi >= g.lo) AND (g.hi IS NULL OR env.lo < g.hi))
+    SELECT near.op_id, near.new_shard, near.state, x.v FROM near CROSS JOIN LATERAL (
+      SELECT s.k::text AS v FROM (%3$s) s WHERE (near.lo IS NULL OR %1$s >= near.lo) AND (near.hi IS NULL OR %1$s < near.hi) LIMIT 1) x
+    ORDER BY near.state = 'offline' DESC LIMIT 1$q$, route, bound, keys) INTO hit USING map, me;
+  IF hit.v IS NULL THEN RETURN NULL; END IF;
+  IF hit.state = 'offline' THEN
+    RAISE EXCEPTION 'key % of %.% is being moved by shardctl operation % to shard %; writes to it are refused until its batch is done',
+      hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
+      USING ERRCODE = '55000', HINT = 'retry in a moment with a fresh shard map (`shardctl lookup`)';
+  END IF;
+  RAISE EXCEPTION 'key % of %.% has moved to shard % (shardctl operation %); this shard no longer accepts writes to it',
+    hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.new_shard, hit.op_id
+    USING ERRCODE = '55000', HINT = 'reload the shard map and write to shard ' || hit.new_shard;
+END
+$fn$;
+
 CREATE OR REPLACE FUNCTION shardctl.guard_truncate() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
@@ -175,23 +240,76 @@ void with_lock_retries(shardio::RawConn& shard, const std::vector<GuardedTable>&
   }
 }
 
+// Every trigger name the guard uses, this version's and earlier ones' (an upgrade replaces
+// a plain table's row trigger shardctl_guard with the statement triggers).
+constexpr const char* guard_trigger_names[] = {"shardctl_guard", "shardctl_guard_insert", "shardctl_guard_update",
+                                               "shardctl_guard_delete", "shardctl_guard_truncate"};
+
+void drop_triggers(shardio::RawConn& shard, const std::string& quoted_table) {
+  for (const char* name : guard_trigger_names) shard.exec(std::string("DROP TRIGGER IF EXISTS ") + name + " ON " + quoted_table);
+}
+
+// CREATE TRIGGER name WHEN ON table tail, then ENABLE ALWAYS: it fires under
+// session_replication_role = replica too.
+void create_trigger(shardio::RawConn& shard, const std::string& quoted_table, const char* name, const char* when,
+                    const std::string& tail) {
+  std::string sql = "CREATE TRIGGER ";
+  sql += name;
+  sql += ' ';
+  sql += when;
+  sql += " ON ";
+  sql += quoted_table;
+  sql += ' ';
+  sql += tail;
+  shard.exec(sql);
+  sql = "ALTER TABLE ";
+  sql += quoted_table;
+  sql += " ENABLE ALWAYS TRIGGER ";
+  sql += name;
+  shard.exec(sql);
+}
+
+// A partitioned table keeps the row trigger alone (cloned to each partition); a plain table
+// gets one statement trigger per event, and the row trigger with its WHEN (guard.hpp). Both
+// get the TRUNCATE trigger. Tables whose triggers are already this version's, enabled ALWAYS,
+// are left alone.
 void install_triggers(shardio::RawConn& shard, const shardio::RouteSpace& space, const std::vector<GuardedTable>& tables, std::int64_t map_id) {
-  std::string map = std::to_string(map_id);
+  std::string map = shard.literal(std::to_string(map_id));
   for (const auto& t : tables) {
-    auto present = shard.query(
-        "SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass AND tgenabled = 'A' AND "
-        "((tgname = 'shardctl_guard' AND tgnargs = 3) OR tgname = 'shardctl_guard_truncate') AND tgparentid = 0",
+    auto r = shard.query(
+        "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END, ',' "
+        "ORDER BY tgname) FROM pg_trigger "
+        "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%' AND tgenabled = 'A' "
+        "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 ELSE 3 END), '') "
+        "FROM pg_class c WHERE c.oid = $1::regclass",
         {t.quoted_table});
-    if (present[0][0] == "2") continue;
-    std::string args = shard.literal(map) + ", " + shard.literal(t.key_column) + ", " + shard.literal(how_of(space));
-    shard.exec("DROP TRIGGER IF EXISTS shardctl_guard ON " + t.quoted_table);
-    shard.exec("DROP TRIGGER IF EXISTS shardctl_guard_truncate ON " + t.quoted_table);
-    shard.exec("CREATE TRIGGER shardctl_guard BEFORE INSERT OR UPDATE OR DELETE ON " + t.quoted_table +
-               " FOR EACH ROW EXECUTE FUNCTION shardctl.guard(" + args + ")");
-    shard.exec("ALTER TABLE " + t.quoted_table + " ENABLE ALWAYS TRIGGER shardctl_guard");
-    shard.exec("CREATE TRIGGER shardctl_guard_truncate BEFORE TRUNCATE ON " + t.quoted_table +
-               " FOR EACH STATEMENT EXECUTE FUNCTION shardctl.guard_truncate(" + shard.literal(map) + ")");
-    shard.exec("ALTER TABLE " + t.quoted_table + " ENABLE ALWAYS TRIGGER shardctl_guard_truncate");
+    bool partitioned = r[0][0] == "t";
+    const char* want = partitioned ? "shardctl_guard,shardctl_guard_truncate"
+                                   : "shardctl_guard?,shardctl_guard_delete,shardctl_guard_insert,shardctl_guard_truncate,"
+                                     "shardctl_guard_update";
+    if (r[0][1] == want) continue;
+    std::string args = map;
+    args += ", ";
+    args += shard.literal(t.key_column);
+    args += ", ";
+    args += shard.literal(how_of(space));
+    args += ')';
+    drop_triggers(shard, t.quoted_table);
+    std::string row = "FOR EACH ROW ";
+    if (!partitioned) row += "WHEN (current_setting('shardctl.row_guard', true) IS DISTINCT FROM 'off') ";
+    row += "EXECUTE FUNCTION shardctl.guard(";
+    row += args;
+    create_trigger(shard, t.quoted_table, "shardctl_guard", "BEFORE INSERT OR UPDATE OR DELETE", row);
+    if (!partitioned) {
+      std::string fn = "FOR EACH STATEMENT EXECUTE FUNCTION shardctl.guard_rows(" + args;
+      create_trigger(shard, t.quoted_table, "shardctl_guard_insert", "AFTER INSERT", "REFERENCING NEW TABLE AS shardctl_new " + fn);
+      create_trigger(shard, t.quoted_table, "shardctl_guard_update", "AFTER UPDATE",
+                     "REFERENCING OLD TABLE AS shardctl_old NEW TABLE AS shardctl_new " + fn);
+      create_trigger(shard, t.quoted_table, "shardctl_guard_delete", "AFTER DELETE", "REFERENCING OLD TABLE AS shardctl_old " + fn);
+    }
+    std::string truncate_args = "FOR EACH STATEMENT EXECUTE FUNCTION shardctl.guard_truncate(" + map;
+    truncate_args += ')';
+    create_trigger(shard, t.quoted_table, "shardctl_guard_truncate", "BEFORE TRUNCATE", truncate_args);
   }
 }
 
@@ -208,7 +326,8 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
                  int batch_no, const routing::KeyRange& range) {
   with_lock_retries(shard, tables, [&] {
     bool ready = has_guard_table(shard) &&
-                 shard.query("SELECT to_regprocedure('shardctl.guard_hit(bigint,text,text)') IS NOT NULL")[0][0] == "t";
+                 shard.query("SELECT to_regprocedure('shardctl.guard_hit(bigint,text,text)') IS NOT NULL AND "
+                             "to_regprocedure('shardctl.guard_rows()') IS NOT NULL")[0][0] == "t";
     if (!ready) shard.exec(guard_sql);
     install_triggers(shard, space, tables, owner.map_id);
     shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard) "
@@ -303,8 +422,7 @@ int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_
     if (!map_has_ranges)
       for (const auto& t : tables) {
         if (shard.query("SELECT to_regclass($1) IS NOT NULL", {t.quoted_table})[0][0] != "t") continue;
-        shard.exec("DROP TRIGGER IF EXISTS shardctl_guard ON " + t.quoted_table);
-        shard.exec("DROP TRIGGER IF EXISTS shardctl_guard_truncate ON " + t.quoted_table);
+        drop_triggers(shard, t.quoted_table);
       }
   });
   return left;

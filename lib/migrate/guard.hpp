@@ -15,11 +15,23 @@
 //     purge_xid  xid8,                 -- the owning operation's purge transaction: its only bypass
 //     expires_at timestamptz,          -- a fence stops refusing after this; NULL = until lifted
 //     created_at timestamptz NOT NULL DEFAULT now())
-// Triggers on each sharded table of the map, both ENABLE ALWAYS (they fire under
+// Triggers on each sharded table of the map, all ENABLE ALWAYS (they fire under
 // session_replication_role = replica too) and calling SECURITY DEFINER functions, so an
-// application role needs no privilege on schema shardctl and cannot write it:
+// application role needs no privilege on schema shardctl and cannot write it. A plain table:
+//   shardctl_guard_insert    AFTER INSERT FOR EACH STATEMENT, transition table shardctl_new
+//   shardctl_guard_update    AFTER UPDATE FOR EACH STATEMENT, shardctl_old and shardctl_new
+//   shardctl_guard_delete    AFTER DELETE FOR EACH STATEMENT, shardctl_old
+//     the guard itself: one set-based check of the statement's keys (well under a µs a row)
 //   shardctl_guard           BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW
-//   shardctl_guard_truncate  BEFORE TRUNCATE FOR EACH STATEMENT
+//                            WHEN (current_setting('shardctl.row_guard', true) IS DISTINCT FROM 'off')
+//     an early refusal for applications, so they see 55000 before an FK violation (RI checks
+//     are row triggers, which fire before any AFTER STATEMENT trigger). shardctl's own
+//     sessions set shardctl.row_guard = off (bulk_guard_session): anyone may, and it only
+//     skips the early refusal, never the guard.
+// An earlier version's row trigger without WHEN is replaced when a guard is next installed.
+// A partitioned table, whose partitions a statement can name directly, keeps the row
+// trigger alone and without WHEN (cloned to each partition, also those attached later).
+// Both: shardctl_guard_truncate  BEFORE TRUNCATE FOR EACH STATEMENT
 // A map's triggers exist while the map has any range on that shard; the last range removed
 // drops them. The table of earlier versions, shardctl.offline_ranges, is dropped when found.
 #pragma once
@@ -32,6 +44,10 @@
 #include "shardio/raw_conn.hpp"
 
 namespace shardctl::migrate {
+
+// Run once on every shard session of shardctl that writes moving rows (loads, purges): its
+// bulk statements skip the guard's per-row early refusal; the statement triggers still check.
+inline constexpr const char* bulk_guard_session = "SET shardctl.row_guard = off";
 
 struct GuardedTable {
   std::string quoted_table;

@@ -78,6 +78,7 @@ shardio::RawConn& Runner::source(const Batch& b) {
     const auto& s = shard(b.source_id);
     conn = std::make_unique<shardio::RawConn>(s.dsn, "shard " + s.name);
     conn->exec(session_settings);
+    conn->exec(bulk_guard_session);
   }
   return *conn;
 }
@@ -435,6 +436,7 @@ std::string Runner::stream_digest(shardio::RawConn& conn, const PlannedTable& t,
 void Runner::run() {
   target_ = std::make_unique<shardio::RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
   target_->exec(session_settings);
+  target_->exec(bulk_guard_session);
   auto all = batches();
   if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");
   bool cancel = cancel_requested();

@@ -78,7 +78,7 @@ bool key_sorts_bytewise(RawConn& conn, const std::string& quoted_table, const st
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table) {
   std::vector<std::string> out;
   for (auto& row : conn.query("SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal "
-                              "AND (tgtype & 8) <> 0 AND tgname <> 'shardctl_guard'",
+                              "AND (tgtype & 8) <> 0 AND tgname NOT IN ('shardctl_guard', 'shardctl_guard_delete')",
                               {quoted_table}))
     out.push_back(row[0]);
   return out;

@@ -143,14 +143,15 @@ assert_eq "$(fleet_fingerprint)" "$before"
 # it) after the verify makes the purge roll back, and nothing is deleted.
 SHARDCTL_FAULT=journal.flipped:1 expect_exit 99 shardctl split --map customers --at 600 --to shard_1 --batch-size 100
 op=$(last_op)
-psql_shard 3 -qc "alter table orders disable trigger shardctl_guard;
+psql_shard 3 -qc "alter table orders disable trigger shardctl_guard, disable trigger shardctl_guard_insert;
                   insert into orders values (610, 999004, now(), 'new');
-                  alter table orders enable always trigger shardctl_guard"
+                  alter table orders enable always trigger shardctl_guard, enable always trigger shardctl_guard_insert"
 expect_exit 70 shardctl op resume "$op"
 expect_stderr_contains "rolled back"
 assert_eq "$(psql_shard 3 -XAtc "select count(*) from customers where customer_id >= 600 and customer_id < 640")" "40"
-psql_shard 3 -qc "alter table orders disable trigger shardctl_guard; delete from orders where order_id = 999004;
-                  alter table orders enable always trigger shardctl_guard"
+psql_shard 3 -qc "alter table orders disable trigger shardctl_guard, disable trigger shardctl_guard_delete;
+                  delete from orders where order_id = 999004;
+                  alter table orders enable always trigger shardctl_guard, enable always trigger shardctl_guard_delete"
 expect_exit 0 shardctl op resume "$op"
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
