@@ -8,6 +8,7 @@
 # refusals were SQLSTATE 55000 only; and the writers raced the apply (writes acknowledged
 # while it ran, stale writes refused).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/writer_verify.sh"
 source "$(dirname "$0")/zoo_lib.sh"
 
 fresh_fleet rbwriter --shards 3 --scale 1
@@ -80,42 +81,12 @@ if grep -q '^ERR' "$TEST_TMP/all.log"; then
 fi
 
 # --- every acknowledged write exactly once, where the map routes it, with its last value ----
-# verify_writes LOG: the fleet's new rows are exactly what LOG's acknowledged writes explain.
-verify_writes() {
-  local log=$1 i dups missing extra leaked wrong
-  # Expected: per row (kind, cid, oid) the value of its last acknowledged write (one writer
-  # per row, sequential, so log order is commit order).
-  awk -F'\t' '$1 == "ACK" { k = ($2 == "ins_customer" ? "C" : "O") "\t" $3 "\t" $4; v[k] = $6 }
-              END { for (k in v) print k "\t" v[k] }' "$log" | LC_ALL=C sort > "$TEST_TMP/expected"
-  : > "$TEST_TMP/found_with_shard"
-  for i in 1 2 3; do
-    psql_shard "$i" -XAt -F $'\t' -c "
-      select 'C', customer_id, 0, name, '$(shard_name "$i")' from customers where customer_id > $WRITER_CUSTOMERS
-      union all
-      select 'O', customer_id, order_id, status, '$(shard_name "$i")' from orders where order_id >= $WRITER_ORDER_BASE" \
-      >> "$TEST_TMP/found_with_shard" || fail "query failed on shard $i"
-  done
-  cut -f1-4 "$TEST_TMP/found_with_shard" | LC_ALL=C sort > "$TEST_TMP/found"
-  dups=$(cut -f1-3 "$TEST_TMP/found" | uniq -d | head -3)
-  [ -z "$dups" ] || fail "rows present more than once across the fleet: $(echo "$dups" | tr '\n\t' '; ')"
-  missing=$(LC_ALL=C comm -23 "$TEST_TMP/expected" "$TEST_TMP/found" | head -5)
-  [ -z "$missing" ] || fail "acknowledged writes missing or with another value (kind cid oid value): $(echo "$missing" | tr '\n\t' '; ')"
-  extra=$(LC_ALL=C comm -13 "$TEST_TMP/expected" "$TEST_TMP/found" | head -5)
-  [ -z "$extra" ] || fail "rows present that no acknowledged write explains: $(echo "$extra" | tr '\n\t' '; ')"
-  awk -F'\t' '$1 == "REF" && $2 != "upd_order" { print ($2 == "ins_customer" ? "C" : "O") "\t" $3 "\t" $4 }' "$log" |
-    LC_ALL=C sort > "$TEST_TMP/refused"
-  leaked=$(LC_ALL=C comm -12 "$TEST_TMP/refused" <(cut -f1-3 "$TEST_TMP/found") | head -3)
-  [ -z "$leaked" ] || fail "refused writes are present: $(echo "$leaked" | tr '\n\t' '; ')"
-  cut -f2 "$TEST_TMP/found_with_shard" | "$SHARDCTL_BIN/shardctl" lookup --map customers - | cut -f2 > "$TEST_TMP/routed"
-  wrong=$(paste <(cut -f1-3,5 "$TEST_TMP/found_with_shard") "$TEST_TMP/routed" | awk -F'\t' '$4 != $5' | head -3)
-  [ -z "$wrong" ] || fail "new rows on a shard the map does not route them to (kind cid oid on routed): $(echo "$wrong" | tr '\n\t' '; ')"
-}
 # The verification can fail: a write acknowledged but absent, a row no acknowledged write explains.
 { cat "$TEST_TMP/all.log"; printf 'ACK\tins_order\t7\t1999999\tshard_1\tw9\n'; } > "$TEST_TMP/control1.log"
-must_fail "acknowledged write missing" verify_writes "$TEST_TMP/control1.log"
+must_fail "acknowledged write missing" verify_writes "$TEST_TMP/control1.log" 3
 awk -F'\t' '!($1 == "ACK" && $2 == "ins_order" && !dropped++)' "$TEST_TMP/all.log" > "$TEST_TMP/control2.log"
-must_fail "row that no acknowledged write explains" verify_writes "$TEST_TMP/control2.log"
-verify_writes "$TEST_TMP/all.log"
+must_fail "row that no acknowledged write explains" verify_writes "$TEST_TMP/control2.log" 3
+verify_writes "$TEST_TMP/all.log" 3
 
 # --- pre-existing rows unchanged, and moved ---------------------------------------------------
 after=$(zoo_fingerprint "${old_rows[@]}")

@@ -1,0 +1,37 @@
+# verify_writes LOG SHARDS: the check every live-writer test makes of writer.sh's logs (sourced
+# by t_live_writers.sh and t_rebalance_writer.sh, after lib.sh): every acknowledged write is
+# present exactly once, with the value of its last acknowledged write, on the shard the map
+# routes its key to; no refused insert is present; nothing else is. Uses WRITER_CUSTOMERS and
+# WRITER_ORDER_BASE (writer.sh's key spaces) and shards 1..SHARDS.
+verify_writes() {  # LOG SHARDS
+  local log=$1 shards=$2 i dups missing extra leaked wrong
+  # Expected: per row (kind, cid, oid) the value of its last acknowledged write (one writer
+  # per row, sequential, so log order is commit order).
+  awk -F'\t' '$1 == "ACK" { k = ($2 == "ins_customer" ? "C" : "O") "\t" $3 "\t" $4; v[k] = $6 }
+              END { for (k in v) print k "\t" v[k] }' "$log" | LC_ALL=C sort > "$TEST_TMP/expected"
+  # Found: every new row on every shard.
+  : > "$TEST_TMP/found_with_shard"
+  for ((i = 1; i <= shards; i++)); do
+    psql_shard "$i" -XAt -F $'\t' -c "
+      select 'C', customer_id, 0, name, '$(shard_name "$i")' from customers where customer_id > $WRITER_CUSTOMERS
+      union all
+      select 'O', customer_id, order_id, status, '$(shard_name "$i")' from orders where order_id >= $WRITER_ORDER_BASE" \
+      >> "$TEST_TMP/found_with_shard" || fail "query failed on shard $i"
+  done
+  cut -f1-4 "$TEST_TMP/found_with_shard" | LC_ALL=C sort > "$TEST_TMP/found"
+  dups=$(cut -f1-3 "$TEST_TMP/found" | uniq -d | head -3)
+  [ -z "$dups" ] || fail "rows present more than once across the fleet: $(echo "$dups" | tr '\n\t' '; ')"
+  missing=$(LC_ALL=C comm -23 "$TEST_TMP/expected" "$TEST_TMP/found" | head -5)
+  [ -z "$missing" ] || fail "acknowledged writes missing or with another value ($(LC_ALL=C comm -23 "$TEST_TMP/expected" "$TEST_TMP/found" | wc -l) rows; kind cid oid value): $(echo "$missing" | tr '\n\t' '; ')"
+  extra=$(LC_ALL=C comm -13 "$TEST_TMP/expected" "$TEST_TMP/found" | head -5)
+  [ -z "$extra" ] || fail "rows present that no acknowledged write explains ($(LC_ALL=C comm -13 "$TEST_TMP/expected" "$TEST_TMP/found" | wc -l)): $(echo "$extra" | tr '\n\t' '; ')"
+  # Refused inserts are absent (implied by the above; said plainly).
+  awk -F'\t' '$1 == "REF" && $2 != "upd_order" { print ($2 == "ins_customer" ? "C" : "O") "\t" $3 "\t" $4 }' "$log" |
+    LC_ALL=C sort > "$TEST_TMP/refused"
+  leaked=$(LC_ALL=C comm -12 "$TEST_TMP/refused" <(cut -f1-3 "$TEST_TMP/found") | head -3)
+  [ -z "$leaked" ] || fail "refused writes are present: $(echo "$leaked" | tr '\n\t' '; ')"
+  # Each on the shard the map routes its key to.
+  cut -f2 "$TEST_TMP/found_with_shard" | "$SHARDCTL_BIN/shardctl" lookup --map customers - | cut -f2 > "$TEST_TMP/routed"
+  wrong=$(paste <(cut -f1-3,5 "$TEST_TMP/found_with_shard") "$TEST_TMP/routed" | awk -F'\t' '$4 != $5' | head -3)
+  [ -z "$wrong" ] || fail "new rows on a shard the map does not route them to (kind cid oid on routed): $(echo "$wrong" | tr '\n\t' '; ')"
+}
