@@ -7,7 +7,7 @@
 # unchanged; refusals were SQLSTATE 55000 only; stale writers were stopped by fences naming the
 # new shard. Runs the same on the release and the ASan build (SHARDCTL_BIN).
 source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/writer_verify.sh"
+source "$(dirname "$0")/writer_harness.sh"
 source "$(dirname "$0")/zoo_lib.sh"
 
 fresh_fleet live --shards 4 --scale 1
@@ -21,27 +21,7 @@ old_rows=("customers|x.customer_id <= $WRITER_CUSTOMERS" "orders|x.order_id < $W
 before=$(zoo_fingerprint "${old_rows[@]}")
 
 # --- writers --------------------------------------------------------------------------------
-WRITER="$(dirname "$0")/writer.sh"
-stopfile="$TEST_TMP/stop"
-rm -f "$stopfile"
-pids=()
-modes=([1]=stale [2]=stale [3]=routing [4]=routing)
-for w in 1 2 3 4; do
-  : >"$TEST_TMP/writer.$w.log"
-  bash "$WRITER" "${modes[$w]}" "$w" "$TEST_TMP/writer.$w.log" "$stopfile" 2>"$TEST_TMP/writer.$w.err" &
-  pids+=($!)
-done
-stop_writers() {
-  touch "$stopfile"
-  local p
-  for p in "${pids[@]}"; do wait "$p" || fail "writer $p exited $?: $(cat "$TEST_TMP"/writer.*.err)"; done
-  pids=()
-}
-trap 'touch "$stopfile"' EXIT
-acks() { cat "$TEST_TMP"/writer.*.log | grep -c '^ACK' || true; }
-# Let every writer get going before the first batch moves.
-for _ in $(seq 1 100); do [ "$(acks)" -ge 20 ] && break; sleep 0.2; done
-[ "$(acks)" -ge 20 ] || fail "writers are not writing: $(cat "$TEST_TMP"/writer.*.err "$TEST_TMP"/writer.*.log | head -5)"
+start_writers 20 stale stale routing routing
 
 # --- split, merge, move while they write ----------------------------------------------------
 t0=$SECONDS

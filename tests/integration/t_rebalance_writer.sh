@@ -8,7 +8,7 @@
 # refusals were SQLSTATE 55000 only; and the writers raced the apply (writes acknowledged
 # while it ran, stale writes refused).
 source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/writer_verify.sh"
+source "$(dirname "$0")/writer_harness.sh"
 source "$(dirname "$0")/zoo_lib.sh"
 
 fresh_fleet rbwriter --shards 3 --scale 1
@@ -38,26 +38,7 @@ assert_eq "$(jq '[.plan.steps[] | select(.rows > 0 and .from == "shard_1")] | le
 assert_eq "$(jq '[.plan.steps[].to] | unique | sort | join(",")' plan.json)" '"shard_2,shard_3"'
 
 # --- writers --------------------------------------------------------------------------------
-WRITER="$(dirname "$0")/writer.sh"
-stopfile="$TEST_TMP/stop"
-rm -f "$stopfile"
-pids=()
-modes=([1]=stale [2]=routing [3]=routing)
-for w in 1 2 3; do
-  : >"$TEST_TMP/writer.$w.log"
-  bash "$WRITER" "${modes[$w]}" "$w" "$TEST_TMP/writer.$w.log" "$stopfile" 2>"$TEST_TMP/writer.$w.err" &
-  pids+=($!)
-done
-stop_writers() {
-  touch "$stopfile"
-  local p
-  for p in "${pids[@]}"; do wait "$p" || fail "writer $p exited $?: $(cat "$TEST_TMP"/writer.*.err)"; done
-  pids=()
-}
-trap 'touch "$stopfile"' EXIT
-acks() { cat "$TEST_TMP"/writer.*.log | grep -c '^ACK' || true; }
-for _ in $(seq 1 100); do [ "$(acks)" -ge 15 ] && break; sleep 0.2; done
-[ "$(acks)" -ge 15 ] || fail "writers are not writing: $(cat "$TEST_TMP"/writer.*.err "$TEST_TMP"/writer.*.log | head -5)"
+start_writers 15 stale routing routing
 
 # --- the apply, while they write ------------------------------------------------------------
 t0=$SECONDS

@@ -1,8 +1,42 @@
-# verify_writes LOG SHARDS: the check every live-writer test makes of writer.sh's logs (sourced
-# by t_live_writers.sh and t_rebalance_writer.sh, after lib.sh): every acknowledged write is
-# present exactly once, with the value of its last acknowledged write, on the shard the map
-# routes its key to; no refused insert is present; nothing else is. Uses WRITER_CUSTOMERS and
-# WRITER_ORDER_BASE (writer.sh's key spaces) and shards 1..SHARDS.
+# The harness of the live-writer tests (t_live_writers.sh, t_rebalance_writer.sh), sourced
+# after lib.sh. Uses WRITER_CUSTOMERS and WRITER_ORDER_BASE (writer.sh's key spaces).
+#   start_writers MIN_ACKS MODE...  one writer.sh per MODE (stale|routing), numbered from 1,
+#                                   logging to $TEST_TMP/writer.N.log; returns once MIN_ACKS
+#                                   writes are acknowledged
+#   acks                            acknowledged writes so far
+#   stop_writers                    stops them; fails if one failed
+#   verify_writes LOG SHARDS        every acknowledged write in LOG is present exactly once,
+#                                   with the value of its last acknowledged write, on the shard
+#                                   the map routes its key to (shards 1..SHARDS); no refused
+#                                   insert is present; nothing else is
+WRITER="$(dirname "${BASH_SOURCE[0]}")/writer.sh"
+stopfile="$TEST_TMP/stop"
+pids=()
+
+start_writers() {
+  local min=$1 w=0 mode
+  shift
+  rm -f "$stopfile"
+  for mode in "$@"; do
+    w=$((w + 1))
+    : >"$TEST_TMP/writer.$w.log"
+    bash "$WRITER" "$mode" "$w" "$TEST_TMP/writer.$w.log" "$stopfile" 2>"$TEST_TMP/writer.$w.err" &
+    pids+=($!)
+  done
+  trap 'touch "$stopfile"' EXIT
+  for _ in $(seq 1 100); do [ "$(acks)" -ge "$min" ] && break; sleep 0.2; done
+  [ "$(acks)" -ge "$min" ] || fail "writers are not writing: $(cat "$TEST_TMP"/writer.*.err "$TEST_TMP"/writer.*.log | head -5)"
+}
+
+acks() { cat "$TEST_TMP"/writer.*.log | grep -c '^ACK' || true; }
+
+stop_writers() {
+  touch "$stopfile"
+  local p
+  for p in "${pids[@]}"; do wait "$p" || fail "writer $p exited $?: $(cat "$TEST_TMP"/writer.*.err)"; done
+  pids=()
+}
+
 verify_writes() {  # LOG SHARDS
   local log=$1 shards=$2 i dups missing extra leaked wrong
   # Expected: per row (kind, cid, oid) the value of its last acknowledged write (one writer
