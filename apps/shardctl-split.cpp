@@ -16,6 +16,12 @@ int main(int argc, char** argv) {
   fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
       ->type_name("N");
   bool verify_fk = false;
+  std::optional<int> parallel;
+  fam.app()
+      .add_option("--parallel", parallel,
+                  "Connections each batch is read back over to verify, tables and key parts at once (default: [defaults] parallel)")
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
   fam.app().add_flag("--verify-fk", verify_fk,
                      "When done, check every foreign key of the moved rows on the target (an anti-join of the moved range)");
 
@@ -24,6 +30,7 @@ int main(int argc, char** argv) {
     apps::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
     auto options = apps::engine_options(ctx);
     options.verify_fk = verify_fk;
+    if (parallel) options.parallel = *parallel;
     migrate::Engine engine(ctx.catalog(), options);
     apps::run_operation(ctx, engine, engine.plan_split(req));
   });

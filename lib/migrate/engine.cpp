@@ -152,6 +152,7 @@ shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void
   ctx.map = store.get_map(map_name);
   ctx.fence_grace = options_.fence_grace;
   ctx.guard_wait_seconds = options_.guard_wait_seconds;
+  ctx.parallel = options_.parallel;
   ctx.space = shardio::RouteSpace{ctx.map.kind, ctx.map.key_type};
   routing::KeyType bt = catalog::bound_type(ctx.map.kind, ctx.map.key_type);
   if (low) ctx.range.low = routing::parse_key(bt, *low);

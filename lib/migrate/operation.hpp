@@ -54,6 +54,7 @@ struct PlannedTable {
   std::vector<std::string> columns;  // raw names, copied by name
   std::vector<std::string> order_by;  // primary key, for index-ordered reads
   bool binary = true;  // copied as binary COPY (see shardio::binary_copy_is_portable), else text
+  std::vector<std::string> types{};  // format_type() of each column, for the value digest
 };
 
 // How a sharded table is copied: its columns and primary key as the source has them.
@@ -115,6 +116,7 @@ struct EngineOptions {
   int guard_wait_seconds = 60;             // wait for transactions older than a batch's guard
   bool checked_load = false;               // never skip FK triggers (SHARDCTL_CHECKED_LOAD)
   bool verify_fk = false;                  // --verify-fk: anti-join the moved range on the target when done
+  int parallel = 1;                        // --parallel: connections each batch is read back over to verify
 };
 
 // One source shard's fences of an operation, as `op unfence` reports them.

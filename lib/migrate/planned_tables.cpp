@@ -9,7 +9,10 @@ namespace shardctl::migrate {
 PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table) {
   std::string quoted = catalog::quote_qualified(table.name);
   PlannedTable pt{table.name, quoted, table.key_column.value_or(""), false, {}, shardio::primary_key(source, quoted)};
-  for (const auto& c : shardio::table_columns(source, quoted)) pt.columns.push_back(c.name);
+  for (const auto& c : shardio::table_columns(source, quoted)) {
+    pt.columns.push_back(c.name);
+    pt.types.push_back(c.type);
+  }
   // Comparing in the column's own collation lets an ordinary btree on the key serve every
   // batch statement; only sound when that collation orders like bytes (finish_plan also
   // requires it of the target).

@@ -6,12 +6,14 @@
 #include "migrate/runner.hpp"
 
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
+#include "routing/range_split.hpp"
 #include "core/error.hpp"
 #include "shardio/copy_digest.hpp"
 #include "shardio/journal.hpp"
@@ -211,14 +213,15 @@ std::int64_t Runner::copy(const Batch& b) {
     lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
     for (const auto& t : ctx_.tables) {
       std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
-      shardio::CopyDigest digest(t.binary);
+      auto kinds = value_kinds(t, b);
+      shardio::CopyDigest digest(t.binary, kinds);
       stats_.bytes += shardio::pump_copy(
           src, "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(src, t, b.range) + order +
                    ") TO STDOUT" + copy_format(t.binary),
           *target_, "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN" + copy_format(t.binary),
           [&](std::string_view chunk) { digest.add(chunk); });
       if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
-      streamed_[t.name] = digest.text();
+      streamed_[t.name] = {digest.text(), kinds.empty() ? "" : digest.value_text()};
       rows += digest.rows();
       faults_.point("copy.table");
     }
@@ -242,19 +245,99 @@ std::string Runner::verify(const Batch& b) {
   catalog_.read([&](pqxx::work& tx) { fence(tx); });
   shardio::RawConn& src = source(b);
   const auto& from = shard(b.source_id);
-  nlohmann::json verified = nlohmann::json::object();
+  std::vector<Digests> on_source;
   for (const auto& t : ctx_.tables) {
     auto it = streamed_.find(t.name);
-    auto s = streamed_batch_ == b.no && it != streamed_.end() ? it->second : stream_digest(src, t, b.range);
-    auto d = stream_digest(*target_, t, b.range);
+    on_source.push_back(streamed_batch_ == b.no && it != streamed_.end() ? it->second
+                                                                         : stream_digest(src, t, b.range, value_kinds(t, b)));
+  }
+  auto on_target = target_digests(b, on_source);
+  nlohmann::json verified = nlohmann::json::object();
+  for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
+    const auto& t = ctx_.tables[i];
+    const auto& s = on_source[i].values.empty() ? on_source[i].stream : on_source[i].values;
+    const auto& d = on_target[i];
     if (s != d)
       throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
                                from.name + " has count:checksum " + s + ", " + ctx_.target.name + " has " + d,
                            "nothing was deleted; the batch stays offline on " + from.name + " until resolved");
-    verified[t.name] = s;
+    // The purge holds its deletes to the stream's digest: every byte of the rows that left.
+    verified[t.name] = on_source[i].stream;
   }
   faults_.point("verify");
   return verified.dump();
+}
+
+bool Runner::same_encoding(const Batch& b) {
+  auto it = same_encoding_.find(b.source_id);
+  if (it != same_encoding_.end()) return it->second;
+  auto client = source(b).query("SELECT current_setting('client_encoding')")[0][0];
+  auto server = target_->query("SELECT current_setting('server_encoding')")[0][0];
+  return same_encoding_[b.source_id] = client == server;
+}
+
+std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const Batch& b) {
+  if (!t.binary || t.types.size() != t.columns.size() || !same_encoding(b)) return {};
+  std::vector<shardio::ValueKind> kinds;
+  for (const auto& type : t.types) {
+    auto k = shardio::value_kind(type);
+    if (!k) return {};
+    kinds.push_back(*k);
+  }
+  return kinds;
+}
+
+std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
+  if (!readers_)
+    readers_ = std::make_unique<shardio::ReadPool>(*target_, ctx_.target.dsn, "shard " + ctx_.target.name,
+                                                   std::string(session_settings), ctx_.parallel);
+  // Parts of about this many rows at least: below it, another statement costs more than it saves.
+  constexpr std::int64_t rows_per_part = 500;
+  routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
+  std::vector<shardio::ReadTask> tasks;
+  std::vector<std::size_t> table_of;
+  for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
+    const auto& t = ctx_.tables[i];
+    std::int64_t rows = std::stoll(source[i].stream);
+    bool values = !source[i].values.empty();
+    std::vector<KeyRange> parts{b.range};
+    // A big table is read in parts of its key range, more parts than readers since keys need
+    // not be spread evenly. Not on hash maps: their filter hashes every row's key, so each
+    // part would scan the whole batch again.
+    if (ctx_.parallel > 1 && t.binary && ctx_.map.kind != routing::MapKind::hash)
+      parts = routing::split_key_range(bt, b.range, static_cast<int>(std::min<std::int64_t>(2 * ctx_.parallel, rows / rows_per_part)));
+    for (const auto& p : parts) {
+      shardio::ReadTask task;
+      task.weight = rows / static_cast<std::int64_t>(parts.size());
+      if (values) {
+        std::vector<shardio::ValueColumn> cols;
+        auto kinds = value_kinds(t, b);
+        for (std::size_t c = 0; c < t.columns.size(); ++c) cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c]});
+        task.sql = "SELECT " + shardio::value_digest_sql(cols) + " FROM " + t.quoted + " WHERE " + filter(*target_, t, p);
+        task.value = true;
+      } else {
+        task.sql = select_copy(*target_, t, p);
+        task.binary = t.binary;
+      }
+      tasks.push_back(std::move(task));
+      table_of.push_back(i);
+    }
+  }
+  auto results = readers_->run(tasks);
+  std::vector<std::optional<shardio::ReadResult>> merged(ctx_.tables.size());
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    auto& m = merged[table_of[k]];
+    if (!m) {
+      m = std::move(results[k]);
+    } else if (tasks[k].value) {
+      m->value = shardio::add_value_digests(m->value, results[k].value);
+    } else {
+      m->digest->merge(*results[k].digest);
+    }
+  }
+  std::vector<std::string> out;
+  for (auto& m : merged) out.push_back(m->digest ? m->digest->text() : m->value);
+  return out;
 }
 
 // Points the batch's mapping at the target, online, and journals the step with what was
@@ -423,14 +506,17 @@ std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const 
   return shardio::key_filter(conn, ctx_.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, r);
 }
 
-std::string Runner::stream_digest(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  shardio::CopyDigest digest(t.binary);
-  shardio::copy_out_to(conn,
-                       "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(conn, t, r) +
-                           ") TO STDOUT" + copy_format(t.binary),
-                       [&](std::string_view chunk) { digest.add(chunk); });
+std::string Runner::select_copy(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
+  return "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(conn, t, r) + ") TO STDOUT" +
+         copy_format(t.binary);
+}
+
+Runner::Digests Runner::stream_digest(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r,
+                                      const std::vector<shardio::ValueKind>& kinds) const {
+  shardio::CopyDigest digest(t.binary, kinds);
+  shardio::copy_out_to(conn, select_copy(conn, t, r), [&](std::string_view chunk) { digest.add(chunk); });
   if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
-  return digest.text();
+  return {digest.text(), kinds.empty() ? "" : digest.value_text()};
 }
 
 void Runner::run() {

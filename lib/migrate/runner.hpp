@@ -15,6 +15,7 @@
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "shardio/fault.hpp"
+#include "shardio/read_pool.hpp"
 
 namespace shardctl::migrate {
 
@@ -33,6 +34,7 @@ struct RunContext {
   std::optional<std::string> fence_grace;  // how long a fence refuses writes (interval); none = until lifted
   int guard_wait_seconds = 60;  // how long to wait for transactions older than a batch's guard
   LoadPath path;                // FK triggers skipped on load and purge, or not
+  int parallel = 1;             // connections the verify reads the target back over (--parallel)
 };
 
 class Runner {
@@ -81,8 +83,25 @@ class Runner {
   void finish(const std::string& status, const std::vector<Batch>& all);
   std::vector<GuardedTable> guarded() const;
   std::string filter(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
-  // The CopyDigest text of the table's rows in the range, streamed out of `conn`.
-  std::string stream_digest(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+  // COPY (SELECT the table's columns in the range) TO STDOUT, in the table's format.
+  std::string select_copy(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
+  // What a table's rows in a batch digest to: the CopyDigest text of their COPY stream and,
+  // where the table's columns allow it, their value digest (shardio/value_digest.hpp).
+  struct Digests {
+    std::string stream;
+    std::string values;  // empty: the table is verified by reading its rows back
+  };
+  // The value kinds of the table's columns, or empty when its rows are read back to verify.
+  std::vector<shardio::ValueKind> value_kinds(const PlannedTable& t, const Batch& b);
+  // Whether text reaches shardctl from the batch's source in the bytes the target stores
+  // (its session's client_encoding is the target's server_encoding): the value digest needs it.
+  bool same_encoding(const Batch& b);
+  Digests stream_digest(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r,
+                        const std::vector<shardio::ValueKind>& kinds) const;
+  // Every table's digest of the batch on the target (in ctx_.tables order): the server's value
+  // digest where the source's has one, else the rows read back. Up to ctx_.parallel
+  // connections work at once, on tables and on parts of a big table's key range.
+  std::vector<std::string> target_digests(const Batch& b, const std::vector<Digests>& source);
   GuardOwner owner() const;
 
   pg::Connection& catalog_;
@@ -91,10 +110,13 @@ class Runner {
   shardio::FaultInjector faults_;
   std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> sources_;
   std::unique_ptr<shardio::RawConn> target_;
+  // target_ and further connections to the target that read batches back for verify.
+  std::unique_ptr<shardio::ReadPool> readers_;
   Progress stats_;
   // Per table, the digest of the source stream the last copy() loaded (batch streamed_batch_):
   // verify compares it with the target's rows instead of reading the source again.
-  std::map<std::string, std::string> streamed_;
+  std::map<std::string, Digests> streamed_;
+  std::map<std::int64_t, bool> same_encoding_;  // by source shard id
   int streamed_batch_ = -1;
 };
 

@@ -37,11 +37,16 @@ inline std::uint32_t le32(const unsigned char* k) noexcept {
          (std::uint32_t{k[3]} << 24);
 }
 
-// hash_bytes_extended(k, keylen, 0): seed 0 skips the seed-mixing step.
-std::uint64_t hash_bytes_extended(const unsigned char* k, std::size_t keylen) noexcept {
+// hash_bytes_extended(k, keylen, seed): a non-zero seed perturbs the state first.
+std::uint64_t hash_bytes_extended(const unsigned char* k, std::size_t keylen, std::uint64_t seed = 0) noexcept {
   auto len = static_cast<std::uint32_t>(keylen);
   std::uint32_t a, b, c;
   a = b = c = 0x9e3779b9u + len + 3923095u;
+  if (seed != 0) {
+    a += static_cast<std::uint32_t>(seed >> 32);
+    b += static_cast<std::uint32_t>(seed);
+    mix(a, b, c);
+  }
   while (len >= 12) {
     a += le32(k);
     b += le32(k + 4);
@@ -69,10 +74,15 @@ std::uint64_t hash_bytes_extended(const unsigned char* k, std::size_t keylen) no
   return (std::uint64_t{b} << 32) | c;
 }
 
-// hash_bytes_uint32_extended(k, 0).
-std::uint64_t hash_uint32_extended(std::uint32_t k) noexcept {
+// hash_bytes_uint32_extended(k, seed).
+std::uint64_t hash_uint32_extended(std::uint32_t k, std::uint64_t seed = 0) noexcept {
   std::uint32_t a, b, c;
   a = b = c = 0x9e3779b9u + 4u + 3923095u;
+  if (seed != 0) {
+    a += static_cast<std::uint32_t>(seed >> 32);
+    b += static_cast<std::uint32_t>(seed);
+    mix(a, b, c);
+  }
   a += k;
   final_mix(a, b, c);
   return (std::uint64_t{b} << 32) | c;
@@ -87,10 +97,22 @@ std::int64_t pg_hashint4extended(std::int32_t value) noexcept {
 std::int64_t pg_hashint8extended(std::int64_t value) noexcept {
   // hashint8 folds the high half into the low one so that values fitting in int4 hash like
   // int4 (cross-type hash joins rely on it).
+  return static_cast<std::int64_t>(pg_hashint8_seeded(value, 0));
+}
+
+std::uint64_t pg_hash_bytes_extended(std::string_view bytes, std::uint64_t seed) noexcept {
+  return hash_bytes_extended(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), seed);
+}
+
+std::uint64_t pg_hash_uint32_extended(std::uint32_t value, std::uint64_t seed) noexcept {
+  return hash_uint32_extended(value, seed);
+}
+
+std::uint64_t pg_hashint8_seeded(std::int64_t value, std::uint64_t seed) noexcept {
   auto lohalf = static_cast<std::uint32_t>(value);
   auto hihalf = static_cast<std::uint32_t>(static_cast<std::uint64_t>(value) >> 32);
   lohalf ^= (value >= 0) ? hihalf : ~hihalf;
-  return static_cast<std::int64_t>(hash_uint32_extended(lohalf));
+  return hash_uint32_extended(lohalf, seed);
 }
 
 std::int64_t pg_hashtextextended(std::string_view bytes) noexcept {

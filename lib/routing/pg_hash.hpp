@@ -16,6 +16,12 @@ std::int64_t pg_hashint8extended(std::int64_t value) noexcept;     // hashint8ex
 std::int64_t pg_hashtextextended(std::string_view bytes) noexcept; // hashtextextended(v, 0), deterministic collation
 std::int64_t pg_uuid_hash_extended(const Uuid& value) noexcept;    // uuid_hash_extended(v, 0)
 
+// The seeded forms, as hash_bytes_extended(k, len, seed), hash_bytes_uint32_extended(k, seed)
+// and hashint8extended(v, seed) compute them (a non-zero seed perturbs the state first).
+std::uint64_t pg_hash_bytes_extended(std::string_view bytes, std::uint64_t seed) noexcept;
+std::uint64_t pg_hash_uint32_extended(std::uint32_t value, std::uint64_t seed) noexcept;
+std::uint64_t pg_hashint8_seeded(std::int64_t value, std::uint64_t seed) noexcept;
+
 // The hash a hash map routes `key` of `type` by.
 std::int64_t hash_key(KeyType type, const Key& key) noexcept;
 

@@ -61,10 +61,26 @@ std::size_t CopyDigest::consume(std::string_view d) {
     }
     if (!whole) break;
     sum_ += XXH3_64bits(d.data() + pos, end - pos);  // unsigned: wraps, so the order never matters
+    if (!kinds_.empty()) add_values(d.substr(pos, end - pos));
     ++rows_;
     pos = end;
   }
   return pos;
+}
+
+void CopyDigest::add_values(std::string_view tuple) {
+  std::size_t fields = static_cast<std::uint16_t>(be16(tuple.data()));
+  if (fields != kinds_.size()) throw internal_error("a binary COPY row had " + std::to_string(fields) + " fields, not " + std::to_string(kinds_.size()));
+  std::uint64_t row = 0;
+  std::size_t at = 2;
+  for (std::size_t f = 0; f < fields; ++f) {
+    auto len = static_cast<std::int32_t>(be32(tuple.data() + at));
+    at += 4;
+    if (len < 0) continue;  // NULL adds 0
+    row ^= value_hash(kinds_[f], tuple.substr(at, static_cast<std::size_t>(len)), f);
+    at += static_cast<std::size_t>(len);
+  }
+  values_.add(static_cast<std::int64_t>(row));
 }
 
 void CopyDigest::add(std::string_view chunk) {
@@ -77,6 +93,13 @@ void CopyDigest::add(std::string_view chunk) {
   pending_.append(chunk);
   std::size_t used = consume(pending_);
   pending_.erase(0, used);
+}
+
+void CopyDigest::merge(const CopyDigest& other) {
+  if (!binary_ || !other.binary_) throw internal_error("only binary COPY digests can be merged");
+  rows_ += other.rows_;
+  sum_ += other.sum_;  // wraps, as add() does
+  values_.merge(other.values_);
 }
 
 std::string CopyDigest::text() const {

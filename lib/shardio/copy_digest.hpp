@@ -15,25 +15,37 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "digest/row_digest.hpp"
+#include "shardio/value_digest.hpp"
 
 namespace shardctl::shardio {
 
 class CopyDigest {
  public:
   explicit CopyDigest(bool binary) : binary_(binary) {}
+  // Also takes the value digest (value_digest.hpp) of a binary stream whose columns have these
+  // kinds, one per field.
+  CopyDigest(bool binary, std::vector<ValueKind> value_kinds) : binary_(binary), kinds_(std::move(value_kinds)) {}
   // Adds the bytes of the stream; rows may be split anywhere across chunks.
   void add(std::string_view chunk);
   std::int64_t rows() const noexcept { return binary_ ? rows_ : text_.rows(); }
   // "COUNT:xxh3:HEX" (binary) or "COUNT:xxh3t:HEX" (text): what the journal keeps per table.
   std::string text() const;
+  // "COUNT:SUM", the value digest of the rows (only when constructed with value kinds).
+  std::string value_text() const { return values_.text(); }
+  // Adds the rows of another binary stream, e.g. one part of a table that another connection
+  // read: the digest of a table read in parts is the merge of its parts' digests.
+  void merge(const CopyDigest& other);
   // Whether the stream ended on a row boundary, its binary trailer seen.
   bool complete() const noexcept { return binary_ ? (ended_ && pending_.empty()) : text_.complete(); }
 
  private:
   // Consumes whole tuples (and the header) from `data`; returns how many bytes it used.
   std::size_t consume(std::string_view data);
+  // Adds one whole tuple's row hash to the value digest.
+  void add_values(std::string_view tuple);
 
   bool binary_;
   digest::RowDigest text_;
@@ -41,6 +53,8 @@ class CopyDigest {
   std::int64_t rows_ = 0;
   std::uint64_t sum_ = 0;
   std::string pending_;  // an incomplete tuple waiting for the next chunk
+  std::vector<ValueKind> kinds_;
+  ValueSum values_;
 };
 
 // Whether a journaled per-table value ("count:..." ) came from a CopyDigest (else it is the

@@ -60,3 +60,17 @@ TEST_CASE("text COPY digest: rows by newline, tagged apart from binary") {
   CHECK(shardctl::shardio::is_copy_digest(a.text()));
   CHECK_FALSE(shardctl::shardio::is_copy_digest("2:12345"));
 }
+
+TEST_CASE("binary COPY digest: a table read in parts merges to the digest of the whole") {
+  std::string whole = header + tuple(1, "a") + tuple(2, "") + tuple(3, "ccc") + trailer;
+  CopyDigest p1(true), p2(true), empty(true);
+  p1.add(header + tuple(3, "ccc") + trailer);
+  p2.add(header + tuple(2, "") + tuple(1, "a") + trailer);
+  empty.add(header + trailer);
+  p1.merge(p2);
+  p1.merge(empty);
+  CHECK(p1.text() == digest_of(whole, whole.size()));
+  CHECK(p1.rows() == 3);
+  CopyDigest text(false);
+  CHECK_THROWS(p1.merge(text));
+}

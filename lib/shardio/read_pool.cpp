@@ -1,0 +1,73 @@
+#include "shardio/read_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+namespace shardctl::shardio {
+
+ReadPool::ReadPool(RawConn& first, std::string dsn, std::string role, std::string session_sql, int size)
+    : first_(first),
+      dsn_(std::move(dsn)),
+      role_(std::move(role)),
+      session_sql_(std::move(session_sql)),
+      size_(static_cast<std::size_t>(std::max(size, 1))),
+      extra_(size_ - 1) {}
+
+ReadPool::~ReadPool() = default;
+
+RawConn& ReadPool::reader(std::size_t i) {
+  if (i == 0) return first_;
+  auto& conn = extra_[i - 1];
+  if (!conn) {
+    conn = std::make_unique<RawConn>(dsn_, role_);
+    if (!session_sql_.empty()) conn->exec(session_sql_);
+  }
+  return *conn;
+}
+
+std::vector<ReadResult> ReadPool::run(const std::vector<ReadTask>& tasks) {
+  std::vector<ReadResult> out(tasks.size());
+  std::vector<std::size_t> order(tasks.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tasks[a].weight > tasks[b].weight; });
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::size_t workers = std::min(size_, std::max<std::size_t>(tasks.size(), 1));
+  std::vector<std::exception_ptr> errors(workers);
+  // Each worker owns one connection (opening it in its own thread, so connections start in
+  // parallel too) and takes the next task until none is left or another worker failed.
+  auto work = [&](std::size_t w) {
+    try {
+      RawConn& conn = reader(w);
+      for (std::size_t k; !failed && (k = next++) < order.size();) {
+        const ReadTask& task = tasks[order[k]];
+        if (task.value) {
+          out[order[k]].value = conn.query(task.sql).at(0).at(0);
+          continue;
+        }
+        CopyDigest d(task.binary);
+        copy_out_to(conn, task.sql, [&](std::string_view chunk) { d.add(chunk); });
+        if (!d.complete()) throw internal_error("a COPY stream read back ended inside a row");
+        out[order[k]].digest = std::move(d);
+      }
+    } catch (...) {
+      errors[w] = std::current_exception();
+      failed = true;
+      if (w > 0) extra_[w - 1].reset();  // its state is unknown: open a fresh one next time
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);
+  }  // joined
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
+}  // namespace shardctl::shardio

@@ -1,0 +1,180 @@
+#include "shardio/value_digest.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "routing/pg_hash.hpp"
+
+namespace shardctl::shardio {
+
+namespace {
+
+std::uint32_t be32(const char* p) {
+  auto u = reinterpret_cast<const unsigned char*>(p);
+  return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) | (std::uint32_t{u[2]} << 8) | u[3];
+}
+std::uint16_t be16(const char* p) {
+  auto u = reinterpret_cast<const unsigned char*>(p);
+  return static_cast<std::uint16_t>((u[0] << 8) | u[1]);
+}
+std::uint64_t be64(const char* p) { return (std::uint64_t{be32(p)} << 32) | be32(p + 4); }
+
+void need(std::string_view field, std::size_t size) {
+  if (field.size() != size) throw internal_error("a binary COPY value had an unexpected size");
+}
+
+std::string decimal(__int128 v) {
+  if (v == 0) return "0";
+  bool negative = v < 0;
+  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  std::string out;
+  while (u > 0) {
+    out.insert(out.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  }
+  return negative ? "-" + out : out;
+}
+
+__int128 parse_decimal(std::string_view s) {
+  bool negative = !s.empty() && s[0] == '-';
+  if (negative) s.remove_prefix(1);
+  if (s.empty()) throw internal_error("a value digest had no sum");
+  __int128 v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') throw internal_error("a value digest's sum was not a number");
+    v = v * 10 - (c - '0');  // accumulate negative: the most negative value fits
+  }
+  return negative ? v : -v;
+}
+
+}  // namespace
+
+std::optional<ValueKind> value_kind(std::string_view type) {
+  // The type without its modifiers: "character varying(20)" -> "character varying",
+  // "timestamp(3) with time zone" -> "timestamp with time zone".
+  std::string base;
+  int depth = 0;
+  for (char c : type) {
+    if (c == '(') ++depth;
+    if (depth == 0) base += c;
+    if (c == ')') --depth;
+  }
+  if (base == "smallint") return ValueKind::int2;
+  if (base == "integer") return ValueKind::int4;
+  if (base == "bigint") return ValueKind::int8;
+  if (base == "boolean" || base == "date" || base == "timestamp without time zone" || base == "timestamp with time zone")
+    return ValueKind::boolean_date_time;
+  if (base == "text" || base == "character varying") return ValueKind::text;
+  if (base == "uuid") return ValueKind::uuid;
+  if (base == "numeric") return ValueKind::numeric;
+  return std::nullopt;
+}
+
+std::string value_digest_sql(const std::vector<ValueColumn>& columns) {
+  std::string row;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const auto& c = columns[i].quoted;
+    std::string seed = std::to_string(i + 1);
+    std::string h;
+    switch (columns[i].kind) {
+      case ValueKind::int2: h = "hashint2extended(" + c + ", " + seed + ")"; break;
+      case ValueKind::int4: h = "hashint4extended(" + c + ", " + seed + ")"; break;
+      case ValueKind::int8: h = "hashint8extended(" + c + ", " + seed + ")"; break;
+      case ValueKind::boolean_date_time: h = "hash_record_extended(ROW(" + c + "), " + seed + ")"; break;
+      case ValueKind::text: h = "hashtextextended(" + c + " COLLATE \"C\", " + seed + ")"; break;
+      case ValueKind::uuid: h = "uuid_hash_extended(" + c + ", " + seed + ")"; break;
+      case ValueKind::numeric: h = "hashtextextended(" + c + "::text COLLATE \"C\", " + seed + ")"; break;
+    }
+    row += (row.empty() ? "" : " # ") + ("coalesce(" + h + ", 0)");
+  }
+  if (row.empty()) row = "0";
+  return "count(*) || ':' || coalesce(sum(" + row + "), 0)";
+}
+
+std::string numeric_text(std::string_view b) {
+  if (b.size() < 8) throw internal_error("a binary numeric was too short");
+  int ndigits = static_cast<std::int16_t>(be16(b.data()));
+  int weight = static_cast<std::int16_t>(be16(b.data() + 2));
+  std::uint16_t sign = be16(b.data() + 4);
+  int dscale = static_cast<std::int16_t>(be16(b.data() + 6));
+  if (sign == 0xC000) return "NaN";
+  if (sign == 0xD000) return "Infinity";
+  if (sign == 0xF000) return "-Infinity";
+  if (ndigits < 0 || dscale < 0 || b.size() != 8 + 2 * static_cast<std::size_t>(ndigits))
+    throw internal_error("a binary numeric had an unexpected size");
+  auto digit = [&](int d) { return d >= 0 && d < ndigits ? static_cast<int>(be16(b.data() + 8 + 2 * d)) : 0; };
+  // numeric_out's get_str_from_var, digit group by digit group (base 10000).
+  std::string out;
+  if (sign == 0x4000) out += '-';
+  int d;
+  if (weight < 0) {
+    d = weight + 1;
+    out += '0';
+  } else {
+    for (d = 0; d <= weight; ++d) {
+      int dig = digit(d);
+      bool putit = d > 0;
+      for (int div : {1000, 100, 10}) {
+        int d1 = dig / div;
+        dig -= d1 * div;
+        putit = putit || d1 > 0;
+        if (putit) out += static_cast<char>('0' + d1);
+      }
+      out += static_cast<char>('0' + dig);
+    }
+  }
+  if (dscale > 0) {
+    out += '.';
+    std::string frac;
+    for (int i = 0; i < dscale; ++d, i += 4) {
+      int dig = digit(d);
+      frac += static_cast<char>('0' + dig / 1000);
+      frac += static_cast<char>('0' + dig / 100 % 10);
+      frac += static_cast<char>('0' + dig / 10 % 10);
+      frac += static_cast<char>('0' + dig % 10);
+    }
+    out += frac.substr(0, static_cast<std::size_t>(dscale));
+  }
+  return out;
+}
+
+std::uint64_t value_hash(ValueKind kind, std::string_view f, std::size_t position) {
+  std::uint64_t seed = position + 1;
+  switch (kind) {
+    case ValueKind::int2:
+      need(f, 2);
+      return routing::pg_hash_uint32_extended(static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int16_t>(be16(f.data())))), seed);
+    case ValueKind::int4:
+      need(f, 4);
+      return routing::pg_hash_uint32_extended(be32(f.data()), seed);
+    case ValueKind::int8:
+      need(f, 8);
+      return routing::pg_hashint8_seeded(static_cast<std::int64_t>(be64(f.data())), seed);
+    case ValueKind::boolean_date_time:
+      // bool (1 byte) and date (int4) hash as a 32-bit integer, timestamps (int8) as hashint8.
+      if (f.size() == 1) return routing::pg_hash_uint32_extended(static_cast<unsigned char>(f[0]), seed);
+      if (f.size() == 4) return routing::pg_hash_uint32_extended(be32(f.data()), seed);
+      need(f, 8);
+      return routing::pg_hashint8_seeded(static_cast<std::int64_t>(be64(f.data())), seed);
+    case ValueKind::text:
+      return routing::pg_hash_bytes_extended(f, seed);
+    case ValueKind::uuid:
+      need(f, 16);
+      return routing::pg_hash_bytes_extended(f, seed);
+    case ValueKind::numeric:
+      return routing::pg_hash_bytes_extended(numeric_text(f), seed);
+  }
+  throw internal_error("unknown value kind");
+}
+
+std::string ValueSum::text() const { return std::to_string(rows_) + ":" + decimal(sum_); }
+
+std::string add_value_digests(const std::string& a, const std::string& b) {
+  auto ca = a.find(':'), cb = b.find(':');
+  if (ca == std::string::npos || cb == std::string::npos) throw internal_error("a value digest had no count");
+  std::int64_t rows = std::stoll(a.substr(0, ca)) + std::stoll(b.substr(0, cb));
+  return std::to_string(rows) + ":" + decimal(parse_decimal(std::string_view(a).substr(ca + 1)) +
+                                               parse_decimal(std::string_view(b).substr(cb + 1)));
+}
+
+}  // namespace shardctl::shardio

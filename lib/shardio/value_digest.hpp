@@ -1,0 +1,71 @@
+// The value digest of a set of rows: the row count and the exact sum of a 64-bit hash per row,
+// which the server computes in SQL over stored rows and shardctl computes over a binary COPY
+// stream of the same rows. A migration's verify compares the digest shardctl took of the
+// source's stream as it loaded the target with the target's own sum, one aggregate per table:
+// no row is sent back, so verifying costs a scan of the batch, not a second copy of it.
+//
+// A row's hash is the XOR over its columns of PostgreSQL's seeded extended hash of each value
+// (seed = column position, so equal values in different columns do not cancel; NULL = 0):
+//   smallint, integer, bigint       hashint2/4/8extended
+//   boolean, date, timestamp(tz)    hash_record_extended(ROW(v)): the type's own hash of its
+//                                   integer representation (no time zone involved)
+//   text, varchar                   hashtextextended(v COLLATE "C"): the value's bytes
+//   uuid                            uuid_hash_extended
+//   numeric                         hashtextextended(v::text): its exact text, scale and sign
+// What it detects: any changed, missing, extra or duplicated row, but for a 2^-64 chance per
+// difference; every byte of every value enters the hash (numeric through its full text). It
+// does not resist someone forging rows. A table with a column of another type (floats, json,
+// arrays, domains, ...) is verified by reading its rows back instead (CopyDigest).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardctl::shardio {
+
+enum class ValueKind { int2, int4, int8, boolean_date_time, text, uuid, numeric };
+
+// The kind of a column of format_type() `type` ("integer", "character varying(20)", ...),
+// or none when the value digest does not cover it.
+std::optional<ValueKind> value_kind(std::string_view type);
+
+struct ValueColumn {
+  std::string quoted;  // the column, quoted
+  ValueKind kind;
+};
+
+// The SQL select list that yields the digest text "COUNT:SUM" of the FROM clause's rows.
+std::string value_digest_sql(const std::vector<ValueColumn>& columns);
+
+// The hash one binary COPY field contributes (`position`: the column's 0-based position).
+std::uint64_t value_hash(ValueKind kind, std::string_view field, std::size_t position);
+
+// What numeric_out prints for a numeric in its binary send format (for the numeric hash).
+std::string numeric_text(std::string_view binary);
+
+// The digest of the sum of two sets of rows ("COUNT:SUM" each).
+std::string add_value_digests(const std::string& a, const std::string& b);
+
+// Running count and exact sum of row hashes.
+class ValueSum {
+ public:
+  void add(std::int64_t row_hash) noexcept {
+    ++rows_;
+    sum_ += row_hash;
+  }
+  void merge(const ValueSum& other) noexcept {
+    rows_ += other.rows_;
+    sum_ += other.sum_;
+  }
+  std::int64_t rows() const noexcept { return rows_; }
+  std::string text() const;
+
+ private:
+  std::int64_t rows_ = 0;
+  __int128 sum_ = 0;  // 2^63 rows of |hash| < 2^63 cannot overflow it
+};
+
+}  // namespace shardctl::shardio
