@@ -69,6 +69,7 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
                 last.copy_seconds, static_cast<double>(last.bytes) / 1e6, last.verify_seconds, last.purge_seconds,
                 last.catalog_seconds);
   if (!last.path.empty()) ctx.verbose("path: " + last.path);
+  if (!last.verify.empty()) ctx.verbose("verify: " + last.verify);
   ctx.verbose(times);
   if (ctx.json()) return ctx.print_json(shardio::to_json(status));
   ctx.out() << "operation " << status.id << " " << status.status << ": " << status.rows_moved << " rows in "

@@ -108,6 +108,7 @@ struct Progress {
   // Seconds spent per phase, for `-v` and the benchmark.
   double copy_seconds = 0, verify_seconds = 0, purge_seconds = 0, catalog_seconds = 0;
   std::string path;  // which load path runs, and why (see load_path.hpp)
+  std::string verify;  // how the last batch was verified: which tables by value digest, which read back
 };
 
 // What the configuration decides about running operations.

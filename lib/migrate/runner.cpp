@@ -293,7 +293,6 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
                                                    std::string(session_settings), ctx_.parallel);
   // Parts of about this many rows at least: below it, another statement costs more than it saves.
   constexpr std::int64_t rows_per_part = 500;
-  routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
   std::vector<shardio::ReadTask> tasks;
   std::vector<std::size_t> table_of;
   for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
@@ -304,8 +303,9 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
     // A big table is read in parts of its key range, more parts than readers since keys need
     // not be spread evenly. Not on hash maps: their filter hashes every row's key, so each
     // part would scan the whole batch again.
-    if (ctx_.parallel > 1 && t.binary && ctx_.map.kind != routing::MapKind::hash)
-      parts = routing::split_key_range(bt, b.range, static_cast<int>(std::min<std::int64_t>(2 * ctx_.parallel, rows / rows_per_part)));
+    int want = static_cast<int>(std::min<std::int64_t>(2 * ctx_.parallel, rows / rows_per_part));
+    if (ctx_.parallel > 1 && t.binary && ctx_.map.kind != routing::MapKind::hash && want > 1)
+      parts = cut(t, b.range, want);
     for (const auto& p : parts) {
       shardio::ReadTask task;
       task.weight = rows / static_cast<std::int64_t>(parts.size());
@@ -323,6 +323,13 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
       table_of.push_back(i);
     }
   }
+  std::string by_value, read_back;
+  auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
+  for (std::size_t i = 0; i < ctx_.tables.size(); ++i) add(source[i].values.empty() ? read_back : by_value, ctx_.tables[i].name);
+  stats_.verify = (by_value.empty() ? "" : "value digest of " + by_value) + (by_value.empty() || read_back.empty() ? "" : "; ") +
+                  (read_back.empty() ? "" : "rows read back of " + read_back) + " (" + std::to_string(tasks.size()) +
+                  " read(s) over up to " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), tasks.size())) +
+                  " connection(s))";
   auto results = readers_->run(tasks);
   std::vector<std::optional<shardio::ReadResult>> merged(ctx_.tables.size());
   for (std::size_t k = 0; k < tasks.size(); ++k) {
@@ -509,6 +516,26 @@ std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const 
 std::string Runner::select_copy(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
   return "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(conn, t, r) + ") TO STDOUT" +
          copy_format(t.binary);
+}
+
+std::vector<KeyRange> Runner::cut(const PlannedTable& t, const KeyRange& r, int parts) {
+  routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
+  if (bt != routing::KeyType::int4 && bt != routing::KeyType::int8) return {r};
+  KeyRange span = r;
+  if (!r.low || !r.high) {
+    // An open side (the first or last batch of a map) is cut between the keys the target
+    // holds there: two index probes.
+    auto ends = target_->query("SELECT min(" + catalog::quote_ident(t.key_column) + ")::text, max(" +
+                               catalog::quote_ident(t.key_column) + ")::text FROM " + t.quoted + " WHERE " + filter(*target_, t, r));
+    if (ends.empty() || ends[0][0].empty()) return {r};
+    if (!span.low) span.low = routing::parse_key(bt, ends[0][0]);
+    if (!span.high) span.high = routing::key_successor(bt, routing::parse_key(bt, ends[0][1]));
+    if (!span.high) return {r};
+  }
+  auto out = routing::split_key_range(bt, span, parts);
+  out.front().low = r.low;
+  out.back().high = r.high;
+  return out;
 }
 
 Runner::Digests Runner::stream_digest(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r,

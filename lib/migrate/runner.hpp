@@ -102,6 +102,8 @@ class Runner {
   // digest where the source's has one, else the rows read back. Up to ctx_.parallel
   // connections work at once, on tables and on parts of a big table's key range.
   std::vector<std::string> target_digests(const Batch& b, const std::vector<Digests>& source);
+  // The batch's range cut into up to `parts` contiguous parts (integer keys only, else whole).
+  std::vector<routing::KeyRange> cut(const PlannedTable& t, const routing::KeyRange& r, int parts);
   GuardOwner owner() const;
 
   pg::Connection& catalog_;
