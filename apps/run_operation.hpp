@@ -22,7 +22,6 @@ namespace shardctl::apps {
 inline migrate::EngineOptions engine_options(cli::Context& ctx) {
   migrate::EngineOptions o;
   o.fence_grace = ctx.config().fence_grace;
-  o.parallel = static_cast<int>(ctx.config().parallel);
   // The checked load and purge (FK triggers never skipped): for comparing the two paths, and
   // for the test suite's fallback runs.
   if (const char* c = std::getenv("SHARDCTL_CHECKED_LOAD"); c && *c && std::string(c) != "0") o.checked_load = true;

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   std::optional<int> parallel;
   fam.app()
       .add_option("--parallel", parallel,
-                  "Connections each batch is read back over to verify, tables and key parts at once (default: [defaults] parallel)")
+                  "Connections the target is read over to verify a batch, tables and key parts at once (default 1)")
       ->check(CLI::PositiveNumber)
       ->type_name("N");
   fam.app().add_flag("--verify-fk", verify_fk,

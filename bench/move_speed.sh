@@ -12,6 +12,7 @@
 #   `shardctl split --move lower` on the fast path. Both with the default (64 MB) batches.
 # So the fast path compares with the limit on the same rows (R2), the checked path with the
 # hand-made pipe on the same rows (R1). Usage: bench/move_speed.sh [BIN_DIR] [SCALE]
+# BENCH_PARALLEL=N passes --parallel N to shardctl (default: the config's [defaults] parallel).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/bin}
@@ -80,7 +81,7 @@ limit_copy=$(echo "$(now) - $t0" | bc -l)
 export SHARDCTL_CATALOG=$(jq -r .catalog "$work/tool.json")
 tool() {  # NAME ENV ARGS...: runs a split, keeps its -v times, peak RSS and offline windows
   local name=$1 env=$2; shift 2
-  env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "$bin/shardctl" split --map customers "$@" -v \
+  env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "$bin/shardctl" split --map customers "$@" -v ${BENCH_PARALLEL:+--parallel $BENCH_PARALLEL} \
     2> "$work/$name.err" >/dev/null || { cat "$work/$name.err" >&2; exit 1; }
   local op
   op=$("$bin/shardctl" op list --format json | jq -r '.operations[0].id')
@@ -117,4 +118,4 @@ echo
 echo "fast path: whole split vs hand-made pipe + DELETE: $(r "$fast_total / ($hand_copy + $hand_delete)")x (target <= 0.5)"
 echo "fast path: copy vs limit: $(r "$(phase fast copy) / $limit_copy")x (target <= 1.5)"
 echo "fast path: verify vs its copy: $(r "$(phase fast verify) / $(phase fast copy)")x (target <= 0.15)"
-grep -h "path:" "$work/fast.err" "$work/checked.err" | sed 's/^/  /'
+grep -h "path:\|verify:" "$work/fast.err" "$work/checked.err" | sed 's/^/  /'

@@ -289,8 +289,8 @@ std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const
 
 std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
   if (!readers_)
-    readers_ = std::make_unique<shardio::ReadPool>(*target_, ctx_.target.dsn, "shard " + ctx_.target.name,
-                                                   std::string(session_settings), ctx_.parallel);
+    readers_ = std::make_unique<shardio::ReadPool>(ctx_.target.dsn, "shard " + ctx_.target.name, std::string(session_settings),
+                                                   ctx_.parallel);
   // Parts of about this many rows at least: below it, another statement costs more than it saves.
   constexpr std::int64_t rows_per_part = 500;
   std::vector<shardio::ReadTask> tasks;

@@ -112,7 +112,7 @@ class Runner {
   shardio::FaultInjector faults_;
   std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> sources_;
   std::unique_ptr<shardio::RawConn> target_;
-  // target_ and further connections to the target that read batches back for verify.
+  // Connections to the target that read batches for verify (declared after target_: closed first).
   std::unique_ptr<shardio::ReadPool> readers_;
   Progress stats_;
   // Per table, the digest of the source stream the last copy() loaded (batch streamed_batch_):

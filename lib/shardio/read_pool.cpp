@@ -9,21 +9,20 @@
 
 namespace shardctl::shardio {
 
-ReadPool::ReadPool(RawConn& first, std::string dsn, std::string role, std::string session_sql, int size)
-    : first_(first),
-      dsn_(std::move(dsn)),
+ReadPool::ReadPool(std::string dsn, std::string role, std::string session_sql, int size)
+    : dsn_(std::move(dsn)),
       role_(std::move(role)),
       session_sql_(std::move(session_sql)),
       size_(static_cast<std::size_t>(std::max(size, 1))),
-      extra_(size_ - 1) {}
+      readers_(size_) {}
 
 ReadPool::~ReadPool() = default;
 
 RawConn& ReadPool::reader(std::size_t i) {
-  if (i == 0) return first_;
-  auto& conn = extra_[i - 1];
+  auto& conn = readers_[i];
   if (!conn) {
     conn = std::make_unique<RawConn>(dsn_, role_);
+    conn->exec("SET max_parallel_workers_per_gather = 0");
     if (!session_sql_.empty()) conn->exec(session_sql_);
   }
   return *conn;
@@ -57,7 +56,7 @@ std::vector<ReadResult> ReadPool::run(const std::vector<ReadTask>& tasks) {
     } catch (...) {
       errors[w] = std::current_exception();
       failed = true;
-      if (w > 0) extra_[w - 1].reset();  // its state is unknown: open a fresh one next time
+      readers_[w].reset();  // its state is unknown: open a fresh one next time
     }
   };
   {

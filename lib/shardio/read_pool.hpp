@@ -29,9 +29,10 @@ struct ReadResult {
 
 class ReadPool {
  public:
-  // `first` is the caller's own connection to the database, used as reader 0; up to size - 1
-  // more are opened from `dsn` on first use (each runs `session_sql` once) and kept.
-  ReadPool(RawConn& first, std::string dsn, std::string role, std::string session_sql, int size);
+  // Up to `size` connections, opened from `dsn` on first use (each runs `session_sql` once) and
+  // kept. They do not use the server's parallel workers: the pool is the parallelism, and
+  // starting two workers per read cost more than the read on a small machine.
+  ReadPool(std::string dsn, std::string role, std::string session_sql, int size);
   ~ReadPool();
   ReadPool(const ReadPool&) = delete;
   ReadPool& operator=(const ReadPool&) = delete;
@@ -43,10 +44,9 @@ class ReadPool {
  private:
   RawConn& reader(std::size_t i);
 
-  RawConn& first_;
   std::string dsn_, role_, session_sql_;
   std::size_t size_;
-  std::vector<std::unique_ptr<RawConn>> extra_;  // reader i + 1
+  std::vector<std::unique_ptr<RawConn>> readers_;
 };
 
 }  // namespace shardctl::shardio
