@@ -1,0 +1,167 @@
+// Runner's verify step: each table of a batch on the target against the digest of the stream
+// that loaded it. Where the columns allow, the target's server computes the value digest in one
+// aggregate (shardio/value_digest.hpp); otherwise its rows are streamed back and hashed as the
+// copy was. Reads run over the runner's ReadPool: tables, and parts of a big table's key range,
+// at once with --parallel.
+#include <algorithm>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/key_sql.hpp"
+#include "catalog/names.hpp"
+#include "core/error.hpp"
+#include "migrate/copy_sql.hpp"
+#include "migrate/runner.hpp"
+#include "routing/range_split.hpp"
+#include "shardio/row_checksum.hpp"
+
+namespace shardctl::migrate {
+using routing::KeyRange;
+
+// Compares count and digest of every table's batch on both sides; returns them (JSON, table ->
+// CopyDigest text) for the flip to journal and the purge to hold its deletes to. The source's
+// side is the digest of the stream copy() loaded (read again only when a resumed run found the
+// batch already copied); the target's rows are streamed back and hashed the same way.
+std::string Runner::verify(const Batch& b) {
+  // A process that lost its lease stops here: another runner may already have purged the batch,
+  // and a failed comparison would only confuse.
+  catalog_.read([&](pqxx::work& tx) { fence(tx); });
+  shardio::RawConn& src = source(b);
+  const auto& from = shard(b.source_id);
+  std::vector<Digests> on_source;
+  for (const auto& t : ctx_.tables) {
+    auto it = streamed_.find(t.name);
+    on_source.push_back(streamed_batch_ == b.no && it != streamed_.end() ? it->second
+                                                                         : stream_digest(src, t, b.range, value_kinds(t, b)));
+  }
+  auto on_target = target_digests(b, on_source);
+  nlohmann::json verified = nlohmann::json::object();
+  for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
+    const auto& t = ctx_.tables[i];
+    const auto& s = on_source[i].values.empty() ? on_source[i].stream : on_source[i].values;
+    const auto& d = on_target[i];
+    if (s != d)
+      throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
+                               from.name + " has count:checksum " + s + ", " + ctx_.target.name + " has " + d,
+                           "nothing was deleted; the batch stays offline on " + from.name + " until resolved");
+    // The purge holds its deletes to the stream's digest: every byte of the rows that left.
+    verified[t.name] = on_source[i].stream;
+  }
+  faults_.point("verify");
+  return verified.dump();
+}
+
+bool Runner::same_encoding(const Batch& b) {
+  auto it = same_encoding_.find(b.source_id);
+  if (it != same_encoding_.end()) return it->second;
+  auto client = source(b).query("SELECT current_setting('client_encoding')")[0][0];
+  auto server = target_->query("SELECT current_setting('server_encoding')")[0][0];
+  return same_encoding_[b.source_id] = client == server;
+}
+
+std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const Batch& b) {
+  if (!t.binary || t.types.size() != t.columns.size() || !same_encoding(b)) return {};
+  std::vector<shardio::ValueKind> kinds;
+  for (const auto& type : t.types) {
+    auto k = shardio::value_kind(type);
+    if (!k) return {};
+    kinds.push_back(*k);
+  }
+  return kinds;
+}
+
+std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
+  if (!readers_)
+    readers_ = std::make_unique<shardio::ReadPool>(ctx_.target.dsn, "shard " + ctx_.target.name, std::string(shardio::session_settings),
+                                                   ctx_.parallel);
+  // Parts of about this many rows at least: below it, another statement costs more than it saves.
+  constexpr std::int64_t rows_per_part = 500;
+  std::vector<shardio::ReadTask> tasks;
+  std::vector<std::size_t> table_of;
+  for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
+    const auto& t = ctx_.tables[i];
+    std::int64_t rows = std::stoll(source[i].stream);
+    bool values = !source[i].values.empty();
+    std::vector<KeyRange> parts{b.range};
+    // A big table is read in parts of its key range, more parts than readers since keys need
+    // not be spread evenly. Not on hash maps: their filter hashes every row's key, so each
+    // part would scan the whole batch again.
+    int want = static_cast<int>(std::min<std::int64_t>(2 * ctx_.parallel, rows / rows_per_part));
+    if (ctx_.parallel > 1 && t.binary && ctx_.map.kind != routing::MapKind::hash && want > 1)
+      parts = cut(t, b.range, want);
+    for (const auto& p : parts) {
+      shardio::ReadTask task;
+      task.weight = rows / static_cast<std::int64_t>(parts.size());
+      if (values) {
+        std::vector<shardio::ValueColumn> cols;
+        auto kinds = value_kinds(t, b);
+        for (std::size_t c = 0; c < t.columns.size(); ++c) cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c]});
+        task.sql = "SELECT " + shardio::value_digest_sql(cols) + " FROM " + t.quoted + " WHERE " + filter(*target_, t, p);
+        task.value = true;
+      } else {
+        task.sql = select_copy(*target_, t, p);
+        task.binary = t.binary;
+      }
+      tasks.push_back(std::move(task));
+      table_of.push_back(i);
+    }
+  }
+  std::string by_value, read_back;
+  auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
+  for (std::size_t i = 0; i < ctx_.tables.size(); ++i) add(source[i].values.empty() ? read_back : by_value, ctx_.tables[i].name);
+  stats_.verify = (by_value.empty() ? "" : "value digest of " + by_value) + (by_value.empty() || read_back.empty() ? "" : "; ") +
+                  (read_back.empty() ? "" : "rows read back of " + read_back) + " (" + std::to_string(tasks.size()) +
+                  " read(s) over up to " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), tasks.size())) +
+                  " connection(s))";
+  auto results = readers_->run(tasks);
+  std::vector<std::optional<shardio::ReadResult>> merged(ctx_.tables.size());
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    auto& m = merged[table_of[k]];
+    if (!m) {
+      m = std::move(results[k]);
+    } else if (tasks[k].value) {
+      m->value = shardio::add_value_digests(m->value, results[k].value);
+    } else {
+      m->digest->merge(*results[k].digest);
+    }
+  }
+  std::vector<std::string> out;
+  for (auto& m : merged) out.push_back(m->digest ? m->digest->text() : m->value);
+  return out;
+}
+
+std::string Runner::select_copy(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
+  return "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(conn, t, r) + ") TO STDOUT" +
+         copy_format(t.binary);
+}
+
+std::vector<KeyRange> Runner::cut(const PlannedTable& t, const KeyRange& r, int parts) {
+  routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
+  if (bt != routing::KeyType::int4 && bt != routing::KeyType::int8) return {r};
+  KeyRange span = r;
+  if (!r.low || !r.high) {
+    // An open side (the first or last batch of a map) is cut between the keys the target
+    // holds there: two index probes.
+    auto ends = target_->query("SELECT min(" + catalog::quote_ident(t.key_column) + ")::text, max(" +
+                               catalog::quote_ident(t.key_column) + ")::text FROM " + t.quoted + " WHERE " + filter(*target_, t, r));
+    if (ends.empty() || ends[0][0].empty()) return {r};
+    if (!span.low) span.low = routing::parse_key(bt, ends[0][0]);
+    if (!span.high) span.high = routing::key_successor(bt, routing::parse_key(bt, ends[0][1]));
+    if (!span.high) return {r};
+  }
+  auto out = routing::split_key_range(bt, span, parts);
+  out.front().low = r.low;
+  out.back().high = r.high;
+  return out;
+}
+
+Runner::Digests Runner::stream_digest(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r,
+                                      const std::vector<shardio::ValueKind>& kinds) const {
+  shardio::CopyDigest digest(t.binary, kinds);
+  shardio::copy_out_to(conn, select_copy(conn, t, r), [&](std::string_view chunk) { digest.add(chunk); });
+  if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
+  return {digest.text(), kinds.empty() ? "" : digest.value_text()};
+}
+
+}  // namespace shardctl::migrate
