@@ -11,6 +11,8 @@
 #include <string>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/context.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/render.hpp"
@@ -27,6 +29,27 @@ inline migrate::EngineOptions engine_options(cli::Context& ctx) {
   if (const char* c = std::getenv("SHARDCTL_CHECKED_LOAD"); c && *c && std::string(c) != "0") o.checked_load = true;
   return o;
 }
+
+// The flags split, merge and move share besides their request: --parallel and --verify-fk.
+struct RunFlags {
+  std::optional<int> parallel;
+  bool verify_fk = false;
+
+  void add_to(CLI::App& app) {
+    app.add_option("--parallel", parallel,
+                   "Connections the target is read over to verify a batch, tables and key parts at once (default 1)")
+        ->check(CLI::PositiveNumber)
+        ->type_name("N");
+    app.add_flag("--verify-fk", verify_fk,
+                 "When done, check every foreign key of the moved rows on the target (an anti-join of the moved range)");
+  }
+  migrate::EngineOptions engine_options(cli::Context& ctx) const {
+    auto o = apps::engine_options(ctx);
+    o.verify_fk = verify_fk;
+    if (parallel) o.parallel = *parallel;
+    return o;
+  }
+};
 
 // --batch-size N: N distinct keys per batch; without it, batches of about 64 MB of rows (heap
 // and indexes, from the source's statistics), so a batch's offline window is predictable.

@@ -15,22 +15,12 @@ int main(int argc, char** argv) {
   fam.app().add_option("--into", req.into, "Shard that receives every mapping in the range")->required()->type_name("SHARD");
   fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
       ->type_name("N");
-  bool verify_fk = false;
-  std::optional<int> parallel;
-  fam.app()
-      .add_option("--parallel", parallel,
-                  "Connections the target is read over to verify a batch, tables and key parts at once (default 1)")
-      ->check(CLI::PositiveNumber)
-      ->type_name("N");
-  fam.app().add_flag("--verify-fk", verify_fk,
-                     "When done, check every foreign key of the moved rows on the target (an anti-join of the moved range)");
+  apps::RunFlags flags;
+  flags.add_to(fam.app());
 
   fam.root_handler([&](cli::Context& ctx) {
     apps::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
-    auto options = apps::engine_options(ctx);
-    options.verify_fk = verify_fk;
-    if (parallel) options.parallel = *parallel;
-    migrate::Engine engine(ctx.catalog(), options);
+    migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
     apps::run_operation(ctx, engine, engine.plan_merge(req));
   });
   return fam.main(argc, argv);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "shardio/big_endian.hpp"
 
 namespace shardctl::shardio {
 
@@ -13,15 +14,6 @@ namespace {
 
 // PGCOPY\n\377\r\n\0, then int32 flags and int32 header-extension length.
 constexpr std::size_t signature_size = 11;
-
-std::uint32_t be32(const char* p) {
-  auto u = reinterpret_cast<const unsigned char*>(p);
-  return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) | (std::uint32_t{u[2]} << 8) | u[3];
-}
-std::int16_t be16(const char* p) {
-  auto u = reinterpret_cast<const unsigned char*>(p);
-  return static_cast<std::int16_t>((u[0] << 8) | u[1]);
-}
 
 }  // namespace
 
@@ -38,7 +30,7 @@ std::size_t CopyDigest::consume(std::string_view d) {
   }
   while (pos + 2 <= d.size()) {
     if (ended_) throw internal_error("a binary COPY stream had bytes after its trailer");
-    std::int16_t fields = be16(d.data() + pos);
+    auto fields = static_cast<std::int16_t>(be16(d.data() + pos));
     if (fields == -1) {
       ended_ = true;
       pos += 2;

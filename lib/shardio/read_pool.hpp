@@ -30,8 +30,10 @@ struct ReadResult {
 class ReadPool {
  public:
   // Up to `size` connections, opened from `dsn` on first use (each runs `session_sql` once) and
-  // kept. They do not use the server's parallel workers: the pool is the parallelism, and
-  // starting two workers per read cost more than the read on a small machine.
+  // kept. They do not use the server's parallel workers (the pool is the parallelism, and
+  // starting two workers per read cost more than the read on a small machine), nor JIT: a
+  // digest of a wide table's batch can pass jit_above_cost, and compiling it costs more than
+  // the few expressions it would speed up, again at every batch.
   ReadPool(std::string dsn, std::string role, std::string session_sql, int size);
   ~ReadPool();
   ReadPool(const ReadPool&) = delete;

@@ -3,21 +3,12 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "shardio/big_endian.hpp"
 #include "routing/pg_hash.hpp"
 
 namespace shardctl::shardio {
 
 namespace {
-
-std::uint32_t be32(const char* p) {
-  auto u = reinterpret_cast<const unsigned char*>(p);
-  return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) | (std::uint32_t{u[2]} << 8) | u[3];
-}
-std::uint16_t be16(const char* p) {
-  auto u = reinterpret_cast<const unsigned char*>(p);
-  return static_cast<std::uint16_t>((u[0] << 8) | u[1]);
-}
-std::uint64_t be64(const char* p) { return (std::uint64_t{be32(p)} << 32) | be32(p + 4); }
 
 void need(std::string_view field, std::size_t size) {
   if (field.size() != size) throw internal_error("a binary COPY value had an unexpected size");

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "itest_pg.hpp"
 #include "routing/pg_hash.hpp"
 
 using namespace shardctl::routing;
@@ -32,24 +33,9 @@ std::uint64_t test_seed() {
   return seed;
 }
 
-struct PgConnClose {
-  void operator()(PGconn* c) const noexcept { PQfinish(c); }
-};
-struct PgResultClear {
-  void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using Conn = std::unique_ptr<PGconn, PgConnClose>;
-using Result = std::unique_ptr<PGresult, PgResultClear>;
-
-Conn connect() {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run this test through ctest (run_cxx_test.sh)");
-  Conn conn(PQconnectdb(dsn));
-  REQUIRE_MESSAGE(PQstatus(conn.get()) == CONNECTION_OK, PQerrorMessage(conn.get()));
-  // The keys are UTF-8 bytes; any other client encoding would convert them before hashing.
-  REQUIRE_MESSAGE(PQsetClientEncoding(conn.get(), "UTF8") == 0, PQerrorMessage(conn.get()));
-  return conn;
-}
+using itest::Conn;
+using itest::connect;
+using itest::Result;
 
 // A PostgreSQL array literal: every element double-quoted (so "NULL", commas, braces and spaces
 // stay text) with '"' and '\' backslash-escaped.

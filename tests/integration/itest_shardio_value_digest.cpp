@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "itest_pg.hpp"
 #include "shardio/copy_digest.hpp"
 #include "shardio/value_digest.hpp"
 
@@ -18,23 +19,9 @@ using namespace shardctl::shardio;
 
 namespace {
 
-struct PgConnClose {
-  void operator()(PGconn* c) const noexcept { PQfinish(c); }
-};
-struct PgResultClear {
-  void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using Conn = std::unique_ptr<PGconn, PgConnClose>;
-using Result = std::unique_ptr<PGresult, PgResultClear>;
-
-Conn connect() {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run this test through ctest (run_cxx_test.sh)");
-  Conn conn(PQconnectdb(dsn));
-  REQUIRE_MESSAGE(PQstatus(conn.get()) == CONNECTION_OK, std::string(PQerrorMessage(conn.get())));
-  REQUIRE_MESSAGE(PQsetClientEncoding(conn.get(), "UTF8") == 0, PQerrorMessage(conn.get()));
-  return conn;
-}
+using itest::Conn;
+using itest::connect;
+using itest::Result;
 
 std::string query_one(PGconn* c, const std::string& sql) {
   Result r(PQexec(c, sql.c_str()));
