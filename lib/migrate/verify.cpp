@@ -22,7 +22,8 @@ using routing::KeyRange;
 // Compares count and digest of every table's batch on both sides; returns them (JSON, table ->
 // CopyDigest text) for the flip to journal and the purge to hold its deletes to. The source's
 // side is the digest of the stream copy() loaded (read again only when a resumed run found the
-// batch already copied); the target's rows are streamed back and hashed the same way.
+// batch already copied); the target's side is its server's value digest, or its rows streamed
+// back and hashed the same way.
 std::string Runner::verify(const Batch& b) {
   // A process that lost its lease stops here: another runner may already have purged the batch,
   // and a failed comparison would only confuse.
