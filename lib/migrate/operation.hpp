@@ -15,6 +15,7 @@
 #include "shardio/journal.hpp"
 #include "shardio/key_filter.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardio/value_digest.hpp"
 
 namespace shardctl::migrate {
 
@@ -59,6 +60,12 @@ struct PlannedTable {
 
 // How a sharded table is copied: its columns and primary key as the source has them.
 PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table);
+// The value kind of each of the table's columns when every one has a value digest
+// (shardio/value_digest.hpp), else empty: its batches are then verified by reading rows back.
+std::vector<shardio::ValueKind> value_kinds_of(const PlannedTable& table);
+// How batches of these tables are verified, for -v and --dry-run: "value digest of a, b; rows
+// read back of c" (a value digest also needs the sessions' text in the target's encoding).
+std::string verify_method(const std::vector<PlannedTable>& tables);
 // Sorts tables parents first, by the foreign keys the source has among them.
 void sort_by_foreign_keys(shardio::RawConn& source, std::vector<PlannedTable>& tables);
 // Sorts quoted reference tables parents first, by the foreign keys the source has among them

@@ -19,6 +19,7 @@ void print_plan(std::ostream& out, const Plan& p) {
   out << "\n  estimated size: " << megabytes(p.estimated_bytes) << ", free on " << p.target.name << ": "
       << (p.target_free_bytes ? megabytes(*p.target_free_bytes) : std::string("not readable")) << '\n';
   if (!p.load_path.empty()) out << "  load path: " << p.load_path << '\n';
+  if (!p.tables.empty()) out << "  verify: " << verify_method(p.tables) << '\n';
   out << "  batches: " << p.batches.size() << '\n';
   for (std::size_t i = 0; i < p.batches.size() && i < 10; ++i)
     out << "    " << (i + 1) << ": "
@@ -48,6 +49,7 @@ nlohmann::json plan_json(const Plan& p) {
           {"estimated_bytes", p.estimated_bytes},
           {"target_free_bytes", p.target_free_bytes ? nlohmann::json(*p.target_free_bytes) : nlohmann::json(nullptr)},
           {"load_path", p.load_path},
+          {"verify", verify_method(p.tables)},
           {"warnings", p.warnings}};
 }
 

@@ -61,8 +61,8 @@ bool Runner::same_encoding(const Batch& b) {
   return same_encoding_[b.source_id] = client == server;
 }
 
-std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const Batch& b) {
-  if (!t.binary || t.types.size() != t.columns.size() || !same_encoding(b)) return {};
+std::vector<shardio::ValueKind> value_kinds_of(const PlannedTable& t) {
+  if (!t.binary || t.types.size() != t.columns.size()) return {};
   std::vector<shardio::ValueKind> kinds;
   for (const auto& type : t.types) {
     auto k = shardio::value_kind(type);
@@ -70,6 +70,30 @@ std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const
     kinds.push_back(*k);
   }
   return kinds;
+}
+
+namespace {
+
+// "value digest of a, b; rows read back of c": tables[i] by value digest where by_value[i].
+std::string describe(const std::vector<PlannedTable>& tables, const std::vector<bool>& by_value) {
+  std::string values, rows;
+  auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
+  for (std::size_t i = 0; i < tables.size(); ++i) add(by_value[i] ? values : rows, tables[i].name);
+  return (values.empty() ? "" : "value digest of " + values) + (values.empty() || rows.empty() ? "" : "; ") +
+         (rows.empty() ? "" : "rows read back of " + rows);
+}
+
+}  // namespace
+
+std::string verify_method(const std::vector<PlannedTable>& tables) {
+  std::vector<bool> by_value;
+  for (const auto& t : tables) by_value.push_back(!value_kinds_of(t).empty());
+  return describe(tables, by_value);
+}
+
+std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const Batch& b) {
+  if (!same_encoding(b)) return {};
+  return value_kinds_of(t);
 }
 
 std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
@@ -108,11 +132,9 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
       table_of.push_back(i);
     }
   }
-  std::string by_value, read_back;
-  auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
-  for (std::size_t i = 0; i < ctx_.tables.size(); ++i) add(source[i].values.empty() ? read_back : by_value, ctx_.tables[i].name);
-  stats_.verify = (by_value.empty() ? "" : "value digest of " + by_value) + (by_value.empty() || read_back.empty() ? "" : "; ") +
-                  (read_back.empty() ? "" : "rows read back of " + read_back) + " (" + std::to_string(tasks.size()) +
+  std::vector<bool> by_value;
+  for (const auto& d : source) by_value.push_back(!d.values.empty());
+  stats_.verify = describe(ctx_.tables, by_value) + " (" + std::to_string(tasks.size()) +
                   " read(s) over up to " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), tasks.size())) +
                   " connection(s))";
   auto results = readers_->run(tasks);

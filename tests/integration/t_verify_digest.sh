@@ -46,6 +46,10 @@ SQL
 zoo_baseline
 zoo_verify "initial load"
 
+# The dry run says which tables a value digest verifies and which are read back.
+expect_exit 0 shardctl split --map accounts --at 1500 --to shard_2 --dry-run
+expect_stdout_contains "verify: value digest of public.accounts; rows read back of public.events"
+
 # Several connections, the big table read in key parts: the value digest for accounts, rows
 # read back for events (jsonb and double precision have no value digest).
 expect_exit 0 shardctl split --map accounts --at 1500 --to shard_2 --batch-size 1000 --parallel 3 -v
