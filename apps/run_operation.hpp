@@ -38,7 +38,7 @@ struct RunFlags {
   void add_to(CLI::App& app) {
     app.add_option("--parallel", parallel,
                    "Connections the target is read over to verify a batch, tables and key parts at once (default 1)")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Range(1, 64))
         ->type_name("N");
     app.add_flag("--verify-fk", verify_fk,
                  "When done, check every foreign key of the moved rows on the target (an anti-join of the moved range)");

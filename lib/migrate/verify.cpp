@@ -115,14 +115,19 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
     int want = static_cast<int>(std::min<std::int64_t>(2 * ctx_.parallel, rows / rows_per_part));
     if (ctx_.parallel > 1 && t.binary && ctx_.map.kind != routing::MapKind::hash && want > 1)
       parts = cut(t, b.range, want);
+    // The digest's select list is the same for every part of the table.
+    std::string digest_sql;
+    if (values) {
+      std::vector<shardio::ValueColumn> cols;
+      auto kinds = value_kinds(t, b);
+      for (std::size_t c = 0; c < t.columns.size(); ++c) cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c]});
+      digest_sql = "SELECT " + shardio::value_digest_sql(cols) + " FROM " + t.quoted + " WHERE ";
+    }
     for (const auto& p : parts) {
       shardio::ReadTask task;
       task.weight = rows / static_cast<std::int64_t>(parts.size());
       if (values) {
-        std::vector<shardio::ValueColumn> cols;
-        auto kinds = value_kinds(t, b);
-        for (std::size_t c = 0; c < t.columns.size(); ++c) cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c]});
-        task.sql = "SELECT " + shardio::value_digest_sql(cols) + " FROM " + t.quoted + " WHERE " + filter(*target_, t, p);
+        task.sql = digest_sql + filter(*target_, t, p);
         task.value = true;
       } else {
         task.sql = select_copy(*target_, t, p);
