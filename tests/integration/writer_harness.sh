@@ -5,6 +5,9 @@
 #                                   writes are acknowledged
 #   acks                            acknowledged writes so far
 #   stop_writers                    stops them; fails if one failed
+#   forget_first_write LOG KIND     LOG without any acknowledgement of the first row KIND
+#                                   (ins_order or ins_customer) acknowledged: its insert and
+#                                   every update of it (a negative control's input)
 #   verify_writes LOG SHARDS        every acknowledged write in LOG is present exactly once,
 #                                   with the value of its last acknowledged write, on the shard
 #                                   the map routes its key to (shards 1..SHARDS); no refused
@@ -35,6 +38,14 @@ stop_writers() {
   local p
   for p in "${pids[@]}"; do wait "$p" || fail "writer $p exited $?: $(cat "$TEST_TMP"/writer.*.err)"; done
   pids=()
+}
+
+forget_first_write() {  # LOG KIND
+  # All of the row's ACK lines go: an acknowledged update alone would still explain the row.
+  awk -F'\t' -v kind="$2" '
+    $1 == "ACK" && key == "" && $2 == kind { key = $3 "\t" $4 }
+    { lines[NR] = $0; k[NR] = ($1 == "ACK") ? $3 "\t" $4 : "" }
+    END { for (i = 1; i <= NR; i++) if (k[i] != key || key == "") print lines[i] }' "$1"
 }
 
 verify_writes() {  # LOG SHARDS
