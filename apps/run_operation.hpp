@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/checks.hpp"
 #include "cli/context.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/render.hpp"
@@ -38,7 +39,7 @@ struct RunFlags {
   void add_to(CLI::App& app) {
     app.add_option("--parallel", parallel,
                    "Connections the target is read over to verify a batch, tables and key parts at once (default 1)")
-        ->check(CLI::Range(1, 64))
+        ->check(cli::whole_number(1, 64))
         ->type_name("N");
     app.add_flag("--verify-fk", verify_fk,
                  "When done, check every foreign key of the moved rows on the target (an anti-join of the moved range)");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "cli/checks.hpp"
 #include "cli/family.hpp"
 #include "config/config.hpp"
 #include "core/error.hpp"
@@ -48,10 +49,10 @@ inline void add_drift_command(shardctl::cli::Family& fam) {
   cmd->add_option("--map", args->map, "Only the shards this map routes to")->type_name("MAP");
   cmd->add_option("--shards", args->shards, "Only these shards (comma-separated names)")->type_name("LIST");
   cmd->add_option("--parallel", args->parallel, "Shards read at once (default: [defaults] parallel)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   cmd->add_option("--connect-timeout", args->connect_timeout, "Seconds to wait for each shard's connection (default 5)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("SECONDS");
   cmd->add_option("--junit", args->junit, "Also write a JUnit XML report, one test case per shard")->type_name("FILE");
 }

@@ -9,6 +9,7 @@
 #include "archive/archiver.hpp"
 #include "archive/restore.hpp"
 #include "catalog/names.hpp"
+#include "cli/checks.hpp"
 #include "cli/family.hpp"
 #include "core/error.hpp"
 #include "output/table.hpp"
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
   run->add_option("--batch-size", batch_size, "Root rows per batch (default: the job's, else [defaults] batch_size)")
       ->type_name("N");
   run->add_option("--parallel", parallel, "Shards archived at once (default: [defaults] parallel)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   run->add_option("--max-runtime", max_runtime, "Stop cleanly after the batch that passes this; the next run continues")
       ->type_name("DURATION");

@@ -7,6 +7,7 @@
 #include "check/check.hpp"
 #include "check/render.hpp"
 #include "check/textfile.hpp"
+#include "cli/checks.hpp"
 #include "cli/family.hpp"
 #include "core/error.hpp"
 
@@ -32,13 +33,13 @@ int main(int argc, char** argv) {
       ->type_name("report|quarantine|delete|rehome");
   app.add_flag("--restore", restore, "Put the rows --fix quarantine moved aside back into their tables");
   app.add_option("--sample", sample, "Example keys kept per finding (default: [check] sample, else 10)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::whole_number(0))
       ->type_name("N");
   app.add_option("--parallel", parallel, "Shards swept at once, one connection each (default: [defaults] parallel)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   app.add_option("--batch-size", opt.probe_batch, "Child keys per cross-shard probe round trip; bad rows per fix transaction (default 5000)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   app.add_option("--prometheus", prometheus, "Also write a node_exporter textfile-collector file (atomically)")
       ->type_name("FILE");

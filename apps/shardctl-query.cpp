@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "catalog/catalog.hpp"
+#include "cli/checks.hpp"
 #include "cli/family.hpp"
 #include "core/error.hpp"
 #include "query/query.hpp"
@@ -25,13 +26,13 @@ int main(int argc, char** argv) {
   app.add_option("--map", map, "Only the shards this map routes to")->type_name("MAP");
   app.add_option("--shards", shards, "Only these shards (comma-separated names)")->type_name("LIST");
   app.add_option("--parallel", parallel, "Shards queried at once (default: [defaults] parallel)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   app.add_option("--timeout", timeout, "statement_timeout on each shard (default 30s)")->type_name("DURATION");
   app.add_option("--connect-timeout", connect_timeout, "Seconds to wait for each shard's connection (default 5)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("SECONDS");
-  app.add_option("--limit", limit, "At most N rows from each shard")->check(CLI::NonNegativeNumber)->type_name("N");
+  app.add_option("--limit", limit, "At most N rows from each shard")->check(cli::whole_number(0))->type_name("N");
 
   fam.root_handler([&](cli::Context& ctx) {
     query::Options opt;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "catalog/catalog.hpp"
+#include "cli/checks.hpp"
 #include "cli/family.hpp"
 #include "core/error.hpp"
 #include "planner/json.hpp"
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
   plan->add_option("--objective", objective, "What to balance: bytes (size), load, or both")
       ->check(CLI::IsMember({"size", "load", "both"}))
       ->type_name("size|load|both");
-  plan->add_option("--max-moves", max_moves, "At most this many steps")->check(CLI::PositiveNumber)->type_name("N");
+  plan->add_option("--max-moves", max_moves, "At most this many steps")->check(cli::whole_number(1))->type_name("N");
   plan->add_option("--max-bytes", max_bytes, "At most this many bytes moved in all (e.g. 500M, 10GB)")->type_name("BYTES");
   plan->add_option("--exclude-shard", exclude, "A shard that neither gives nor receives (repeatable)")->type_name("SHARD");
   plan->add_option("--drain", drain, "A shard to empty: it gives everything away and receives nothing (repeatable)")->type_name("SHARD");
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
   });
   apply->add_option("PLAN", plan_path, "Plan file written by `rebalance plan -o`")->required()->type_name("PLAN.json");
   apply->add_option("--parallel", parallel, "Steps run at once; never two on one shard (default 1)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   apply->add_option("--max-age", max_age, "Refuse stats older than this (e.g. 30m, 2h; default: no limit)")->type_name("DURATION");
   return fam.main(argc, argv);

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "catalog/catalog.hpp"
+#include "cli/checks.hpp"
 #include "cli/family.hpp"
 #include "config/config.hpp"
 #include "core/error.hpp"
@@ -57,10 +58,10 @@ void add_selection(CLI::App* cmd, Shared& o) {
   cmd->add_option("--map", o.map, "Only the shards this map has mappings on")->type_name("MAP");
   cmd->add_option("--shards", o.shards, "Only these shards (comma-separated)")->type_name("LIST");
   cmd->add_option("--parallel", o.parallel, "Shards worked on at once (default: [defaults] parallel)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   cmd->add_option("--connect-timeout", o.connect_timeout, "Seconds to wait for each shard's connection (default 5)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("SECONDS");
 }
 
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
   apply->add_option("DIR", dir, "Directory of V<version>__<name>.sql and R__<name>.sql files")->required()->type_name("DIR");
   add_selection(apply, o);
   apply->add_option("--canary", canary, "Apply to the first K shards first; stop there on any failure")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::whole_number(0))
       ->type_name("K");
   apply->add_flag("--continue-on-error", continue_on_error,
                   "Keep starting shards after a failure (the default stops: no new shard starts)");

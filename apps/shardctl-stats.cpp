@@ -1,6 +1,7 @@
 // shardctl stats: measure the fleet (rows, bytes and a key histogram per mapping; size and
 // pg_stat_user_tables counters per shard) into a catalog snapshot, and show the latest one.
 #include "catalog/catalog.hpp"
+#include "cli/checks.hpp"
 #include "cli/family.hpp"
 #include "core/error.hpp"
 #include "stats/collect.hpp"
@@ -29,10 +30,10 @@ int main(int argc, char** argv) {
   collect->add_option("--load-file", co.load_file, "Per-key load from the application: CSV lines key,weight (needs --map with several maps)")
       ->type_name("FILE");
   collect->add_option("--parallel", parallel, "Shards measured at once (default: [defaults] parallel)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("N");
   collect->add_option("--connect-timeout", co.connect_timeout, "Seconds to wait for each shard's connection (default 5)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::whole_number(1))
       ->type_name("SECONDS");
 
   auto* show = fam.command("show", "Show the latest snapshot (text, or --format json)", [&](cli::Context& ctx) {

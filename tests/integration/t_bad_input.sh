@@ -21,6 +21,18 @@ expect_exit 64 shardctl shard list --no-such-flag
 one_error_line
 expect_stderr_contains "--no-such-flag"
 
+# Counts: one readable line naming the option and what it takes (CLI11's own numeric checks
+# printed the whole double range).
+for args in "query select1 --parallel 0" "check --sample -1" "schema status --parallel x" \
+            "stats collect --connect-timeout 1.5" "split --map big --at 5 --to s1 --parallel 65"; do
+  read -ra argv <<<"$args"
+  expect_exit 64 shardctl "${argv[@]}"
+  one_error_line
+  expect_stderr_contains "is not a whole number"
+  ! grep -q "0000000" "$STDERR" || fail "the refusal of '$args' prints a range no one typed: $(cat "$STDERR")"
+done
+expect_stderr_contains "from 1 to 64"
+
 expect_exit 64 shardctl frobnicate
 expect_stderr_contains "unknown command 'frobnicate'"
 
