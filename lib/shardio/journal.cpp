@@ -172,8 +172,13 @@ Error failed(pg::Connection& catalog, const std::string& op_id, const Error& e, 
   } catch (...) {
     // The operation stays journaled as running; `op list` shows it interrupted once this process ends.
   }
-  return Error(e.kind(), std::string(e.what()) + " (" + what + " " + op_id + ")",
-               e.hint().empty() ? "`shardctl op resume " + op_id + "` continues where it stopped" : e.hint());
+  std::string resume = "`shardctl op resume " + op_id + "` continues where it stopped";
+  std::string hint = e.hint();
+  if (hint.empty())
+    hint = resume;
+  else if (e.kind() == ErrorKind::unavailable && hint.find("op resume") == std::string::npos)
+    hint = "once the server is back, " + resume;  // a connection's own hint speaks of re-running
+  return Error(e.kind(), std::string(e.what()) + " (" + what + " " + op_id + ")", hint);
 }
 
 nlohmann::json to_json(const OpStatus& o) {

@@ -20,6 +20,10 @@ namespace {
 
 std::string first_line(const char* text) { return libpq_message_line(text); }
 
+// Read-only commands use these connections too: the hints say nothing of operations. A
+// journaled operation's failure adds how to resume it, with its id (shardio::failed).
+constexpr const char* kLostHint = "the server went away or restarted; run the command again once it is back";
+
 }  // namespace
 
 RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(role)), where_(pg::describe_dsn(dsn)) {
@@ -30,7 +34,7 @@ RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(rol
     PQfinish(conn_);
     conn_ = nullptr;
     throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + msg,
-                            "is the server running? `shardctl op resume ID` finishes the operation later");
+                            "is the server running and reachable? Run the command again once it is");
   }
   // Server NOTICEs ("schema already exists, skipping") are noise on an operator's terminal.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
@@ -43,7 +47,7 @@ void RawConn::fail(const std::string& what) const {
   if (PQstatus(conn_) != CONNECTION_OK || msg.find("server closed the connection") != std::string::npos ||
       msg.find("no connection to the server") != std::string::npos)
     throw unavailable_error("lost connection to " + role_ + " (" + where_ + ") during " + what + ": " + msg,
-                            "`shardctl op resume ID` finishes the operation once it is back");
+                            kLostHint);
   throw internal_error(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
 }
 
@@ -54,8 +58,7 @@ void RawConn::fail(const PGresult* r, const std::string& what) const {
   // No SQLSTATE means libpq itself failed: the server went away mid-query.
   if (PQstatus(conn_) != CONNECTION_OK || !state || std::string(state).rfind("08", 0) == 0 ||
       std::string(state).rfind("57P", 0) == 0)
-    throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg,
-                            "`shardctl op resume ID` finishes the operation once it is back");
+    throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg, kLostHint);
   // A serialization failure or deadlock with a concurrent writer: the caller may retry (75).
   if (std::string(state) == "40001" || std::string(state) == "40P01")
     throw ConflictError("a concurrent write on " + role_ + " (" + where_ + ") conflicted: " + msg);

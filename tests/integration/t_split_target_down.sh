@@ -33,6 +33,8 @@ grep -q "shard_2" "$TEST_TMP/split.out" || fail "the error does not name shard_2
 op=$(last_op)
 expect_exit 0 shardctl op show "$op" --format json
 assert_eq "$(jq -r .status "$STDOUT")" "failed"
+# The hint names the command that finishes this operation, with its id (not a placeholder).
+grep -qF "shardctl op resume $op" "$TEST_TMP/split.out" || fail "the error does not say how to resume: $(cat "$TEST_TMP/split.out")"
 
 shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null   # restarts the stopped cluster
 expect_exit 0 shardctl op resume "$op"
