@@ -44,6 +44,31 @@ ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, in
   return t;
 }
 
+// --cascade takes each table's rows along one foreign key, from the parent's rows of the
+// batch. A foreign key the tree does not follow (a table referencing itself, or back up its
+// path) names rows of the set from rows the batch may leave behind: deleting the referenced
+// rows would cascade to, or fail on, them. Refused before anything changes.
+void refuse_unfollowed_references(shardio::RawConn& shard, const ArchiveSet& set) {
+  std::vector<std::string> quoted;
+  for (const auto& t : set.tables) quoted.push_back(t.quoted);
+  for (const auto& fk : shardio::foreign_keys_among(shard, quoted)) {
+    bool followed = std::any_of(set.tables.begin(), set.tables.end(), [&](const ArchivedTable& t) {
+      return t.parent >= 0 && t.quoted == fk.child && set.tables[static_cast<std::size_t>(t.parent)].quoted == fk.parent &&
+             t.child_columns == fk.child_columns && t.parent_columns == fk.parent_columns;
+    });
+    if (followed) continue;
+    auto display = [&](const std::string& q) {
+      for (const auto& t : set.tables)
+        if (t.quoted == q) return t.name;
+      return q;
+    };
+    throw usage_error("--cascade cannot follow foreign key " + quote_ident(fk.name) + ": " + display(fk.child) +
+                          (fk.child == fk.parent ? " references itself"
+                                                 : " references " + display(fk.parent) + ", which the cascade reaches through it"),
+                      "archive without --cascade (a row that is still referenced stays), or archive the referencing rows in a job of their own first");
+  }
+}
+
 }  // namespace
 
 std::string fk_join(const std::vector<std::string>& child_columns, const std::vector<std::string>& parent_columns,
@@ -62,13 +87,21 @@ std::string ArchivedTable::column_list(const std::string& qualifier) const {
   return join_qualified(qualifier, names, ", ");
 }
 
+// A root row (alias t0) is referenced by a row of `r` (alias `alias`) other than itself: a row
+// that references only itself goes like any other.
+std::string ArchiveSet::referenced_by(const ArchivedTable& r, const std::string& alias) const {
+  std::string out = fk_join(r.child_columns, r.parent_columns, alias, "t0");
+  if (r.quoted == tables.front().quoted) out += " AND (" + alias + ".tableoid, " + alias + ".ctid) <> (t0.tableoid, t0.ctid)";
+  return out;
+}
+
 std::string ArchiveSet::root_filter(const std::string* low_row, const std::string& high_row) const {
   std::string filter = keyset.range_filter(low_row, high_row);
   if (cascade) return filter;
   for (std::size_t i = 0; i < referencing.size(); ++i) {
     const auto& r = referencing[i];
     std::string alias = "shardctl_ref" + std::to_string(i);
-    filter += " AND NOT EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_join(r.child_columns, r.parent_columns, alias, "t0") + ")";
+    filter += " AND NOT EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + referenced_by(r, alias) + ")";
   }
   return filter;
 }
@@ -79,7 +112,7 @@ std::string ArchiveSet::refused_filter(const std::string* low_row, const std::st
     const auto& r = referencing[i];
     std::string alias = "shardctl_ref" + std::to_string(i);
     if (!any.empty()) any += " OR ";
-    any += "EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + fk_join(r.child_columns, r.parent_columns, alias, "t0") + ")";
+    any += "EXISTS (SELECT 1 FROM " + r.quoted + " " + alias + " WHERE " + referenced_by(r, alias) + ")";
   }
   if (any.empty()) any = "false";
   return keyset.range_filter(low_row, high_row) + " AND (" + any + ")";
@@ -205,8 +238,18 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
         if (set.tables[i].quoted == set.tables[k].quoted)
           throw usage_error("table " + set.tables[k].name + " references the archived rows along two foreign keys",
                             "--cascade follows each table once; archive its rows in a job of their own first");
+    refuse_unfollowed_references(shard, set);
   } else {
     for (const auto& child : root.children) set.referencing.push_back(from_node(shard, child, 0));
+    // A root row another root row references stays too (a tree of rows: parent_id). The
+    // database would otherwise cascade the delete to a row that is not cold, or refuse it.
+    for (const auto& fk : shardio::foreign_keys_among(shard, {r.quoted})) {
+      ArchivedTable self = set.tables.front();
+      self.parent = 0;
+      self.child_columns = fk.child_columns;
+      self.parent_columns = fk.parent_columns;
+      set.referencing.push_back(std::move(self));
+    }
   }
   return set;
 }

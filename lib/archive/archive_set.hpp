@@ -47,13 +47,15 @@ struct ArchiveSet {
   std::vector<ArchivedTable> tables;  // [0] is the root; parents before children
   Keyset keyset;                      // the root's primary-key walk
   bool cascade = false;
-  // Without --cascade: the foreign keys that keep a root row (the root's direct referencers).
+  // Without --cascade: the foreign keys that keep a root row (the root's direct referencers,
+  // the root itself among them when it references itself).
   std::vector<ArchivedTable> referencing;
 
   // The root rows of the batch (low_row, high_row] (Keyset::literal_row) that the run takes.
   std::string root_filter(const std::string* low_row, const std::string& high_row) const;
   // The root rows of the batch that stay because a row still references them (no --cascade).
   std::string refused_filter(const std::string* low_row, const std::string& high_row) const;
+  std::string referenced_by(const ArchivedTable& referencing_table, const std::string& alias) const;
   // For each table, in order, the condition (over its alias) that selects its rows of the batch.
   std::vector<std::string> predicates(const std::string& root_filter) const;
   // A batch in flight locks the rows of the root and of every table an archived table references,

@@ -79,6 +79,32 @@ void add_children(RawConn& conn, FkNode& node, int depth, std::vector<std::strin
 
 }  // namespace
 
+std::vector<ForeignKey> foreign_keys_among(RawConn& conn, const std::vector<std::string>& quoted_tables) {
+  std::string list = catalog::text_array_literal(quoted_tables);
+  std::map<std::string, ForeignKey> by_constraint;
+  std::vector<std::string> order;
+  for (auto& r : conn.query(
+           "WITH s AS (SELECT n, to_regclass(n) AS oid FROM unnest($1::text[]) AS n) "
+           "SELECT c.oid::text, c.conname, sc.n, sp.n, a.attname, fa.attname "
+           "FROM pg_constraint c JOIN s sc ON sc.oid = c.conrelid JOIN s sp ON sp.oid = c.confrelid "
+           "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
+           "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
+           "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
+           "WHERE c.contype = 'f' AND c.conparentid = 0 ORDER BY c.conname, c.oid, k.i",
+           {list})) {
+    if (!by_constraint.count(r[0])) order.push_back(r[0]);
+    auto& fk = by_constraint[r[0]];
+    fk.name = r[1];
+    fk.child = r[2];
+    fk.parent = r[3];
+    fk.child_columns.push_back(r[4]);
+    fk.parent_columns.push_back(r[5]);
+  }
+  std::vector<ForeignKey> out;
+  for (const auto& oid : order) out.push_back(by_constraint[oid]);
+  return out;
+}
+
 void add_referencing_tables(RawConn& conn, FkNode& root) {
   std::vector<std::string> path{root.quoted};
   add_children(conn, root, 0, path);

@@ -28,4 +28,17 @@ struct FkNode {
 // error.
 void add_referencing_tables(RawConn& conn, FkNode& root);
 
+// A foreign key between two tables of a set (possibly one table referencing itself).
+struct ForeignKey {
+  std::string name;            // the constraint's name
+  std::string child, parent;   // quoted, as the set names them
+  std::vector<std::string> child_columns, parent_columns;  // raw names, in key order
+};
+
+// Every foreign key whose referencing and referenced tables are both in `quoted_tables`
+// (a partitioned table's constraint once, not its clones on the partitions). The tree above
+// leaves out a table's references to itself and back up its path; a caller that deletes rows
+// along the tree checks these.
+std::vector<ForeignKey> foreign_keys_among(RawConn& conn, const std::vector<std::string>& quoted_tables);
+
 }  // namespace shardctl::shardio
