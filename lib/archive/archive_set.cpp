@@ -44,31 +44,6 @@ ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, in
   return t;
 }
 
-// --cascade takes each table's rows along one foreign key, from the parent's rows of the
-// batch. A foreign key the tree does not follow (a table referencing itself, or back up its
-// path) names rows of the set from rows the batch may leave behind: deleting the referenced
-// rows would cascade to, or fail on, them. Refused before anything changes.
-void refuse_unfollowed_references(shardio::RawConn& shard, const ArchiveSet& set) {
-  std::vector<std::string> quoted;
-  for (const auto& t : set.tables) quoted.push_back(t.quoted);
-  for (const auto& fk : shardio::foreign_keys_among(shard, quoted)) {
-    bool followed = std::any_of(set.tables.begin(), set.tables.end(), [&](const ArchivedTable& t) {
-      return t.parent >= 0 && t.quoted == fk.child && set.tables[static_cast<std::size_t>(t.parent)].quoted == fk.parent &&
-             t.child_columns == fk.child_columns && t.parent_columns == fk.parent_columns;
-    });
-    if (followed) continue;
-    auto display = [&](const std::string& q) {
-      for (const auto& t : set.tables)
-        if (t.quoted == q) return t.name;
-      return q;
-    };
-    throw usage_error("--cascade cannot follow foreign key " + quote_ident(fk.name) + ": " + display(fk.child) +
-                          (fk.child == fk.parent ? " references itself"
-                                                 : " references " + display(fk.parent) + ", which the cascade reaches through it"),
-                      "archive without --cascade (a row that is still referenced stays), or archive the referencing rows in a job of their own first");
-  }
-}
-
 }  // namespace
 
 std::string fk_join(const std::vector<std::string>& child_columns, const std::vector<std::string>& parent_columns,
@@ -238,7 +213,12 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
         if (set.tables[i].quoted == set.tables[k].quoted)
           throw usage_error("table " + set.tables[k].name + " references the archived rows along two foreign keys",
                             "--cascade follows each table once; archive its rows in a job of their own first");
-    refuse_unfollowed_references(shard, set);
+    // A foreign key the tree does not follow names rows of the set from rows the batch may
+    // leave behind: deleting the referenced rows would cascade to, or fail on, them.
+    for (const auto& fk : shardio::unfollowed_foreign_keys(shard, root))
+      throw usage_error("--cascade cannot follow " + shardio::describe_unfollowed(fk),
+                        "archive without --cascade (a row that is still referenced stays), or archive the "
+                        "referencing rows in a job of their own first");
   } else {
     for (const auto& child : root.children) set.referencing.push_back(from_node(shard, child, 0));
     // A root row another root row references stays too (a tree of rows: parent_id). The

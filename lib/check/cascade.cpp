@@ -122,6 +122,13 @@ std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Remo
   root.predicate = dry_run ? rows.predicate
                            : "(" + ident_list + ") IN (SELECT * FROM pg_temp.shardctl_fix_batch)";
   shardio::add_referencing_tables(conn, root);
+  // A foreign key the tree does not follow (a table referencing itself, a cycle) may name a
+  // bad row from a row that is not taken: the database would cascade the DELETE to it, out of
+  // the quarantine's reach, or refuse it. Refused before any row moves, dry run included.
+  for (const auto& fk : shardio::unfollowed_foreign_keys(conn, root))
+    throw usage_error("cannot take rows of " + catalog::display_name({root.schema, root.table}) +
+                          " out with the rows that reference them: " + shardio::describe_unfollowed(fk),
+                      "fix these rows by hand (`shardctl check` lists them), or run without --fix");
 
   std::vector<TableRows> out;
   if (dry_run) {

@@ -1,6 +1,7 @@
 #include "shardio/fk_tree.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "catalog/names.hpp"
@@ -103,6 +104,39 @@ std::vector<ForeignKey> foreign_keys_among(RawConn& conn, const std::vector<std:
   std::vector<ForeignKey> out;
   for (const auto& oid : order) out.push_back(by_constraint[oid]);
   return out;
+}
+
+std::vector<ForeignKey> unfollowed_foreign_keys(RawConn& conn, const FkNode& root) {
+  std::vector<std::string> tables;
+  std::map<std::string, std::string> display;  // quoted -> schema.table as an operator writes it
+  std::vector<ForeignKey> edges;  // child, parent and columns of each edge the tree follows
+  std::function<void(const FkNode&)> walk = [&](const FkNode& node) {
+    if (std::find(tables.begin(), tables.end(), node.quoted) == tables.end()) tables.push_back(node.quoted);
+    display[node.quoted] = catalog::display_name({node.schema, node.table});
+    for (const auto& child : node.children) {
+      edges.push_back({"", child.quoted, node.quoted, child.child_columns, child.parent_columns});
+      walk(child);
+    }
+  };
+  walk(root);
+  std::vector<ForeignKey> out;
+  for (auto& fk : foreign_keys_among(conn, tables)) {
+    bool followed = std::any_of(edges.begin(), edges.end(), [&](const ForeignKey& e) {
+      return e.child == fk.child && e.parent == fk.parent && e.child_columns == fk.child_columns &&
+             e.parent_columns == fk.parent_columns;
+    });
+    if (followed) continue;
+    fk.child = display[fk.child];
+    fk.parent = display[fk.parent];
+    out.push_back(std::move(fk));
+  }
+  return out;
+}
+
+std::string describe_unfollowed(const ForeignKey& fk) {
+  std::string out = "foreign key " + quote_ident(fk.name) + " of " + fk.child;
+  if (fk.child == fk.parent) return out + " references its own table";
+  return out + " references " + fk.parent + ", which the cascade reaches through it";
 }
 
 void add_referencing_tables(RawConn& conn, FkNode& root) {

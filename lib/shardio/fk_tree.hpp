@@ -41,4 +41,15 @@ struct ForeignKey {
 // along the tree checks these.
 std::vector<ForeignKey> foreign_keys_among(RawConn& conn, const std::vector<std::string>& quoted_tables);
 
+// The foreign keys among the tables of the tree under `root` that the tree does not follow:
+// a table referencing itself, or a table on the path below it (a cycle); child and parent are
+// display names (public.tasks). Rows taken along the
+// tree may be referenced through these by rows that are not taken: a caller that deletes along
+// the tree refuses them.
+std::vector<ForeignKey> unfollowed_foreign_keys(RawConn& conn, const FkNode& root);
+
+// "foreign key "fk" of public.t references itself" / "... references public.p, which the
+// cascade reaches through it": for a refusal.
+std::string describe_unfollowed(const ForeignKey& fk);
+
 }  // namespace shardctl::shardio

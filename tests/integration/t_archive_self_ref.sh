@@ -50,7 +50,7 @@ done
 before=$(snapshot)
 expect_exit 64 shardctl archive run --table tasks --where "closed is not null" --to "dir:$dest" --cascade
 expect_stderr_contains "public.tasks"
-expect_stderr_contains "references itself"
+expect_stderr_contains "references its own table"
 expect_exit 64 shardctl archive run --table projects --where "closed is not null" --to "dir:$dest" --cascade
 expect_stderr_contains "public.notes"
 expect_exit 64 shardctl archive run --table projects --where "closed is not null" --to "dir:$dest" --cascade --dry-run
