@@ -334,6 +334,7 @@ void Engine::finish_plan(Plan& plan) {
     }
     for (auto& [source_name, source] : sources) {
       check_foreign_keys_into(*source, source_name, plan, problems);
+      check_foreign_keys_among(*source, source_name, plan, problems);
       check_null_keys(*source, source_name, plan, problems);
       check_index_use(*source, source_name, plan, problems);
     }

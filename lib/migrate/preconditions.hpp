@@ -27,6 +27,13 @@ void refuse_if_offline(const Plan& plan, const std::vector<catalog::Mapping>& ma
 void check_foreign_keys_into(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan,
                              std::vector<std::string>& problems);
 
+// Foreign keys among the moving tables (a table's reference to itself included) that do not
+// pair the child's key column with the parent's: a row of a key that stays may reference a
+// row that moves (the purge would cascade into it, fail on it, or leave it dangling), or a
+// moving row one that stays. One problem per constraint.
+void check_foreign_keys_among(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan,
+                              std::vector<std::string>& problems);
+
 // Foreign keys from the moving tables to tables that neither move nor are registered
 // reference tables: the moving rows' parents must already be on the target.
 void check_unmoved_parents(shardio::RawConn& source, const std::string& source_name, shardio::RawConn& target, const Plan& plan,

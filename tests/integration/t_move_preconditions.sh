@@ -3,6 +3,7 @@
 #  2. an operation overlapping one in flight exits 75 naming it, even once the first has cut
 #     the map into its batch mappings; so does an offline mapping;
 #  3. refused up front (64), naming each table and constraint, nothing changed:
+#     (d. below: a foreign key among the moving tables that does not carry the key column;)
 #     a. a foreign key from a table that does not move into the moving tables (CASCADE, NO ACTION);
 #     b. a moving table's parent that neither moves nor is a reference table, rows missing on
 #        the target (and the parent table missing there);
@@ -134,6 +135,31 @@ expect_stderr_contains "table public.shipments references public.warehouses (con
 refused_unchanged
 for i in 1 2 3; do psql_shard "$i" -qc "set client_min_messages = warning; drop table shipments; drop table if exists warehouses"; done
 shardctl table remove public.shipments >/dev/null
+dump=$(catalog_dump)
+
+# d. Foreign keys among the moving tables without the key column: a task tree whose parent_id
+#    references another customer's task (ON DELETE CASCADE: the purge would delete the task of
+#    customer 150, which stays), and a moving table referencing another moving table by a column
+#    that is not the key. Refused, naming both constraints; nothing changes.
+for i in 1 2 3; do
+  psql_shard "$i" -qc "create table tasks (customer_id bigint not null, task_id int primary key,
+                         parent_id int constraint tasks_parent_fk references tasks on delete cascade,
+                         owner_id bigint constraint tasks_owner_fk references customers (customer_id))"
+done
+psql_shard 1 -qc "insert into tasks values (250, 1, null, 250), (150, 2, 1, 250)"
+shardctl table add-sharded public.tasks --map customers --key customer_id >/dev/null
+dump=$(catalog_dump)
+for verb in "split --map customers --at 200 --to shard_2" "move --map customers --key 250 --to shard_2 --dry-run"; do
+  read -ra argv <<<"$verb"
+  expect_exit 64 shardctl "${argv[@]}"
+  expect_stderr_contains "constraint tasks_parent_fk of public.tasks references public.tasks without the key column customer_id on shard_1"
+  expect_stderr_contains "constraint tasks_owner_fk of public.tasks references public.customers without the key column customer_id"
+  expect_stderr_contains "shardctl xref add"
+  refused_unchanged
+done
+assert_eq "$(psql_shard 1 -XAtc "select string_agg(task_id::text, ',' order by task_id) from tasks")" "1,2"
+for i in 1 2 3; do psql_shard "$i" -qc "drop table tasks"; done
+shardctl table remove public.tasks >/dev/null
 dump=$(catalog_dump)
 
 # c. NULL keys: no shard owns them; refused with their count, whatever the batch size.
