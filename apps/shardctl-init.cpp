@@ -8,19 +8,26 @@ int main(int argc, char** argv) {
   cli::Family fam("init", "Create or upgrade the catalog schema (idempotent)");
   fam.root_handler([](cli::Context& ctx) {
     auto result = catalog::init_catalog(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
+    // Never the password itself: the shard's name and where the credential belongs.
+    for (const auto& name : result.passwords_removed)
+      ctx.warn(std::string(ctx.dry_run() ? "would remove" : "removed") + " the password from the stored DSN of shard " + name +
+               "; give it to libpq in ~/.pgpass, PGPASSFILE, a service file or PGPASSWORD");
     if (ctx.json()) {
       ctx.print_json({{"previous_version", result.previous_version},
                       {"version", result.version},
                       {"changed", result.changed()},
+                      {"passwords_removed", result.passwords_removed},
                       {"catalog", ctx.catalog().where()}});
       return;
     }
-    if (ctx.dry_run() && result.changed())
+    if (result.previous_version == result.version) {
+      ctx.out() << "catalog is up to date (schema version " << result.version << ")\n";
+      return;
+    }
+    if (ctx.dry_run())
       ctx.out() << "would " << (result.previous_version == 0 ? "create" : "upgrade") << " the catalog"
                 << (result.previous_version == 0 ? "" : " from schema version " + std::to_string(result.previous_version))
                 << " to schema version " << result.version << " in " << ctx.catalog().where() << '\n';
-    else if (!result.changed())
-      ctx.out() << "catalog is up to date (schema version " << result.version << ")\n";
     else if (result.previous_version == 0)
       ctx.out() << "created catalog schema version " << result.version << " in " << ctx.catalog().where() << '\n';
     else

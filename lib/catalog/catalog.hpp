@@ -20,7 +20,10 @@ inline constexpr int schema_version = 6;
 struct InitResult {
   int previous_version;  // 0 when the catalog was empty
   int version;
-  bool changed() const noexcept { return previous_version != version; }
+  // Shards whose stored DSN held a password (written before shardctl refused them): init
+  // removes it (SPEC §4: the catalog holds none); with a preview, it would.
+  std::vector<std::string> passwords_removed{};
+  bool changed() const noexcept { return previous_version != version || !passwords_removed.empty(); }
 };
 
 struct Shard {

@@ -1,10 +1,13 @@
 // Creating and upgrading the catalog schema.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "catalog/catalog.hpp"
 #include "catalog/locks.hpp"
 #include "catalog/schema.hpp"
 #include "core/error.hpp"
+#include "pg/dsn.hpp"
 
 namespace shardctl::catalog {
 
@@ -30,7 +33,20 @@ InitResult init_catalog(pg::Connection& conn, Writes writes) {
     tx.exec_params("SELECT pg_advisory_xact_lock($1, $2)", lock_class, lock_init);
     result.previous_version = read_catalog_version(tx);
     refuse_newer(result.previous_version);
+    std::vector<std::pair<std::string, std::string>> scrub;  // name, DSN without its password
+    if (result.previous_version > 0)
+      for (const auto& row : tx.exec("SELECT name, dsn FROM shardctl.shards ORDER BY name")) {
+        auto dsn = row[1].as<std::string>();
+        try {
+          if (pg::dsn_has_password(dsn)) scrub.emplace_back(row[0].as<std::string>(), pg::redact_dsn(dsn));
+        } catch (const Error&) {
+          // A DSN libpq cannot parse is reported where it is used; nothing to take out here.
+        }
+      }
+    for (const auto& [name, clean] : scrub) result.passwords_removed.push_back(name);
     if (writes == Writes::preview) return;
+    for (const auto& [name, clean] : scrub)
+      tx.exec_params("UPDATE shardctl.shards SET dsn = $2 WHERE name = $1", name, clean);
     for (const auto& step : schema_steps()) {
       if (step.version <= result.previous_version) continue;
       tx.exec(std::string(step.sql));

@@ -74,4 +74,23 @@ for fmt in text json; do
   no_secret "shard show $fmt"
   expect_stdout_contains "host=h"
 done
+# `init` takes it out of the catalog: --dry-run says it would, naming the shard; then it does,
+# and a second run has nothing left to do. The password is never printed.
+for fmt in text json; do
+  expect_exit 0 shardctl init --dry-run --format "$fmt"
+  expect_stderr_contains "would remove the password from the stored DSN of shard old"
+  no_secret "init --dry-run $fmt"
+done
+assert_eq "$(jq -c .passwords_removed "$STDOUT")" '["old"]'
+psql_catalog -XAtc "select dsn from shardctl.shards where name = 'old'" | grep -q "$secret" || fail "the dry run changed the DSN"
+expect_exit 0 shardctl init --format json
+expect_stderr_contains "removed the password from the stored DSN of shard old"
+no_secret "init"
+assert_eq "$(jq -c '[.changed, .passwords_removed]' "$STDOUT")" '[true,["old"]]'
+! psql_catalog -XAtc "select dsn from shardctl.shards" | grep -q "$secret" || fail "init left the password in the catalog"
+expect_exit 0 shardctl shard show old --format json
+expect_stdout_contains "host=h"
+expect_exit 0 shardctl init
+expect_stdout_contains "catalog is up to date"
+[ ! -s "$STDERR" ] || fail "a second init still warns: $(cat "$STDERR")"
 pass
