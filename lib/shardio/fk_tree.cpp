@@ -24,30 +24,42 @@ struct ChildFk {
   std::vector<std::string> child_cols, parent_cols;  // raw names, in key order
 };
 
-std::vector<ChildFk> child_fks(RawConn& conn, const std::string& quoted_parent) {
-  std::map<std::string, ChildFk> by_constraint;
-  std::vector<std::string> order;
-  for (auto& r : conn.query(
-           "SELECT c.oid::text, n.nspname, cl.relname, a.attname, fa.attname "
-           "FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
-           "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
-           "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
-           "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
-           "WHERE c.contype = 'f' AND c.confrelid = $1::regclass AND c.conrelid <> c.confrelid "
-           // A partitioned table's foreign key is cloned onto each partition (conparentid set): the
-           // parent's constraint already covers their rows.
-           "AND c.conparentid = 0 "
-           "ORDER BY n.nspname, cl.relname, c.oid, k.i",
-           {quoted_parent})) {
-    if (!by_constraint.count(r[0])) order.push_back(r[0]);
-    auto& fk = by_constraint[r[0]];
-    fk.schema = r[1];
-    fk.table = r[2];
-    fk.child_cols.push_back(r[3]);
-    fk.parent_cols.push_back(r[4]);
+using Rows = std::vector<std::vector<std::string>>;
+
+// A query's rows about foreign keys, one per column pair in key order, the constraint's oid in
+// column 0 and the pair (child column, parent column) at `pair_at`: one entry per constraint,
+// in the order first seen, with its first row for the constraint's other columns.
+struct Grouped {
+  const std::vector<std::string>* first;
+  std::vector<std::string> child_cols, parent_cols;
+};
+std::vector<Grouped> by_constraint(const Rows& rows, std::size_t pair_at) {
+  std::map<std::string, std::size_t> index;
+  std::vector<Grouped> out;
+  for (const auto& r : rows) {
+    auto [it, fresh] = index.emplace(r[0], out.size());
+    if (fresh) out.push_back({&r, {}, {}});
+    out[it->second].child_cols.push_back(r[pair_at]);
+    out[it->second].parent_cols.push_back(r[pair_at + 1]);
   }
+  return out;
+}
+
+std::vector<ChildFk> child_fks(RawConn& conn, const std::string& quoted_parent) {
+  auto rows = conn.query(
+      "SELECT c.oid::text, n.nspname, cl.relname, a.attname, fa.attname "
+      "FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
+      "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
+      "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
+      "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
+      "WHERE c.contype = 'f' AND c.confrelid = $1::regclass AND c.conrelid <> c.confrelid "
+      // A partitioned table's foreign key is cloned onto each partition (conparentid set): the
+      // parent's constraint already covers their rows.
+      "AND c.conparentid = 0 "
+      "ORDER BY n.nspname, cl.relname, c.oid, k.i",
+      {quoted_parent});
   std::vector<ChildFk> out;
-  for (const auto& oid : order) out.push_back(by_constraint[oid]);
+  for (auto& g : by_constraint(rows, 3)) out.push_back({(*g.first)[1], (*g.first)[2], std::move(g.child_cols), std::move(g.parent_cols)});
   return out;
 }
 
@@ -81,28 +93,18 @@ void add_children(RawConn& conn, FkNode& node, int depth, std::vector<std::strin
 }  // namespace
 
 std::vector<ForeignKey> foreign_keys_among(RawConn& conn, const std::vector<std::string>& quoted_tables) {
-  std::string list = catalog::text_array_literal(quoted_tables);
-  std::map<std::string, ForeignKey> by_constraint;
-  std::vector<std::string> order;
-  for (auto& r : conn.query(
-           "WITH s AS (SELECT n, to_regclass(n) AS oid FROM unnest($1::text[]) AS n) "
-           "SELECT c.oid::text, c.conname, sc.n, sp.n, a.attname, fa.attname "
-           "FROM pg_constraint c JOIN s sc ON sc.oid = c.conrelid JOIN s sp ON sp.oid = c.confrelid "
-           "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
-           "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
-           "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
-           "WHERE c.contype = 'f' AND c.conparentid = 0 ORDER BY c.conname, c.oid, k.i",
-           {list})) {
-    if (!by_constraint.count(r[0])) order.push_back(r[0]);
-    auto& fk = by_constraint[r[0]];
-    fk.name = r[1];
-    fk.child = r[2];
-    fk.parent = r[3];
-    fk.child_columns.push_back(r[4]);
-    fk.parent_columns.push_back(r[5]);
-  }
+  auto rows = conn.query(
+      "WITH s AS (SELECT n, to_regclass(n) AS oid FROM unnest($1::text[]) AS n) "
+      "SELECT c.oid::text, c.conname, sc.n, sp.n, a.attname, fa.attname "
+      "FROM pg_constraint c JOIN s sc ON sc.oid = c.conrelid JOIN s sp ON sp.oid = c.confrelid "
+      "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
+      "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
+      "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "
+      "WHERE c.contype = 'f' AND c.conparentid = 0 ORDER BY c.conname, c.oid, k.i",
+      {catalog::text_array_literal(quoted_tables)});
   std::vector<ForeignKey> out;
-  for (const auto& oid : order) out.push_back(by_constraint[oid]);
+  for (auto& g : by_constraint(rows, 4))
+    out.push_back({(*g.first)[1], (*g.first)[2], (*g.first)[3], std::move(g.child_cols), std::move(g.parent_cols)});
   return out;
 }
 
