@@ -344,6 +344,13 @@ class RestoreRun {
     std::map<std::string, std::string> remaining;  // dir: table -> rows that stay archived
     try {
       for (auto& [idx, tg] : targets_) check_and_insert(tg, remaining);
+    } catch (const shardio::ForeignKeyViolation& e) {
+      targets_.clear();  // closing the sessions rolls every shard back
+      // Rows of one table that reference each other, archived by several runs (a tree by
+      // parent_id): the row a restored row references may still be in the archive.
+      throw usage_error(std::string(e.what()),
+                        "nothing was restored from this batch: a row it references is not on the shard; restore "
+                        "first the run that archived that row (`shardctl archive list`), then this one again");
     } catch (...) {
       targets_.clear();  // closing the sessions rolls every shard back
       throw;

@@ -68,6 +68,7 @@ void RawConn::fail(const PGresult* r, const std::string& what) const {
                        "try again when it has finished (`shardctl op list` shows it)");
   // lock_timeout expired: another session holds a lock.
   if (std::string(state) == "55P03") throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
+  if (std::string(state) == "23503") throw ForeignKeyViolation(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
   throw internal_error(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
 }
 

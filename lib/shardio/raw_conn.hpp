@@ -23,6 +23,13 @@ class ConflictError : public Error {
   explicit ConflictError(std::string message) : Error(ErrorKind::locked, std::move(message), "try again later") {}
 };
 
+// A row that a foreign key of the shard refuses (SQLSTATE 23503). An internal error (70) unless
+// the caller knows what it means (a restore: the referenced row is still archived).
+class ForeignKeyViolation : public Error {
+ public:
+  explicit ForeignKeyViolation(std::string message) : Error(ErrorKind::internal, std::move(message), "") {}
+};
+
 // A PGresult that clears itself.
 struct ResultClear {
   void operator()(PGresult* r) const noexcept { PQclear(r); }
