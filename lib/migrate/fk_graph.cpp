@@ -1,13 +1,13 @@
 // Foreign keys that cross the boundary of what moves, read from pg_constraint (RI triggers are
 // internal, so a trigger scan never sees them): children that stay behind while their parents
 // move, and parents that stay behind while their children move.
-#include <algorithm>
 #include <map>
 #include <set>
 
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "migrate/preconditions.hpp"
+#include "shardio/fk_tree.hpp"
 #include "shardio/raw_conn.hpp"
 
 namespace shardctl::migrate {
@@ -55,33 +55,20 @@ void check_foreign_keys_into(shardio::RawConn& shard, const std::string& shard_n
 
 void check_foreign_keys_among(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan,
                               std::vector<std::string>& problems) {
-  std::map<std::string, const PlannedTable*> by_oid;
-  for (const auto& t : plan.tables) by_oid[shard.query("SELECT $1::regclass::oid::text", {t.quoted})[0][0]] = &t;
-  // Roots of both sides (a partition's FK is its partitioned table's), a row per column pair.
-  auto rows = shard.query(
-      "WITH m AS (SELECT t::regclass::oid AS oid FROM unnest($1::text[]) t) "
-      "SELECT c.oid::text, c.conname, coalesce(pg_partition_root(c.conrelid), c.conrelid)::oid::text, "
-      "coalesce(pg_partition_root(c.confrelid), c.confrelid)::oid::text, ca.attname, pa.attname "
-      "FROM pg_constraint c CROSS JOIN LATERAL unnest(c.conkey, c.confkey) k(cn, pn) "
-      "JOIN pg_attribute ca ON ca.attrelid = c.conrelid AND ca.attnum = k.cn "
-      "JOIN pg_attribute pa ON pa.attrelid = c.confrelid AND pa.attnum = k.pn "
-      "WHERE c.contype = 'f' AND c.conparentid = 0 "
-      "AND coalesce(pg_partition_root(c.conrelid), c.conrelid) IN (SELECT oid FROM m) "
-      "AND coalesce(pg_partition_root(c.confrelid), c.confrelid) IN (SELECT oid FROM m) ORDER BY 2, 1",
-      {moving_array(plan)});
-  std::map<std::string, bool> keyed;  // constraint oid -> pairs the key columns
-  std::vector<const std::vector<std::string>*> order;
-  for (const auto& r : rows) {
-    if (!keyed.count(r[0])) order.push_back(&r);
-    const PlannedTable* child = by_oid.at(r[2]);
-    const PlannedTable* parent = by_oid.at(r[3]);
-    keyed[r[0]] = keyed[r[0]] || (r[4] == child->key_column && r[5] == parent->key_column);
+  std::vector<std::string> quoted;
+  std::map<std::string, const PlannedTable*> by_quoted;
+  for (const auto& t : plan.tables) {
+    quoted.push_back(t.quoted);
+    by_quoted[t.quoted] = &t;
   }
-  for (const auto* r : order) {
-    if (keyed[(*r)[0]]) continue;
-    const PlannedTable* child = by_oid.at((*r)[2]);
-    const PlannedTable* parent = by_oid.at((*r)[3]);
-    problems.push_back("constraint " + (*r)[1] + " of " + child->name + " references " + parent->name +
+  for (const auto& fk : shardio::foreign_keys_among(shard, quoted)) {
+    const PlannedTable* child = by_quoted.at(fk.child);
+    const PlannedTable* parent = by_quoted.at(fk.parent);
+    bool keyed = false;
+    for (std::size_t i = 0; i < fk.child_columns.size(); ++i)
+      keyed = keyed || (fk.child_columns[i] == child->key_column && fk.parent_columns[i] == parent->key_column);
+    if (keyed) continue;
+    problems.push_back("constraint " + fk.name + " of " + child->name + " references " + parent->name +
                        " without the key column " + child->key_column + " on " + shard_name +
                        ": rows of keys that stay may reference rows that move, or the reverse; make " + child->key_column +
                        " part of the foreign key, or declare the relation with `shardctl xref add` and drop the constraint");

@@ -96,7 +96,8 @@ std::vector<ForeignKey> foreign_keys_among(RawConn& conn, const std::vector<std:
   auto rows = conn.query(
       "WITH s AS (SELECT n, to_regclass(n) AS oid FROM unnest($1::text[]) AS n) "
       "SELECT c.oid::text, c.conname, sc.n, sp.n, a.attname, fa.attname "
-      "FROM pg_constraint c JOIN s sc ON sc.oid = c.conrelid JOIN s sp ON sp.oid = c.confrelid "
+      "FROM pg_constraint c JOIN s sc ON sc.oid = coalesce(pg_partition_root(c.conrelid), c.conrelid) "
+      "JOIN s sp ON sp.oid = coalesce(pg_partition_root(c.confrelid), c.confrelid) "
       "CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY AS k(ck, fk, i) "
       "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.ck "
       "JOIN pg_attribute fa ON fa.attrelid = c.confrelid AND fa.attnum = k.fk "

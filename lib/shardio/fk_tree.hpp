@@ -36,7 +36,8 @@ struct ForeignKey {
 };
 
 // Every foreign key whose referencing and referenced tables are both in `quoted_tables`
-// (a partitioned table's constraint once, not its clones on the partitions). The tree above
+// (a partitioned table's constraint once, not its clones on the partitions; one defined on a
+// partition alone counts as its partitioned table's). The tree above
 // leaves out a table's references to itself and back up its path; a caller that deletes rows
 // along the tree checks these.
 std::vector<ForeignKey> foreign_keys_among(RawConn& conn, const std::vector<std::string>& quoted_tables);
