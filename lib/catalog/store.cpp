@@ -367,11 +367,12 @@ Mapping Store::remove_mapping(const std::string& map_name, const std::optional<s
                               "WHERE map_id = $1 AND status NOT IN ('done', 'cancelled') AND " + column +
                                   " && " + ctor + "($2, $3, $4) LIMIT 1",
                               map.id, p.low, p.high, p.bounds);
-    if (!ops.empty())
-      throw locked_error("mapping " + shown + " of map " + map_name + " is in use by operation " +
-                             ops[0][0].as<std::string>() + " (" + ops[0][1].as<std::string>() + ", " +
-                             ops[0][2].as<std::string>() + ")",
-                         "wait for it (`shardctl op wait ID`) or cancel it (`shardctl op cancel ID`)");
+    if (!ops.empty()) {
+      auto id = ops[0][0].as<std::string>();
+      throw locked_error("mapping " + shown + " of map " + map_name + " is in use by operation " + id + " (" +
+                             ops[0][1].as<std::string>() + ", " + ops[0][2].as<std::string>() + ")",
+                         "wait for it (`shardctl op wait " + id + "`) or cancel it (`shardctl op cancel " + id + "`)");
+    }
     if (previewing()) return;
     tx.exec_params("DELETE FROM shardctl.mappings WHERE mapping_id = $1", out.id);
   });

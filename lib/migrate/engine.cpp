@@ -85,10 +85,12 @@ std::string Engine::start(const Plan& plan, bool preview) {
     auto clash = tx.exec_params("SELECT op_id::text, kind, status FROM shardctl.operations WHERE map_id = $1 AND "
                                 "status NOT IN ('done', 'cancelled') AND " + column + " && " + ctor + "($2, $3, $4)",
                                 plan.map.id, claim.low, claim.high, claim.bounds);
-    if (!clash.empty())
-      throw locked_error("operation " + clash[0][0].as<std::string>() + " (" + clash[0][1].as<std::string>() + ", " +
-                             clash[0][2].as<std::string>() + ") already works on an overlapping range of map " + plan.map.name,
-                         "wait for it (`shardctl op wait ID`), resume it, or cancel it");
+    if (!clash.empty()) {
+      auto id = clash[0][0].as<std::string>();
+      throw locked_error("operation " + id + " (" + clash[0][1].as<std::string>() + ", " + clash[0][2].as<std::string>() +
+                             ") already works on an overlapping range of map " + plan.map.name,
+                         "wait for it (`shardctl op wait " + id + "`), resume it, or cancel it");
+    }
     for (const auto& seg : plan.segments) {
       auto still = tx.exec_params("SELECT 1 FROM shardctl.mappings WHERE mapping_id = $1 AND shard_id = $2 AND "
                                   "status = 'online' FOR UPDATE",

@@ -198,32 +198,49 @@ bool has_guard_table(shardio::RawConn& shard) {
   return shard.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
 }
 
-// Sessions holding a lock on one of the tables, for the message of a lock timeout.
-std::string lock_holders(shardio::RawConn& shard, const std::vector<GuardedTable>& tables) {
+// Sessions holding a lock on one of the tables, for the message of a lock timeout, and whether
+// one of them is an autovacuum worker.
+struct LockHolders {
+  std::string text;
+  bool autovacuum = false;
+};
+
+LockHolders lock_holders(shardio::RawConn& shard, const std::vector<GuardedTable>& tables) {
   std::string regs;
   for (const auto& t : tables) regs += (regs.empty() ? "" : ", ") + shard.literal(t.quoted_table) + "::regclass";
   auto rows = shard.query(
       "SELECT DISTINCT a.pid::text, coalesce(a.usename, '?'), coalesce(nullif(a.application_name, ''), '-'), "
-      "coalesce(a.state, '?'), coalesce(round(extract(epoch FROM now() - a.xact_start))::text, '?') "
+      "coalesce(a.state, '?'), coalesce(round(extract(epoch FROM now() - a.xact_start))::text, '?'), "
+      "a.backend_type = 'autovacuum worker', coalesce(a.query, '') "
       "FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
       "WHERE l.granted AND l.relation IN (" + regs + ") AND a.pid <> pg_backend_pid() ORDER BY 1 LIMIT 5");
-  std::string out;
-  for (const auto& r : rows)
-    out += (out.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " +
-           r[3] + ", transaction open " + r[4] + " s)";
-  return out.empty() ? "a session that has since let go" : out;
+  LockHolders out;
+  for (const auto& r : rows) {
+    bool autovacuum = r[5] == "t";
+    out.autovacuum = out.autovacuum || autovacuum;
+    out.text += (out.text.empty() ? "" : "; ") + std::string("pid ") + r[0] +
+                (autovacuum ? " (" + r[6] + ", running " + r[4] + " s)"
+                            : " (user " + r[1] + ", application " + r[2] + ", " + r[3] + ", transaction open " + r[4] + " s)");
+  }
+  if (out.text.empty()) out.text = "a session that has since let go";
+  return out;
 }
 
 // Runs `body` in a transaction with a short lock_timeout, retrying with backoff while a
 // table lock is held by someone else: DDL queued behind a long transaction would otherwise
 // queue every later reader and writer of the table behind itself.
+// An autovacuum worker (busy right after a big purge) gives way to a lock request that has
+// waited deadlock_timeout: PostgreSQL cancels it, as it does for any DDL. A 1 s lock_timeout
+// gives up before that (deadlock_timeout is 1 s by default), so once autovacuum is seen
+// holding a lock the next try waits deadlock_timeout and a second longer.
 template <class Body>
 void with_lock_retries(shardio::RawConn& shard, const std::vector<GuardedTable>& tables, Body body) {
   constexpr int attempts = 5;
+  std::string timeout = "1s";
   for (int attempt = 1;; ++attempt) {
     try {
       shard.exec("BEGIN");
-      shard.exec("SET LOCAL lock_timeout = '1s'");
+      shard.exec("SET LOCAL lock_timeout = " + shard.literal(timeout));
       shard.exec(guard_xact_lock);
       body();
       shard.exec("COMMIT");
@@ -231,10 +248,15 @@ void with_lock_retries(shardio::RawConn& shard, const std::vector<GuardedTable>&
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::locked) throw;
       shard.exec("ROLLBACK");
+      auto holders = lock_holders(shard, tables);
       if (attempt == attempts)
         throw locked_error("cannot change the write guard on " + shard.role() + ": a table lock was not granted in " +
-                               std::to_string(attempts) + " tries; held by " + lock_holders(shard, tables),
-                           "end that session's transaction, then `shardctl op resume ID`");
+                               std::to_string(attempts) + " tries; held by " + holders.text,
+                           holders.autovacuum ? "an autovacuum that prevents wraparound does not give way; wait for it "
+                                                "to finish, then `shardctl op resume ID`"
+                                              : "end that session's transaction, then `shardctl op resume ID`");
+      if (holders.autovacuum)
+        timeout = shard.query("SELECT round(extract(epoch FROM current_setting('deadlock_timeout')::interval) * 1000 + 1000)::text || 'ms'")[0][0];
       std::this_thread::sleep_for(std::chrono::milliseconds(250 << attempt));
     }
   }

@@ -173,7 +173,13 @@ Error failed(pg::Connection& catalog, const std::string& op_id, const Error& e, 
     // The operation stays journaled as running; `op list` shows it interrupted once this process ends.
   }
   std::string resume = "`shardctl op resume " + op_id + "` continues where it stopped";
+  // Hints raised below the journal name the operation's commands with a placeholder ID.
   std::string hint = e.hint();
+  for (const char* verb : {"resume", "cancel", "wait"}) {
+    std::string placeholder = std::string("`shardctl op ") + verb + " ID`";
+    for (auto at = hint.find(placeholder); at != std::string::npos; at = hint.find(placeholder, at))
+      hint.replace(at, placeholder.size(), std::string("`shardctl op ") + verb + " " + op_id + "`");
+  }
   if (hint.empty())
     hint = resume;
   else if (e.kind() == ErrorKind::unavailable && hint.find("op resume") == std::string::npos)
