@@ -56,6 +56,7 @@ struct PlannedTable {
   std::vector<std::string> order_by;  // primary key, for index-ordered reads
   bool binary = true;  // copied as binary COPY (see shardio::binary_copy_is_portable), else text
   std::vector<std::string> types{};  // format_type() of each column, for the value digest
+  std::vector<bool> not_null{};      // each column's NOT NULL on the source, for the value digest
 };
 
 // How a sharded table is copied: its columns and primary key as the source has them.

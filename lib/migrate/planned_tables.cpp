@@ -12,6 +12,7 @@ PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& t
   for (const auto& c : shardio::table_columns(source, quoted)) {
     pt.columns.push_back(c.name);
     pt.types.push_back(c.type);
+    pt.not_null.push_back(c.not_null);
   }
   // Comparing in the column's own collation lets an ordinary btree on the key serve every
   // batch statement; only sound when that collation orders like bytes (finish_plan also

@@ -120,6 +120,7 @@ class Runner {
   // verify compares it with the target's rows instead of reading the source again.
   std::map<std::string, Digests> streamed_;
   std::map<std::int64_t, bool> same_encoding_;  // by source shard id
+  std::optional<bool> numeric_native_;          // the target hashes numerics as the client does
   int streamed_batch_ = -1;
 };
 

@@ -93,7 +93,14 @@ std::string verify_method(const std::vector<PlannedTable>& tables) {
 
 std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const Batch& b) {
   if (!same_encoding(b)) return {};
-  return value_kinds_of(t);
+  auto kinds = value_kinds_of(t);
+  // A numeric's cheap hash covers its digits as the server holds them in memory: only where
+  // the client computes the same does it stand for the numeric's text.
+  if (!numeric_native_) numeric_native_ = shardio::numeric_probe_matches(target_->query(shardio::numeric_probe_sql)[0][0]);
+  if (!*numeric_native_)
+    for (auto& k : kinds)
+      if (k == shardio::ValueKind::numeric) k = shardio::ValueKind::numeric_text;
+  return kinds;
 }
 
 std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
@@ -120,7 +127,8 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
     if (values) {
       std::vector<shardio::ValueColumn> cols;
       auto kinds = value_kinds(t, b);
-      for (std::size_t c = 0; c < t.columns.size(); ++c) cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c]});
+      for (std::size_t c = 0; c < t.columns.size(); ++c)
+        cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c], c < t.not_null.size() && t.not_null[c]});
       digest_sql = "SELECT " + shardio::value_digest_sql(cols) + " FROM " + t.quoted + " WHERE ";
     }
     for (const auto& p : parts) {

@@ -12,11 +12,11 @@ std::vector<Column> table_columns(RawConn& conn, const std::string& quoted_table
   auto exists = conn.query("SELECT to_regclass($1) IS NOT NULL", {quoted_table});
   if (exists[0][0] != "t") return {};
   std::vector<Column> out;
-  for (auto& row : conn.query("SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+  for (auto& row : conn.query("SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute "
                               "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped "
                               "AND attgenerated = '' ORDER BY attnum",
                               {quoted_table}))
-    out.push_back({row[0], row[1]});
+    out.push_back({row[0], row[1], row[2] == "t"});
   return out;
 }
 

@@ -12,6 +12,7 @@ namespace shardctl::shardio {
 struct Column {
   std::string name;
   std::string type;  // format_type(), to check source and target agree
+  bool not_null = false;
 };
 
 // Columns in attribute order (no dropped or generated ones); empty when the table is missing.

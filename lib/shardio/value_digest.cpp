@@ -1,6 +1,7 @@
 #include "shardio/value_digest.hpp"
 
 #include <cstring>
+#include <vector>
 
 #include "core/error.hpp"
 #include "shardio/big_endian.hpp"
@@ -74,9 +75,14 @@ std::string value_digest_sql(const std::vector<ValueColumn>& columns) {
       case ValueKind::boolean_date_time: h = "hash_record_extended(ROW(" + c + "), " + seed + ")"; break;
       case ValueKind::text: h = "hashtextextended(" + c + " COLLATE \"C\", " + seed + ")"; break;
       case ValueKind::uuid: h = "uuid_hash_extended(" + c + ", " + seed + ")"; break;
-      case ValueKind::numeric: h = "hashtextextended(" + c + "::text COLLATE \"C\", " + seed + ")"; break;
+      case ValueKind::numeric:
+        // scale() is NULL for NaN and the infinities: their text stands in.
+        h = "coalesce(hash_numeric_extended(" + c + ", " + seed + ") # hashint4extended(2 * scale(" + c + ") + (" + c +
+            " < 0)::int, " + seed + "), hashtextextended(" + c + "::text COLLATE \"C\", " + seed + "))";
+        break;
+      case ValueKind::numeric_text: h = "hashtextextended(" + c + "::text COLLATE \"C\", " + seed + ")"; break;
     }
-    row += (row.empty() ? "" : " # ") + ("coalesce(" + h + ", 0)");
+    row += (row.empty() ? "" : " # ") + (columns[i].not_null ? h : "coalesce(" + h + ", 0)");
   }
   if (row.empty()) row = "0";
   return "count(*) || ':' || coalesce(sum(" + row + "), 0)";
@@ -129,6 +135,58 @@ std::string numeric_text(std::string_view b) {
   return out;
 }
 
+namespace {
+
+// hash_numeric_extended (numeric.c) XOR hashint4extended(2 * dscale + negative), over a
+// numeric's binary send format; NaN and the infinities hash their text.
+std::uint64_t numeric_hash(std::string_view b, std::uint64_t seed) {
+  if (b.size() < 8) throw internal_error("a binary numeric was too short");
+  int ndigits = static_cast<std::int16_t>(be16(b.data()));
+  int weight = static_cast<std::int16_t>(be16(b.data() + 2));
+  std::uint16_t sign = be16(b.data() + 4);
+  int dscale = static_cast<std::int16_t>(be16(b.data() + 6));
+  if (sign != 0x0000 && sign != 0x4000) return routing::pg_hash_bytes_extended(numeric_text(b), seed);
+  if (ndigits < 0 || dscale < 0 || b.size() != 8 + 2 * static_cast<std::size_t>(ndigits))
+    throw internal_error("a binary numeric had an unexpected size");
+  // The server hashes its NumericDigit (int16) array as it lies in memory: host order.
+  std::int16_t small[32];
+  std::vector<std::int16_t> large;
+  std::int16_t* digits = small;
+  if (ndigits > 32) {
+    large.resize(static_cast<std::size_t>(ndigits));
+    digits = large.data();
+  }
+  for (int i = 0; i < ndigits; ++i) digits[i] = static_cast<std::int16_t>(be16(b.data() + 8 + 2 * i));
+  int start = 0, end = ndigits;
+  while (start < end && digits[start] == 0) {
+    ++start;
+    --weight;
+  }
+  while (end > start && digits[end - 1] == 0) --end;
+  std::uint64_t h;
+  if (start == end) {
+    h = seed - 1;
+  } else {
+    std::string_view bytes(reinterpret_cast<const char*>(digits + start), static_cast<std::size_t>(end - start) * 2);
+    h = routing::pg_hash_bytes_extended(bytes, seed) ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(weight));
+  }
+  return h ^ routing::pg_hash_uint32_extended(static_cast<std::uint32_t>(2 * dscale + (sign == 0x4000 ? 1 : 0)), seed);
+}
+
+// -1234.5670 in numeric's binary send format: 2 digits, weight 0, negative, scale 4.
+constexpr char probe_binary[] = {0, 2, 0, 0, 0x40, 0, 0, 4, 0x04, static_cast<char>(0xD2), 0x16, 0x26};
+
+}  // namespace
+
+const char* const numeric_probe_sql = "SELECT hash_numeric_extended('-1234.5670'::numeric, 3)::text";
+
+bool numeric_probe_matches(std::string_view server_value) {
+  // hash_numeric_extended alone: the probe value's hash without the scale and sign term.
+  std::uint64_t full = numeric_hash(std::string_view(probe_binary, sizeof probe_binary), 3);
+  std::uint64_t expected = full ^ routing::pg_hash_uint32_extended(2 * 4 + 1, 3);
+  return std::string(server_value) == std::to_string(static_cast<std::int64_t>(expected));
+}
+
 std::uint64_t value_hash(ValueKind kind, std::string_view f, std::size_t position) {
   std::uint64_t seed = position + 1;
   switch (kind) {
@@ -153,6 +211,8 @@ std::uint64_t value_hash(ValueKind kind, std::string_view f, std::size_t positio
       need(f, 16);
       return routing::pg_hash_bytes_extended(f, seed);
     case ValueKind::numeric:
+      return numeric_hash(f, seed);
+    case ValueKind::numeric_text:
       return routing::pg_hash_bytes_extended(numeric_text(f), seed);
   }
   throw internal_error("unknown value kind");

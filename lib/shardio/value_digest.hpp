@@ -11,9 +11,17 @@
 //                                   integer representation (no time zone involved)
 //   text, varchar                   hashtextextended(v COLLATE "C"): the value's bytes
 //   uuid                            uuid_hash_extended
-//   numeric                         hashtextextended(v::text): its exact text, scale and sign
+//   numeric                         hash_numeric_extended(v) XOR hashint4extended(2 * scale(v) +
+//                                   (v < 0)): its digits and weight, sign and display scale, which
+//                                   together fix its text; NaN and infinities by their text.
+//                                   The digits hash over the server's memory order, so a runner
+//                                   first checks that the client computes the server's value
+//                                   (numeric_probe_sql) and falls back to
+//   numeric_text                    hashtextextended(v::text): its exact text (4x the cost)
+// A NOT NULL column's hash is not wrapped in coalesce() (a NULL the target had anyway would
+// drop its row from the sum, and the comparison fails).
 // What it detects: any changed, missing, extra or duplicated row, but for a 2^-64 chance per
-// difference; every byte of every value enters the hash (numeric through its full text). It
+// difference; every byte of every value enters the hash (a numeric as the value its text shows). It
 // does not resist someone forging rows. A table with a column of another type (floats, json,
 // arrays, domains, ...) is verified by reading its rows back instead (CopyDigest).
 #pragma once
@@ -26,7 +34,7 @@
 
 namespace shardctl::shardio {
 
-enum class ValueKind { int2, int4, int8, boolean_date_time, text, uuid, numeric };
+enum class ValueKind { int2, int4, int8, boolean_date_time, text, uuid, numeric, numeric_text };
 
 // The kind of a column of format_type() `type` ("integer", "character varying(20)", ...),
 // or none when the value digest does not cover it.
@@ -35,7 +43,13 @@ std::optional<ValueKind> value_kind(std::string_view type);
 struct ValueColumn {
   std::string quoted;  // the column, quoted
   ValueKind kind;
+  bool not_null = false;
 };
+
+// A query whose single value the client's numeric hash must reproduce (numeric_probe_matches)
+// before ValueKind::numeric is used against that server.
+extern const char* const numeric_probe_sql;
+bool numeric_probe_matches(std::string_view server_value);
 
 // The SQL select list that yields the digest text "COUNT:SUM" of the FROM clause's rows.
 std::string value_digest_sql(const std::vector<ValueColumn>& columns);

@@ -99,11 +99,27 @@ FROM generate_series(1, 50000) i
     std::string server = query_one(c, "SELECT " + value_digest_sql({col}) + " FROM vd");
     CHECK_MESSAGE(client_digest(c, {col}) == server, "column " << col.quoted);
   }
+  // The portable form of a numeric's hash (its text), and a NOT NULL column without coalesce().
+  CHECK(client_digest(c, {{"n", ValueKind::numeric_text}}) == query_one(c, "SELECT " + value_digest_sql({{"n", ValueKind::numeric_text}}) + " FROM vd"));
+  ValueColumn id_not_null{"id", ValueKind::int4, true};
+  CHECK(client_digest(c, {id_not_null}) == query_one(c, "SELECT " + value_digest_sql({id_not_null}) + " FROM vd"));
+  // This server hashes numerics as the client does (both little-endian here).
+  CHECK(numeric_probe_matches(query_one(c, numeric_probe_sql)));
+  CHECK_FALSE(numeric_probe_matches("12345"));
   std::string server = query_one(c, "SELECT " + value_digest_sql(cols) + " FROM vd");
   CHECK(server.rfind("50000:", 0) == 0);
   CHECK(client_digest(c, cols) == server);
   // The digest sees a change of one value (a numeric's scale alone).
   exec(c, "UPDATE vd SET n = n + 0.000 WHERE id = (SELECT min(id) FROM vd WHERE n IS NOT NULL AND n::text NOT LIKE '%.%' AND n <> 'NaN' AND n NOT IN ('Infinity', '-Infinity'))");
   CHECK(query_one(c, "SELECT " + value_digest_sql(cols) + " FROM vd") != server);
+  CHECK(client_digest(c, cols) == query_one(c, "SELECT " + value_digest_sql(cols) + " FROM vd"));
+  // ... and its sign alone, and NaN against Infinity (hash_numeric_extended alone sees neither).
+  std::string before = query_one(c, "SELECT " + value_digest_sql(cols) + " FROM vd");
+  exec(c, "UPDATE vd SET n = -n WHERE id = (SELECT min(id) FROM vd WHERE n > 0)");
+  std::string negated = query_one(c, "SELECT " + value_digest_sql(cols) + " FROM vd");
+  CHECK(negated != before);
+  CHECK(client_digest(c, cols) == negated);
+  exec(c, "UPDATE vd SET n = 'Infinity' WHERE id = (SELECT min(id) FROM vd WHERE n = 'NaN')");
+  CHECK(query_one(c, "SELECT " + value_digest_sql(cols) + " FROM vd") != negated);
   CHECK(client_digest(c, cols) == query_one(c, "SELECT " + value_digest_sql(cols) + " FROM vd"));
 }

@@ -43,7 +43,12 @@ TEST_CASE("value hashes equal PostgreSQL's seeded extended hashes") {
   CHECK(h(ValueKind::text, "abc", 1) == 792850575183825444);                           // hashtextextended('abc', 2)
   CHECK(h(ValueKind::text, "", 5) == 3040317012111238321);                             // hashtextextended('', 6)
   CHECK(h(ValueKind::uuid, hex("a0eebc999c0b4ef8bb6d6bb9bd380a11"), 6) == -7831945923156934305);  // uuid_hash_extended(.., 7)
-  CHECK(h(ValueKind::numeric, hex("0002000040000003000c1388"), 7) == -7410913947305480500);  // hashtextextended('-12.500', 8)
+  CHECK(h(ValueKind::numeric_text, hex("0002000040000003000c1388"), 7) == -7410913947305480500);  // hashtextextended('-12.500', 8)
+  // hash_numeric_extended(v, s) # hashint4extended(2 * scale(v) + (v < 0)::int, s); NaN by its text
+  CHECK(h(ValueKind::numeric, hex("0002000040000003000c1388"), 7) == -4807377632936988683);  // -12.500, 8
+  CHECK(h(ValueKind::numeric, hex("0000000000000003"), 2) == -6549764852426651650);          // 0.000, 3
+  CHECK(h(ValueKind::numeric, hex("00000000c0000000"), 3) == 7973021789025709484);           // NaN, 4
+  CHECK(h(ValueKind::numeric, hex("0005000200000006000109291a8500000064"), 1) == -5928049076087113721);  // 123456789.000001, 2
   CHECK(h(ValueKind::boolean_date_time, bytes({1}), 8) == 5702160639948485477);       // hash_record_extended(row(true), 9)
   CHECK(h(ValueKind::boolean_date_time, be(8825, 4), 9) == 4641862076662630640);      // row(date '2024-02-29'), 10
   CHECK(h(ValueKind::boolean_date_time, be(762523200500000, 8), 10) == -3270552392142564935);  // row(timestamptz ...), 11
