@@ -1,4 +1,4 @@
-// Reading a shard's structure from pg_catalog in one query: every table, view, column (type,
+// Reading a shard's structure from pg_catalog: every table, view, column (type,
 // collation, default, nullability, identity, generated), index (as pg_get_indexdef writes it, INVALID
 // marked; one that implements a primary key, unique or exclusion constraint is compared
 // through the constraint), constraint (pg_get_constraintdef; a CHECK by its expression tree
@@ -26,9 +26,6 @@ namespace shardctl::drift {
 // The names shardctl's write guards use for their triggers (lib/migrate/guard.cpp).
 inline constexpr const char* kGuardTriggers[] = {"shardctl_guard", "shardctl_guard_insert", "shardctl_guard_update",
                                                   "shardctl_guard_delete", "shardctl_guard_truncate"};
-
-// The catalog query itself (exposed for tests and the bench).
-const std::string& fingerprint_sql();
 
 // The shard's objects, sorted by key. Runs in a read-only transaction with search_path set to
 // pg_catalog alone, so every name in a definition comes out schema-qualified the same way on
