@@ -34,6 +34,7 @@ using Rows = std::vector<std::vector<std::string>>;
 
 struct Relation {
   std::string ns, name, kind;  // relnamespace, quote_ident(relname), relkind
+  std::string am;              // relam (indexes)
   std::string q, key;          // "ns.name", "table:ns.name" (tables and views in a compared schema)
 };
 
@@ -120,10 +121,10 @@ void read_relations(shardio::RawConn& shard, Lookups& l, std::vector<Object>& ou
       "c.relrowsecurity, CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END, "
       "CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END, "
       "CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END, "
-      "CASE WHEN c.relkind IN ('i', 'I') THEN coalesce(' WITH (' || array_to_string(c.reloptions, ', ') || ')', '') END "
+      "CASE WHEN c.relkind IN ('i', 'I') THEN coalesce(' WITH (' || array_to_string(c.reloptions, ', ') || ')', '') END, c.relam "
       "FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r', 'p', 'f', 'v', 'm', 'i', 'I', 'S')");
   for (auto& r : rows) {
-    Relation rel{r[1], r[2], r[3], "", ""};
+    Relation rel{r[1], r[2], r[3], r[11], "", ""};
     if (rel.kind == "i" || rel.kind == "I") index_options[r[0]] = r[10];
     bool table = rel.kind != "i" && rel.kind != "I" && rel.kind != "S";
     if (table && l.ns_compared.count(rel.ns) && !l.member(kPgClass, r[0])) {
@@ -247,8 +248,6 @@ void read_indexes(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
   std::map<std::string, std::string> opclass;  // non-default operator classes: oid -> "ns.name"
   for (auto& r : shard.query("SELECT oid, opcnamespace, quote_ident(opcname) FROM pg_opclass WHERE NOT opcdefault"))
     opclass[r[0]] = l.ns_all[r[1]] + "." + r[2];
-  std::map<std::string, std::string> index_am;
-  for (auto& r : shard.query("SELECT oid, relam FROM pg_class WHERE oid >= 16384 AND relkind IN ('i', 'I')")) index_am[r[0]] = r[1];
   for (auto& r : shard.query(
            "SELECT indexrelid, indrelid, indisunique, indisvalid, indnkeyatts, indkey, indcollation, indclass, indoption, "
            "indnullsnotdistinct, CASE WHEN indexprs IS NOT NULL OR indpred IS NOT NULL THEN pg_get_indexdef(indexrelid) END "
@@ -282,7 +281,7 @@ void read_indexes(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
         key_list += (key_list.empty() ? "" : ", ") + col;
       }
       def = "CREATE " + std::string(r[2] == "t" ? "UNIQUE " : "") + "INDEX " + self->second.name + " ON " +
-            (rel->kind == "p" ? "ONLY " : "") + rel->q + " USING " + am[index_am[r[0]]] + " (" + key_list + ")" +
+            (rel->kind == "p" ? "ONLY " : "") + rel->q + " USING " + am[self->second.am] + " (" + key_list + ")" +
             (include_list.empty() ? "" : " INCLUDE (" + include_list + ")") + (r[9] == "t" ? " NULLS NOT DISTINCT" : "");
       auto with = index_options.find(r[0]);
       if (with != index_options.end()) def += with->second;
