@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "core/error.hpp"
+
 namespace shardctl::drift {
 
 std::string kind_of(const std::string& key) { return key.substr(0, key.find(':')); }
@@ -31,6 +33,115 @@ constexpr const char* kPgProc = "1255";
 constexpr const char* kPgType = "1247";
 
 using Rows = std::vector<std::vector<std::string>>;
+
+// Every read of a shard, sent in one round trip (a remote shard costs one network round trip,
+// not one per catalog); Reads[kX] holds the rows of read kX.
+enum Read : std::size_t {
+  kNamespaces,
+  kExtensions,
+  kMembers,
+  kRelations,
+  kInherits,
+  kTypeCollations,
+  kDefaults,
+  kAttributes,
+  kConstraints,
+  kAccessMethods,
+  kOperatorClasses,
+  kIndexes,
+  kTriggers,
+  kLanguages,
+  kFunctions,
+  kSequences,
+  kTypes,
+  kEnums,
+  kReadCount
+};
+using Reads = std::vector<Rows>;
+
+// The SQL of each read.
+std::string read_sql(Read read) {
+  switch (read) {
+    case kNamespaces:
+      return "SELECT oid, quote_ident(nspname), nspname FROM pg_namespace";
+    case kExtensions:
+      return "SELECT quote_ident(extname), extversion, extnamespace FROM pg_extension";
+    case kMembers:
+      return "SELECT classid, objid FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'";
+    case kRelations:
+      return "SELECT c.oid, c.relnamespace, quote_ident(c.relname), c.relkind, c.relpersistence, c.relispartition, "
+             "c.relrowsecurity, CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END, "
+             "CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END, "
+             "CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END, "
+             "CASE WHEN c.relkind IN ('i', 'I') THEN coalesce(' WITH (' || array_to_string(c.reloptions, ', ') || ')', '') END, c.relam "
+             "FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r', 'p', 'f', 'v', 'm', 'i', 'I', 'S')";
+    case kInherits:
+      return "SELECT inhrelid, inhparent FROM pg_inherits WHERE inhrelid >= 16384 ORDER BY inhseqno";
+    case kTypeCollations:
+      return "SELECT oid, typcollation FROM pg_type WHERE typcollation <> 0";
+    case kDefaults:
+      return "SELECT d.adrelid, d.adnum, CASE WHEN a.attgenerated = 's' THEN ' GENERATED ALWAYS AS (' || "
+             "pg_get_expr(d.adbin, d.adrelid) || ') STORED' ELSE ' DEFAULT ' || pg_get_expr(d.adbin, 0) END "
+             "FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid >= 16384";
+    case kAttributes:
+      return "SELECT attrelid, attnum, quote_ident(attname), format_type(atttypid, atttypmod), atttypid, "
+             "attcollation, attnotnull, attidentity FROM pg_attribute "
+             "WHERE attrelid >= 16384 AND attnum > 0 AND NOT attisdropped";
+    case kConstraints:
+      return "SELECT oid, conrelid, contypid, quote_ident(conname), contype, conindid, "
+             "CASE WHEN contype = 'c' AND conrelid <> 0 THEN 'CHECK tree md5 ' || "
+             "md5(regexp_replace(conbin::text, ' :location -?[0-9]+', '', 'g')) || "
+             "CASE WHEN connoinherit THEN ' NO INHERIT' ELSE '' END || CASE WHEN NOT convalidated THEN ' NOT VALID' ELSE '' END "
+             "ELSE pg_get_constraintdef(oid) END "
+             "FROM pg_constraint WHERE conrelid >= 16384 OR contypid >= 16384 ORDER BY conname";
+    case kAccessMethods:
+      return "SELECT oid, quote_ident(amname) FROM pg_am";
+    case kOperatorClasses:
+      return "SELECT oid, opcnamespace, quote_ident(opcname) FROM pg_opclass WHERE NOT opcdefault";
+    case kIndexes:
+      return "SELECT indexrelid, indrelid, indisunique, indisvalid, indnkeyatts, indkey, indcollation, indclass, indoption, "
+             "indnullsnotdistinct, CASE WHEN indexprs IS NOT NULL OR indpred IS NOT NULL THEN pg_get_indexdef(indexrelid) END "
+             "FROM pg_index WHERE indrelid >= 16384";
+    case kTriggers: {
+      std::string guards = "'{";
+      for (const char* name : kGuardTriggers) {
+        if (guards.size() > 2) guards += ',';
+        guards += name;
+      }
+      guards += "}'::name[]";
+      return "SELECT tgrelid, quote_ident(tgname), pg_get_triggerdef(oid), tgenabled FROM pg_trigger "
+             "WHERE tgrelid >= 16384 AND NOT tgisinternal AND NOT (tgname = ANY (" + guards + "))";
+    }
+    case kLanguages:
+      return "SELECT oid, quote_ident(lanname) FROM pg_language";
+    case kFunctions:
+      return "SELECT oid, pronamespace, prokind, quote_ident(proname), pg_get_function_identity_arguments(oid), "
+             "CASE WHEN prokind IN ('f', 'w') THEN pg_get_function_result(oid) END, prolang, provolatile, proisstrict, "
+             "prosecdef, coalesce('SET ' || array_to_string(proconfig, ', '), ''), "
+             "md5(coalesce(prosrc, '') || coalesce(probin, '')) FROM pg_proc WHERE oid >= 16384";
+    case kSequences:
+      return "SELECT seqrelid, format_type(seqtypid, NULL), seqstart, seqincrement, seqmin, seqmax, seqcache, "
+             "seqcycle FROM pg_sequence WHERE seqrelid >= 16384";
+    case kTypes:
+      return "SELECT oid, typnamespace, quote_ident(typname), typtype, format_type(typbasetype, typtypmod), typnotnull, "
+             "coalesce(' DEFAULT ' || typdefault, '') FROM pg_type WHERE oid >= 16384 AND typtype IN ('e', 'd')";
+    case kEnums:
+      return "SELECT enumtypid, quote_literal(enumlabel) FROM pg_enum WHERE enumtypid >= 16384 "
+             "ORDER BY enumtypid, enumsortorder";
+    case kReadCount:
+      break;
+  }
+  throw internal_error("no such catalog read");
+}
+
+// Every read of a shard runs in one read-only transaction with search_path set to pg_catalog
+// alone, so every name in a definition comes out schema-qualified the same way on every shard.
+std::string begin_read_sql(shardio::RawConn& shard, std::chrono::milliseconds timeout) {
+  return "BEGIN READ ONLY; SET LOCAL search_path TO pg_catalog; SET LOCAL statement_timeout = " +
+         shard.literal(std::to_string(std::max<std::int64_t>(1, timeout.count())) + "ms") + ";\n";
+}
+
+void begin_read(shardio::RawConn& shard, std::chrono::milliseconds timeout) { shard.exec(begin_read_sql(shard, timeout)); }
 
 struct Relation {
   std::string ns, name, kind;  // relnamespace, quote_ident(relname), relkind
@@ -101,28 +212,22 @@ std::string one_line(const std::string& s) {
   return out;
 }
 
-void read_schemas(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out) {
-  for (auto& r : shard.query("SELECT oid, quote_ident(nspname), nspname FROM pg_namespace")) {
+void read_schemas(const Reads& reads, Lookups& l, std::vector<Object>& out) {
+  for (auto& r : reads[kNamespaces]) {
     l.ns_all[r[0]] = r[1];
     if (!compared_schema(r[2])) continue;
     l.ns_compared.insert(r[0]);
     out.push_back({"schema:" + r[1], "", "schema"});
   }
-  for (auto& r : shard.query("SELECT quote_ident(extname), extversion, extnamespace FROM pg_extension"))
+  for (auto& r : reads[kExtensions])
     out.push_back({"extension:" + r[0], "", "version " + r[1] + " in schema " + l.ns_all[r[2]]});
-  for (auto& r : shard.query("SELECT classid, objid FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'"))
+  for (auto& r : reads[kMembers])
     l.members.insert(r[0] + ":" + r[1]);
 }
 
-void read_relations(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
+void read_relations(const Reads& reads, Lookups& l, std::vector<Object>& out,
                     std::map<std::string, std::string>& index_options) {
-  auto rows = shard.query(
-      "SELECT c.oid, c.relnamespace, quote_ident(c.relname), c.relkind, c.relpersistence, c.relispartition, "
-      "c.relrowsecurity, CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END, "
-      "CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END, "
-      "CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END, "
-      "CASE WHEN c.relkind IN ('i', 'I') THEN coalesce(' WITH (' || array_to_string(c.reloptions, ', ') || ')', '') END, c.relam "
-      "FROM pg_class c WHERE c.oid >= 16384 AND c.relkind IN ('r', 'p', 'f', 'v', 'm', 'i', 'I', 'S')");
+  auto rows = reads[kRelations];
   for (auto& r : rows) {
     Relation rel{r[1], r[2], r[3], r[11], "", ""};
     if (rel.kind == "i" || rel.kind == "I") index_options[r[0]] = r[10];
@@ -134,7 +239,7 @@ void read_relations(shardio::RawConn& shard, Lookups& l, std::vector<Object>& ou
     l.relations[r[0]] = std::move(rel);
   }
   std::map<std::string, std::string> parent_of;
-  for (auto& r : shard.query("SELECT inhrelid, inhparent FROM pg_inherits WHERE inhrelid >= 16384 ORDER BY inhseqno"))
+  for (auto& r : reads[kInherits])
     parent_of.emplace(r[0], r[1]);
   for (auto& r : rows) {
     const Relation* rel = l.table(r[0]);
@@ -166,11 +271,14 @@ std::string collate_marker(Lookups& l, std::vector<std::size_t>& pending, std::s
   return " COLLATE \x01" + oid + "\x01";
 }
 
-void resolve_collations(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out, const std::vector<std::size_t>& pending) {
+void resolve_collations(shardio::RawConn& shard, std::chrono::milliseconds timeout, Lookups& l, std::vector<Object>& out,
+                        const std::vector<std::size_t>& pending) {
   if (pending.empty()) return;
+  begin_read(shard, timeout);
   std::string list;
   for (const auto& [oid, _] : l.collations) list += (list.empty() ? "{" : ",") + oid;
   for (auto& r : shard.query("SELECT c, c::regcollation::text FROM unnest($1::oid[]) AS c", {list + "}"})) l.collations[r[0]] = r[1];
+  shard.exec("ROLLBACK");
   for (std::size_t i : pending) {
     auto& def = out[i].definition;
     for (auto at = def.find('\x01'); at != std::string::npos; at = def.find('\x01', at)) {
@@ -184,20 +292,15 @@ void resolve_collations(shardio::RawConn& shard, Lookups& l, std::vector<Object>
 }
 
 // The columns of every compared table and view; their names are kept for the indexes.
-void read_columns(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out, std::vector<std::size_t>& pending) {
+void read_columns(const Reads& reads, Lookups& l, std::vector<Object>& out, std::vector<std::size_t>& pending) {
   std::map<std::string, std::string> typcollation;
-  for (auto& r : shard.query("SELECT oid, typcollation FROM pg_type WHERE typcollation <> 0")) typcollation[r[0]] = r[1];
+  for (auto& r : reads[kTypeCollations]) typcollation[r[0]] = r[1];
   std::map<std::string, std::string> defaults;  // "table oid:attnum" -> " DEFAULT ..." or " GENERATED ..."
   // A plain default is deparsed without its table (it cannot refer to columns; opening every
   // table would build its relation cache entry); a generated column's expression needs it.
-  for (auto& r : shard.query(
-           "SELECT d.adrelid, d.adnum, CASE WHEN a.attgenerated = 's' THEN ' GENERATED ALWAYS AS (' || "
-           "pg_get_expr(d.adbin, d.adrelid) || ') STORED' ELSE ' DEFAULT ' || pg_get_expr(d.adbin, 0) END "
-           "FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid >= 16384"))
+  for (auto& r : reads[kDefaults])
     defaults[r[0] + ":" + r[1]] = r[2];
-  for (auto& r : shard.query("SELECT attrelid, attnum, quote_ident(attname), format_type(atttypid, atttypmod), atttypid, "
-                             "attcollation, attnotnull, attidentity FROM pg_attribute "
-                             "WHERE attrelid >= 16384 AND attnum > 0 AND NOT attisdropped")) {
+  for (auto& r : reads[kAttributes]) {
     const Relation* rel = l.table(r[0]);
     if (!rel) continue;
     l.attnames[r[0]][r[1]] = r[2];
@@ -217,16 +320,10 @@ void read_columns(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
 // Constraints of compared tables (a CHECK by its expression tree, see read_definitions) and
 // domains' constraints; returns the indexes that implement a primary key, unique or exclusion
 // constraint (compared through the constraint).
-std::set<std::string> read_constraints(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
+std::set<std::string> read_constraints(const Reads& reads, Lookups& l, std::vector<Object>& out,
                                        std::map<std::string, std::vector<std::string>>& domain_checks) {
   std::set<std::string> constraint_indexes;
-  for (auto& r : shard.query(
-           "SELECT oid, conrelid, contypid, quote_ident(conname), contype, conindid, "
-           "CASE WHEN contype = 'c' AND conrelid <> 0 THEN 'CHECK tree md5 ' || "
-           "md5(regexp_replace(conbin::text, ' :location -?[0-9]+', '', 'g')) || "
-           "CASE WHEN connoinherit THEN ' NO INHERIT' ELSE '' END || CASE WHEN NOT convalidated THEN ' NOT VALID' ELSE '' END "
-           "ELSE pg_get_constraintdef(oid) END "
-           "FROM pg_constraint WHERE conrelid >= 16384 OR contypid >= 16384 ORDER BY conname")) {
+  for (auto& r : reads[kConstraints]) {
     if (r[4] == "p" || r[4] == "u" || r[4] == "x") constraint_indexes.insert(r[5]);
     if (r[1] == "0") {
       domain_checks[r[2]].push_back(r[6]);
@@ -241,17 +338,14 @@ std::set<std::string> read_constraints(shardio::RawConn& shard, Lookups& l, std:
 
 // Indexes that no constraint stands for. A plain one is written out as pg_get_indexdef would
 // (which opens the table); one with expressions or a predicate is deparsed by the server.
-void read_indexes(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out, std::vector<std::size_t>& pending,
+void read_indexes(const Reads& reads, Lookups& l, std::vector<Object>& out, std::vector<std::size_t>& pending,
                   const std::set<std::string>& constraint_indexes, const std::map<std::string, std::string>& index_options) {
   std::map<std::string, std::string> am;
-  for (auto& r : shard.query("SELECT oid, quote_ident(amname) FROM pg_am")) am[r[0]] = r[1];
+  for (auto& r : reads[kAccessMethods]) am[r[0]] = r[1];
   std::map<std::string, std::string> opclass;  // non-default operator classes: oid -> "ns.name"
-  for (auto& r : shard.query("SELECT oid, opcnamespace, quote_ident(opcname) FROM pg_opclass WHERE NOT opcdefault"))
+  for (auto& r : reads[kOperatorClasses])
     opclass[r[0]] = l.ns_all[r[1]] + "." + r[2];
-  for (auto& r : shard.query(
-           "SELECT indexrelid, indrelid, indisunique, indisvalid, indnkeyatts, indkey, indcollation, indclass, indoption, "
-           "indnullsnotdistinct, CASE WHEN indexprs IS NOT NULL OR indpred IS NOT NULL THEN pg_get_indexdef(indexrelid) END "
-           "FROM pg_index WHERE indrelid >= 16384")) {
+  for (auto& r : reads[kIndexes]) {
     const Relation* rel = l.table(r[1]);
     auto self = l.relations.find(r[0]);
     if (!rel || self == l.relations.end() || !l.ns_compared.count(self->second.ns) || constraint_indexes.count(r[0])) continue;
@@ -293,15 +387,8 @@ void read_indexes(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
   }
 }
 
-void read_triggers(shardio::RawConn& shard, const Lookups& l, std::vector<Object>& out) {
-  std::string guards = "{";
-  for (const char* name : kGuardTriggers) {
-    if (guards.size() > 1) guards += ',';
-    guards += name;
-  }
-  for (auto& r : shard.query("SELECT tgrelid, quote_ident(tgname), pg_get_triggerdef(oid), tgenabled FROM pg_trigger "
-                             "WHERE tgrelid >= 16384 AND NOT tgisinternal AND tgname <> ALL ($1::text[])",
-                             {guards + "}"})) {
+void read_triggers(const Reads& reads, const Lookups& l, std::vector<Object>& out) {
+  for (auto& r : reads[kTriggers]) {
     const Relation* rel = l.table(r[0]);
     if (!rel) continue;
     std::string state = r[3] == "D" ? " (disabled)" : r[3] == "A" ? " (enabled always)" : r[3] == "R" ? " (enabled replica)" : "";
@@ -309,14 +396,10 @@ void read_triggers(shardio::RawConn& shard, const Lookups& l, std::vector<Object
   }
 }
 
-void read_functions(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out) {
+void read_functions(const Reads& reads, Lookups& l, std::vector<Object>& out) {
   std::map<std::string, std::string> language;
-  for (auto& r : shard.query("SELECT oid, quote_ident(lanname) FROM pg_language")) language[r[0]] = r[1];
-  for (auto& r : shard.query(
-           "SELECT oid, pronamespace, prokind, quote_ident(proname), pg_get_function_identity_arguments(oid), "
-           "CASE WHEN prokind IN ('f', 'w') THEN pg_get_function_result(oid) END, prolang, provolatile, proisstrict, "
-           "prosecdef, coalesce('SET ' || array_to_string(proconfig, ', '), ''), "
-           "md5(coalesce(prosrc, '') || coalesce(probin, '')) FROM pg_proc WHERE oid >= 16384")) {
+  for (auto& r : reads[kLanguages]) language[r[0]] = r[1];
+  for (auto& r : reads[kFunctions]) {
     if (!l.ns_compared.count(r[1]) || l.member(kPgProc, r[0]) || !language.count(r[6])) continue;
     const std::string& kind = r[2];
     std::string prefix = kind == "p" ? "procedure:" : kind == "a" ? "aggregate:" : "function:";
@@ -330,9 +413,8 @@ void read_functions(shardio::RawConn& shard, Lookups& l, std::vector<Object>& ou
   }
 }
 
-void read_sequences(shardio::RawConn& shard, const Lookups& l, std::vector<Object>& out) {
-  for (auto& r : shard.query("SELECT seqrelid, format_type(seqtypid, NULL), seqstart, seqincrement, seqmin, seqmax, seqcache, "
-                             "seqcycle FROM pg_sequence WHERE seqrelid >= 16384")) {
+void read_sequences(const Reads& reads, const Lookups& l, std::vector<Object>& out) {
+  for (auto& r : reads[kSequences]) {
     auto rel = l.relations.find(r[0]);
     if (rel == l.relations.end() || !l.ns_compared.count(rel->second.ns) || l.member(kPgClass, r[0])) continue;
     out.push_back({"sequence:" + l.ns_all.at(rel->second.ns) + "." + rel->second.name, "",
@@ -341,15 +423,12 @@ void read_sequences(shardio::RawConn& shard, const Lookups& l, std::vector<Objec
   }
 }
 
-void read_types(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
+void read_types(const Reads& reads, Lookups& l, std::vector<Object>& out,
                 const std::map<std::string, std::vector<std::string>>& domain_checks) {
-  auto types = shard.query(
-      "SELECT oid, typnamespace, quote_ident(typname), typtype, format_type(typbasetype, typtypmod), typnotnull, "
-      "coalesce(' DEFAULT ' || typdefault, '') FROM pg_type WHERE oid >= 16384 AND typtype IN ('e', 'd')");
+  auto types = reads[kTypes];
   if (types.empty()) return;
   std::map<std::string, std::string> labels;
-  for (auto& r : shard.query("SELECT enumtypid, quote_literal(enumlabel) FROM pg_enum WHERE enumtypid >= 16384 "
-                             "ORDER BY enumtypid, enumsortorder"))
+  for (auto& r : reads[kEnums])
     labels[r[0]] += (labels[r[0]].empty() ? "" : ", ") + r[1];
   for (auto& r : types) {
     if (!l.ns_compared.count(r[1]) || l.member(kPgType, r[0])) continue;
@@ -366,32 +445,30 @@ void read_types(shardio::RawConn& shard, Lookups& l, std::vector<Object>& out,
   }
 }
 
-void begin_read(shardio::RawConn& shard, std::chrono::milliseconds timeout) {
-  std::string setup = "BEGIN READ ONLY; SET LOCAL search_path TO pg_catalog; SET LOCAL statement_timeout = ";
-  setup += shard.literal(std::to_string(std::max<std::int64_t>(1, timeout.count())) + "ms");
-  shard.exec(setup);
-}
 
 }  // namespace
 
 std::vector<Object> read_objects(shardio::RawConn& shard, std::chrono::milliseconds timeout) {
-  begin_read(shard, timeout);
+  std::string script = begin_read_sql(shard, timeout);
+  for (std::size_t r = 0; r < kReadCount; ++r) script += read_sql(static_cast<Read>(r)) + ";\n";
+  script += "ROLLBACK";
+  auto reads = shard.query_each(script);
+  if (reads.size() != kReadCount) throw internal_error("a shard's catalog reads returned " + std::to_string(reads.size()) + " results");
   Lookups l;
   std::vector<Object> out;
   std::vector<std::size_t> pending;  // objects with a COLLATE clause to name
   std::map<std::string, std::string> index_options;
   std::map<std::string, std::vector<std::string>> domain_checks;
-  read_schemas(shard, l, out);
-  read_relations(shard, l, out, index_options);
-  read_columns(shard, l, out, pending);
-  auto constraint_indexes = read_constraints(shard, l, out, domain_checks);
-  read_indexes(shard, l, out, pending, constraint_indexes, index_options);
-  read_triggers(shard, l, out);
-  read_functions(shard, l, out);
-  read_sequences(shard, l, out);
-  read_types(shard, l, out, domain_checks);
-  resolve_collations(shard, l, out, pending);
-  shard.exec("ROLLBACK");
+  read_schemas(reads, l, out);
+  read_relations(reads, l, out, index_options);
+  read_columns(reads, l, out, pending);
+  auto constraint_indexes = read_constraints(reads, l, out, domain_checks);
+  read_indexes(reads, l, out, pending, constraint_indexes, index_options);
+  read_triggers(reads, l, out);
+  read_functions(reads, l, out);
+  read_sequences(reads, l, out);
+  read_types(reads, l, out, domain_checks);
+  resolve_collations(shard, timeout, l, out, pending);
   std::sort(out.begin(), out.end(), [](const Object& a, const Object& b) { return a.key < b.key; });
   return out;
 }

@@ -20,6 +20,18 @@ namespace {
 
 std::string first_line(const char* text) { return libpq_message_line(text); }
 
+std::vector<std::vector<std::string>> rows_of(const PGresult* r) {
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(static_cast<std::size_t>(PQntuples(r)));
+  for (int i = 0; i < PQntuples(r); ++i) {
+    std::vector<std::string> row;
+    row.reserve(static_cast<std::size_t>(PQnfields(r)));
+    for (int j = 0; j < PQnfields(r); ++j) row.emplace_back(PQgetvalue(r, i, j));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 // Read-only commands use these connections too: the hints say nothing of operations. A
 // journaled operation's failure adds how to resume it, with its id (shardio::failed).
 constexpr const char* kLostHint = "the server went away or restarted; run the command again once it is back";
@@ -81,15 +93,24 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
                                          nullptr, nullptr, 0));
   auto status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(r.get(), "query");
-  std::vector<std::vector<std::string>> rows;
-  rows.reserve(static_cast<std::size_t>(PQntuples(r.get())));
-  for (int i = 0; i < PQntuples(r.get()); ++i) {
-    std::vector<std::string> row;
-    row.reserve(static_cast<std::size_t>(PQnfields(r.get())));
-    for (int j = 0; j < PQnfields(r.get()); ++j) row.emplace_back(PQgetvalue(r.get(), i, j));
-    rows.push_back(std::move(row));
+  return rows_of(r.get());
+}
+
+std::vector<std::vector<std::vector<std::string>>> RawConn::query_each(const std::string& script) {
+  if (!PQsendQuery(conn_, script.c_str())) fail("query");
+  std::vector<std::vector<std::vector<std::string>>> out;
+  Result error;
+  // Every result is read, so the connection is ready for the next command even after an error.
+  while (PGresult* raw = PQgetResult(conn_)) {
+    Result r(raw);
+    auto status = PQresultStatus(r.get());
+    if (status == PGRES_TUPLES_OK)
+      out.push_back(rows_of(r.get()));
+    else if (status != PGRES_COMMAND_OK && !error)
+      error = std::move(r);
   }
-  return rows;
+  if (error) fail(error.get(), "query");
+  return out;
 }
 
 std::string RawConn::literal(const std::string& value) const {

@@ -53,6 +53,9 @@ class RawConn {
   // is not needed here: callers select non-null values).
   std::vector<std::vector<std::string>> query(const std::string& sql, const std::vector<std::string>& params = {});
   void exec(const std::string& sql) { query(sql); }
+  // Runs a script of statements without parameters in one round trip; returns the rows of each
+  // statement that returns rows (a SELECT with none included), in order. The first error fails.
+  std::vector<std::vector<std::vector<std::string>>> query_each(const std::string& script);
   std::string literal(const std::string& value) const;     // PQescapeLiteral
   std::string identifier(const std::string& value) const;  // PQescapeIdentifier
 
