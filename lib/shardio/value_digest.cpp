@@ -67,6 +67,7 @@ std::string value_digest_sql(const std::vector<ValueColumn>& columns) {
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const auto& c = columns[i].quoted;
     std::string seed = std::to_string(i + 1);
+    std::string numeric_text_hash = "hashtextextended(" + c + "::text COLLATE \"C\", " + seed + ")";
     std::string h;
     switch (columns[i].kind) {
       case ValueKind::int2: h = "hashint2extended(" + c + ", " + seed + ")"; break;
@@ -78,9 +79,9 @@ std::string value_digest_sql(const std::vector<ValueColumn>& columns) {
       case ValueKind::numeric:
         // scale() is NULL for NaN and the infinities: their text stands in.
         h = "coalesce(hash_numeric_extended(" + c + ", " + seed + ") # hashint4extended(2 * scale(" + c + ") + (" + c +
-            " < 0)::int, " + seed + "), hashtextextended(" + c + "::text COLLATE \"C\", " + seed + "))";
+            " < 0)::int, " + seed + "), " + numeric_text_hash + ")";
         break;
-      case ValueKind::numeric_text: h = "hashtextextended(" + c + "::text COLLATE \"C\", " + seed + ")"; break;
+      case ValueKind::numeric_text: h = numeric_text_hash; break;
     }
     row += (row.empty() ? "" : " # ") + (columns[i].not_null ? h : "coalesce(" + h + ", 0)");
   }
