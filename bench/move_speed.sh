@@ -60,7 +60,23 @@ pipe() {  # FROM TO LO HI ORDER PGOPTIONS: one COPY pipe per table, parents firs
   done
 }
 
+# Each method starts on a settled machine: every database vacuumed and analyzed, a checkpoint
+# done, no autovacuum worker left. Without it, each method paid for the one before (autovacuum
+# of the millions of rows it had loaded or deleted, its checkpoint), on the same two cores.
+settle() {
+  local dsn
+  while read -r dsn; do psql -XAtqc "VACUUM (ANALYZE)" "$dsn"; done < <(jq -r '.shards[].dsn' "$work/hand.json" "$work/tool.json")
+  for dsn in "$s1" "$s2"; do psql -XAtqc "CHECKPOINT" "$dsn"; done
+  local i
+  for i in $(seq 1 600); do
+    [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$s1")" = 0 ] &&
+      [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$s2")" = 0 ] && return
+    sleep 0.2
+  done
+}
+
 # Hand-made pipe + DELETE (R1), then the limit (R2), on fleet "hand".
+settle
 t0=$(now)
 pipe "$s1" "$s2" $r1_lo $r1_hi none ""
 hand_copy=$(echo "$(now) - $t0" | bc -l)
@@ -73,6 +89,7 @@ DELETE FROM customers WHERE customer_id >= $r1_lo AND customer_id < $r1_hi;
 COMMIT;
 SQL
 hand_delete=$(echo "$(now) - $t0" | bc -l)
+settle
 t0=$(now)
 pipe "$s2" "$s1" $r2_lo $r2_hi pk "-c session_replication_role=replica"
 limit_copy=$(echo "$(now) - $t0" | bc -l)
@@ -81,6 +98,7 @@ limit_copy=$(echo "$(now) - $t0" | bc -l)
 export SHARDCTL_CATALOG=$(jq -r .catalog "$work/tool.json")
 tool() {  # NAME ENV ARGS...: runs a split, keeps its -v times, peak RSS and offline windows
   local name=$1 env=$2; shift 2
+  settle
   env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "$bin/shardctl" split --map customers "$@" -v ${BENCH_PARALLEL:+--parallel $BENCH_PARALLEL} \
     2> "$work/$name.err" >/dev/null || { cat "$work/$name.err" >&2; exit 1; }
   local op

@@ -79,6 +79,8 @@ void print_text(std::ostream& out, const Report& r) {
     out << "drift: " << r.differing() << " of " << read << " shard(s) differ from " << r.basis() << '\n';
   else if (read)
     out << "no drift: " << read << " shard(s) alike" << (r.unreadable() ? " (some shards could not be read)" : "") << '\n';
+  else if (r.shards.empty() && r.offline.empty())
+    out << "nothing to compare: no shard is registered (`shardctl shard add`)\n";
 }
 
 nlohmann::json to_json(const Report& r) {

@@ -180,7 +180,7 @@ BEGIN
   IF hit.range_id IS NOT NULL THEN
     RAISE EXCEPTION 'TRUNCATE of %.% is refused: shardctl operation % is moving rows of it to shard %',
       TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
-      USING ERRCODE = '55000', HINT = 'wait for the operation (`shardctl op wait ID`)';
+      USING ERRCODE = '55000', HINT = 'wait for the operation (`shardctl op wait ' || hit.op_id || '`)';
   END IF;
   RETURN NULL;
 END

@@ -113,7 +113,8 @@ class Runner {
   shardio::FaultInjector faults_;
   std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> sources_;
   std::unique_ptr<shardio::RawConn> target_;
-  // Connections to the target that read batches for verify (declared after target_: closed first).
+  // Connections to the target that read batches for verify with --parallel N > 1 (declared
+  // after target_: closed first); with one reader, target_ reads them.
   std::unique_ptr<shardio::ReadPool> readers_;
   Progress stats_;
   // Per table, the digest of the source stream the last copy() loaded (batch streamed_batch_):

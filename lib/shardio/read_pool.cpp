@@ -9,6 +9,19 @@
 
 namespace shardctl::shardio {
 
+ReadResult read_one(RawConn& conn, const ReadTask& task) {
+  ReadResult out;
+  if (task.value) {
+    out.value = conn.query(task.sql).at(0).at(0);
+    return out;
+  }
+  CopyDigest d(task.binary);
+  copy_out_to(conn, task.sql, [&](std::string_view chunk) { d.add(chunk); });
+  if (!d.complete()) throw internal_error("a COPY stream read back ended inside a row");
+  out.digest = std::move(d);
+  return out;
+}
+
 ReadPool::ReadPool(std::string dsn, std::string role, std::string session_sql, int size)
     : dsn_(std::move(dsn)),
       role_(std::move(role)),
@@ -42,17 +55,7 @@ std::vector<ReadResult> ReadPool::run(const std::vector<ReadTask>& tasks) {
   auto work = [&](std::size_t w) {
     try {
       RawConn& conn = reader(w);
-      for (std::size_t k; !failed && (k = next++) < order.size();) {
-        const ReadTask& task = tasks[order[k]];
-        if (task.value) {
-          out[order[k]].value = conn.query(task.sql).at(0).at(0);
-          continue;
-        }
-        CopyDigest d(task.binary);
-        copy_out_to(conn, task.sql, [&](std::string_view chunk) { d.add(chunk); });
-        if (!d.complete()) throw internal_error("a COPY stream read back ended inside a row");
-        out[order[k]].digest = std::move(d);
-      }
+      for (std::size_t k; !failed && (k = next++) < order.size();) out[order[k]] = read_one(conn, tasks[order[k]]);
     } catch (...) {
       errors[w] = std::current_exception();
       failed = true;

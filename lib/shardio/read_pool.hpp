@@ -27,6 +27,10 @@ struct ReadResult {
   std::string value;                 // of a query
 };
 
+// One task on one connection: what each of the pool's readers does, and what a caller with a
+// single connection of its own does instead of a pool.
+ReadResult read_one(RawConn& conn, const ReadTask& task);
+
 class ReadPool {
  public:
   // Up to `size` connections, opened from `dsn` on first use (each runs `session_sql` once) and

@@ -153,4 +153,10 @@ kill -CONT $split
 wait $split || fail "the split failed: $(cat "$TEST_TMP/split.out")"
 trap - EXIT
 expect_exit 0 shardctl schema drift
+
+# 10. A catalog with no shard registered says so, instead of printing nothing.
+fresh_database drift_empty
+expect_exit 0 shardctl init
+expect_exit 0 shardctl schema drift
+expect_stdout_contains "nothing to compare: no shard is registered"
 pass
