@@ -398,9 +398,8 @@ void Runner::run() {
   target_ = std::make_unique<shardio::RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
   target_->exec(session_settings);
   target_->exec(bulk_guard_session);
-  // It also reads batches back to verify them (with one reader): no parallel workers and no
-  // JIT, for the reasons shardio::ReadPool gives.
-  target_->exec("SET max_parallel_workers_per_gather = 0; SET jit = off");
+  // It also reads batches back to verify them (with one reader).
+  target_->exec(shardio::reader_session);
   auto all = batches();
   if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");
   bool cancel = cancel_requested();

@@ -144,11 +144,11 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
   }
   std::vector<bool> by_value;
   for (const auto& d : source) by_value.push_back(!d.values.empty());
-  stats_.verify = describe(ctx_.tables, by_value) + " (" + std::to_string(tasks.size()) + " read(s) " +
-                  (ctx_.parallel == 1 ? std::string("on the connection that loaded the batch)")
-                                      : "over up to " +
-                                            std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), tasks.size())) +
-                                            " connection(s))");
+  std::string readers = "on the connection that loaded the batch";
+  if (ctx_.parallel > 1)
+    readers = "over up to " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), tasks.size())) +
+              " connection(s)";
+  stats_.verify = describe(ctx_.tables, by_value) + " (" + std::to_string(tasks.size()) + " read(s) " + readers + ")";
   // No plain index scans: a batch read right after its load has stale statistics (a few
   // thousand rows where it holds hundreds of thousands), and an index scan fetches its heap
   // tuple by tuple. A bitmap scan of the same range reads each page once, in page-at-a-time

@@ -35,7 +35,7 @@ RawConn& ReadPool::reader(std::size_t i) {
   auto& conn = readers_[i];
   if (!conn) {
     conn = std::make_unique<RawConn>(dsn_, role_);
-    conn->exec("SET max_parallel_workers_per_gather = 0; SET jit = off");
+    conn->exec(reader_session);
     if (!session_sql_.empty()) conn->exec(session_sql_);
   }
   return *conn;

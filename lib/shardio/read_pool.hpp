@@ -27,6 +27,10 @@ struct ReadResult {
   std::string value;                 // of a query
 };
 
+// What a session that reads for verify sets first: no parallel workers and no JIT (the reasons
+// are at ReadPool's constructor).
+inline constexpr const char* reader_session = "SET max_parallel_workers_per_gather = 0; SET jit = off";
+
 // One task on one connection: what each of the pool's readers does, and what a caller with a
 // single connection of its own does instead of a pool.
 ReadResult read_one(RawConn& conn, const ReadTask& task);
