@@ -7,7 +7,9 @@
 
 #include "migrate/copy_sql.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <future>
 #include <optional>
 #include <set>
 
@@ -251,8 +253,15 @@ void Runner::flip(const Batch& b, const std::string& verified) {
 // transaction rolls back. A batch already fenced was purged by an earlier run.
 void Runner::purge(const Batch& b, const std::string& verified) {
   shardio::RawConn& src = source(b);
+  if (purge_rows(src, b, verified)) purge_commit(src);
+}
+
+// The purge up to its COMMIT; false when an earlier run purged the batch (nothing to commit).
+// Touches only `src` and the run's read-only context, so it may run on another thread
+// (verify_flip_beside_purge) while this one verifies the next batch.
+bool Runner::purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const {
   std::string state = batch_guard_state(src, ctx_.op_id, b.no);
-  if (state == "fenced") return;
+  if (state == "fenced") return false;
   if (state.empty()) guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range);  // lost with a restored shard
   nlohmann::json expected = verified.empty() ? nlohmann::json::object() : nlohmann::json::parse(verified);
   src.exec("BEGIN");
@@ -287,9 +296,57 @@ void Runner::purge(const Batch& b, const std::string& verified) {
                              "; compare its rows on both shards, then `shardctl op resume ID`");
   }
   fence_batch(src, ctx_.op_id, b.no, ctx_.fence_grace);
+  return true;
+}
+
+// Commits a purge once this process still holds the operation: a runner that lost its lease
+// must not delete what another may be handling.
+void Runner::purge_commit(shardio::RawConn& src) {
   catalog_.read([&](pqxx::work& tx) { fence(tx); });
   src.exec("COMMIT");
   faults_.point("purge");
+}
+
+// Journals a purged batch as done.
+void Runner::done(const Batch& b, std::int64_t rows) {
+  journal(b, "done");
+  faults_.point("journal.done");
+  stats_.rows += rows;
+  if (progress_) progress_(stats_);
+}
+
+// Verifies and flips batch `b` on this thread while another purges `p` (up to its COMMIT) on
+// p's source connection, then commits that purge: the source deletes on one core while the
+// target reads back on the other, and `b` goes online as soon as it is verified. The time the
+// verify and the purge overlap is counted (Progress::verify_beside_seconds).
+std::string Runner::verify_flip_beside_purge(const Batch& b, const Flipped& p) {
+  using clock = std::chrono::steady_clock;
+  shardio::RawConn& src = source(p.batch);
+  auto purge_start = clock::now();
+  // On an error below, the future's destructor waits for the purging thread; its transaction
+  // is never committed, and resume purges the batch again.
+  auto purging = std::async(std::launch::async, [&] {
+    bool commit = purge_rows(src, p.batch, p.verified);
+    return std::make_pair(commit, clock::now());
+  });
+  std::string verified;
+  auto verify_start = clock::now();
+  {
+    Stopwatch w(stats_.verify_seconds);
+    verified = verify(b);
+  }
+  auto verify_end = clock::now();
+  flip(b, verified);
+  faults_.point("journal.flipped");
+  auto [commit, purge_end] = purging.get();
+  auto overlap = std::min(verify_end, purge_end) - std::max(verify_start, purge_start);
+  if (overlap.count() > 0) stats_.verify_beside_seconds += std::chrono::duration<double>(overlap).count();
+  stats_.purge_seconds += std::chrono::duration<double>(purge_end - purge_start).count();
+  if (commit) {
+    Stopwatch w(stats_.purge_seconds);
+    purge_commit(src);
+  }
+  return verified;
 }
 
 // Undoes a batch that is offline or copied (`op cancel`): its rows leave the target, its
@@ -406,11 +463,25 @@ void Runner::run() {
   if (!cancel) copy_references(source(all.front()));
   stats_.batches = static_cast<int>(all.size());
   stats_.path = ctx_.path.why;
+  // A batch flipped in this run whose purge waits to run beside the next batch's verify: the
+  // source deletes on one core while the target reads back on the other. Its rows stay guarded
+  // on the source meanwhile, and the map already routes its keys to the target.
+  std::optional<Flipped> pending;
+  auto purge_pending = [&] {
+    if (!pending) return;
+    {
+      Stopwatch w(stats_.purge_seconds);
+      purge(pending->batch, pending->verified);
+    }
+    done(pending->batch, pending->rows);
+    pending.reset();
+  };
   for (auto& b : all) {
     stats_.batch = b.no;
     if (b.step == "done") continue;
     if (b.step == "planned") {
       if (cancel || cancel_requested()) {
+        purge_pending();
         finish("cancelled", all);
         return;
       }
@@ -421,6 +492,7 @@ void Runner::run() {
       faults_.point("journal.offline");
     } else if (b.step == "offline" || b.step == "copied") {
       if (cancel) {  // cancelled while interrupted: undo the batch in flight
+        purge_pending();
         roll_back(b);
         finish("cancelled", all);
         return;
@@ -438,22 +510,28 @@ void Runner::run() {
       }
       if (b.step != "copied") journal(b, "copied", rows);
       faults_.point("journal.copied");
-      {
-        Stopwatch w(stats_.verify_seconds);
-        verified = verify(b);
+      // Beside a purge only when the verify needs nothing from a source (the stream's digest
+      // is at hand): the purging thread owns its source connection until it is done.
+      if (pending && streamed_batch_ == b.no) {
+        verified = verify_flip_beside_purge(b, *pending);
+        done(pending->batch, pending->rows);
+        pending.reset();
+      } else {
+        purge_pending();
+        {
+          Stopwatch w(stats_.verify_seconds);
+          verified = verify(b);
+        }
+        flip(b, verified);
+        faults_.point("journal.flipped");
       }
-      flip(b, verified);
-      faults_.point("journal.flipped");
+      pending = Flipped{b, verified, rows};
+    } else {
+      purge_pending();
+      pending = Flipped{b, verified, rows};
     }
-    {
-      Stopwatch w(stats_.purge_seconds);
-      purge(b, verified);
-    }
-    journal(b, "done");
-    faults_.point("journal.done");
-    stats_.rows += rows;
-    if (progress_) progress_(stats_);
   }
+  purge_pending();
   finish("done", all);  // every batch moved, even if a cancel came too late to stop one
   faults_.point("finished");
   if (progress_) progress_(stats_);

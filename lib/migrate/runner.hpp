@@ -78,6 +78,16 @@ class Runner {
   std::string verify(const Batch& b);
   void flip(const Batch& b, const std::string& verified);
   void purge(const Batch& b, const std::string& verified);
+  bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
+  void purge_commit(shardio::RawConn& src);
+  // A batch flipped and not yet purged, with what its flip journaled.
+  struct Flipped {
+    Batch batch;
+    std::string verified;
+    std::int64_t rows = 0;
+  };
+  std::string verify_flip_beside_purge(const Batch& b, const Flipped& p);
+  void done(const Batch& b, std::int64_t rows);
   void roll_back(const Batch& b);
   void copy_references(shardio::RawConn& from);
   void coalesce();

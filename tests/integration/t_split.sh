@@ -51,7 +51,11 @@ psql_shard 1 -qc "update customers set name = name where customer_id = 320"
 expect_exit 75 shardctl split --map customers --at 310 --to shard_2
 expect_stderr_contains "already works on an overlapping range"
 expect_exit 0 shardctl op show "$op" --format json
-assert_eq "$(jq -r .batches_done "$STDOUT")" "1"
+# Batch 1 is flipped (its keys live on shard_3) but not yet purged: its purge runs beside
+# batch 2's verify.
+assert_eq "$(jq -r .batches_done "$STDOUT")" "0"
+assert_eq "$(psql_catalog -XAtc "select string_agg(step, ' ' order by batch_no) from shardctl.op_batches where op_id = '$op'")" \
+  "flipped offline planned"
 expect_exit 0 shardctl op resume "$op"
 expect_stdout_contains "done: 3/3"
 assert_fleet_consistent
@@ -59,8 +63,9 @@ assert_eq "$(fleet_fingerprint)" "$before"
 expect_exit 0 shardctl mapping list --map customers --format json
 assert_eq "$(jq -r '.mappings | map(.range + ">" + .shard) | join(" ")' "$STDOUT")" "..200>shard_1 200..334>shard_3 334..667>shard_2 667..>shard_3"
 
-# Cancel: stop after the first batch; what moved stays moved, the rest stays on the source.
-SHARDCTL_FAULT=journal.done:1 expect_exit 99 shardctl split --map customers --at 400 --to shard_1 --batch-size 100
+# Cancel: stop after the first batch flipped (its purge waits for the next batch's verify);
+# what moved stays moved and is purged, the rest stays on the source.
+SHARDCTL_FAULT=journal.flipped:1 expect_exit 99 shardctl split --map customers --at 400 --to shard_1 --batch-size 100
 op=$(last_op)
 expect_exit 0 shardctl op cancel "$op"
 expect_stdout_contains "cancelled"
