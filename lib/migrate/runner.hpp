@@ -1,6 +1,7 @@
 // The per-batch protocol of a journaled operation (split, merge or move): offline -> guard ->
-// copy -> verify -> flip -> purge -> journal, batch after batch, and the end of the operation
-// (coalesce mappings, lift guards). Internal to lib/migrate; Engine::run builds the Context.
+// copy -> verify -> flip -> purge -> journal, batch after batch (a batch's purge runs on a second
+// thread beside the next batch's verify and flip), and the end of the operation (coalesce
+// mappings, lift guards). Internal to lib/migrate; Engine::run builds the Context.
 // The verify step lives in verify.cpp.
 #pragma once
 
