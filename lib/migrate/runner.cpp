@@ -515,7 +515,6 @@ void Runner::run() {
       if (pending && streamed_batch_ == b.no) {
         verified = verify_flip_beside_purge(b, *pending);
         done(pending->batch, pending->rows);
-        pending.reset();
       } else {
         purge_pending();
         {
@@ -525,11 +524,10 @@ void Runner::run() {
         flip(b, verified);
         faults_.point("journal.flipped");
       }
-      pending = Flipped{b, verified, rows};
     } else {
       purge_pending();
-      pending = Flipped{b, verified, rows};
     }
+    pending = Flipped{b, verified, rows};
   }
   purge_pending();
   finish("done", all);  // every batch moved, even if a cancel came too late to stop one
