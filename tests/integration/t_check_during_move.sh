@@ -12,8 +12,11 @@ map_id=$(psql_catalog -XAtc "select map_id from shardctl.maps where name = 'cust
 lock_class=1397244740  # catalog::lock_class, "SHCD"
 lock_key="$lock_class, hashtext('map-data:' || $map_id)"
 # Sessions holding the map's data lock in `mode` (ShareLock or ExclusiveLock), other than ours.
+# Advisory locks are per database, and tests running beside this one use the same key (map 1)
+# in their own catalog databases on the same cluster: count this catalog's only.
 holders() {
   psql_catalog -XAtc "select count(*) from pg_locks where locktype = 'advisory' and classid = $lock_class
+                        and database = (select oid from pg_database where datname = current_database())
                         and objid::text::bigint = (hashtext('map-data:' || $map_id)::bigint & 4294967295)
                         and objsubid = 2 and mode = '$1' and granted and pid <> pg_backend_pid()"
 }
