@@ -54,8 +54,10 @@ std::optional<ValueKind> value_kind(std::string_view type) {
   if (base == "smallint") return ValueKind::int2;
   if (base == "integer") return ValueKind::int4;
   if (base == "bigint") return ValueKind::int8;
-  if (base == "boolean" || base == "date" || base == "timestamp without time zone" || base == "timestamp with time zone")
-    return ValueKind::boolean_date_time;
+  if (base == "boolean") return ValueKind::boolean;
+  if (base == "date") return ValueKind::date;
+  if (base == "timestamp without time zone") return ValueKind::timestamp;
+  if (base == "timestamp with time zone") return ValueKind::timestamptz;
   if (base == "text" || base == "character varying") return ValueKind::text;
   if (base == "uuid") return ValueKind::uuid;
   if (base == "numeric") return ValueKind::numeric;
@@ -73,7 +75,12 @@ std::string value_digest_sql(const std::vector<ValueColumn>& columns) {
       case ValueKind::int2: h = "hashint2extended(" + c + ", " + seed + ")"; break;
       case ValueKind::int4: h = "hashint4extended(" + c + ", " + seed + ")"; break;
       case ValueKind::int8: h = "hashint8extended(" + c + ", " + seed + ")"; break;
-      case ValueKind::boolean_date_time: h = "hash_record_extended(ROW(" + c + "), " + seed + ")"; break;
+      case ValueKind::boolean: h = "hashint4extended(" + c + "::int, " + seed + ")"; break;
+      case ValueKind::date: h = "hash_record_extended(ROW(" + c + "), " + seed + ")"; break;
+      case ValueKind::timestamp: h = "timestamp_hash_extended(" + c + ", " + seed + ")"; break;
+      case ValueKind::timestamptz:
+        h = "timestamp_hash_extended(" + c + " AT TIME ZONE INTERVAL '00:00', " + seed + ")";
+        break;
       case ValueKind::text: h = "hashtextextended(" + c + " COLLATE \"C\", " + seed + ")"; break;
       case ValueKind::uuid: h = "uuid_hash_extended(" + c + ", " + seed + ")"; break;
       case ValueKind::numeric:
@@ -200,10 +207,14 @@ std::uint64_t value_hash(ValueKind kind, std::string_view f, std::size_t positio
     case ValueKind::int8:
       need(f, 8);
       return routing::pg_hashint8_seeded(static_cast<std::int64_t>(be64(f.data())), seed);
-    case ValueKind::boolean_date_time:
-      // bool (1 byte) and date (int4) hash as a 32-bit integer, timestamps (int8) as hashint8.
-      if (f.size() == 1) return routing::pg_hash_uint32_extended(static_cast<unsigned char>(f[0]), seed);
-      if (f.size() == 4) return routing::pg_hash_uint32_extended(be32(f.data()), seed);
+    case ValueKind::boolean:
+      need(f, 1);
+      return routing::pg_hash_uint32_extended(static_cast<unsigned char>(f[0]), seed);
+    case ValueKind::date:
+      need(f, 4);
+      return routing::pg_hash_uint32_extended(be32(f.data()), seed);
+    case ValueKind::timestamp:
+    case ValueKind::timestamptz:
       need(f, 8);
       return routing::pg_hashint8_seeded(static_cast<std::int64_t>(be64(f.data())), seed);
     case ValueKind::text:

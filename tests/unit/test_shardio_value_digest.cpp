@@ -49,9 +49,10 @@ TEST_CASE("value hashes equal PostgreSQL's seeded extended hashes") {
   CHECK(h(ValueKind::numeric, hex("0000000000000003"), 2) == -6549764852426651650);          // 0.000, 3
   CHECK(h(ValueKind::numeric, hex("00000000c0000000"), 3) == 7973021789025709484);           // NaN, 4
   CHECK(h(ValueKind::numeric, hex("0005000200000006000109291a8500000064"), 1) == -5928049076087113721);  // 123456789.000001, 2
-  CHECK(h(ValueKind::boolean_date_time, bytes({1}), 8) == 5702160639948485477);       // hash_record_extended(row(true), 9)
-  CHECK(h(ValueKind::boolean_date_time, be(8825, 4), 9) == 4641862076662630640);      // row(date '2024-02-29'), 10
-  CHECK(h(ValueKind::boolean_date_time, be(762523200500000, 8), 10) == -3270552392142564935);  // row(timestamptz ...), 11
+  CHECK(h(ValueKind::boolean, bytes({1}), 8) == 5702160639948485477);       // hashint4extended(true::int, 9)
+  CHECK(h(ValueKind::date, be(8825, 4), 9) == 4641862076662630640);         // row(date '2024-02-29'), 10
+  CHECK(h(ValueKind::timestamptz, be(762523200500000, 8), 10) == -3270552392142564935);  // timestamptz ..., 11
+  CHECK(h(ValueKind::timestamp, be(762523200500000, 8), 10) == -3270552392142564935);    // the same instant, no zone
 }
 
 TEST_CASE("numeric_text prints what numeric_out prints") {
@@ -89,7 +90,10 @@ TEST_CASE("a set's value digest: count and exact sum, in any order, beyond 64 bi
 TEST_CASE("which column types the value digest covers") {
   CHECK(value_kind("integer") == ValueKind::int4);
   CHECK(value_kind("character varying(20)") == ValueKind::text);
-  CHECK(value_kind("timestamp(3) with time zone") == ValueKind::boolean_date_time);
+  CHECK(value_kind("timestamp(3) with time zone") == ValueKind::timestamptz);
+  CHECK(value_kind("timestamp without time zone") == ValueKind::timestamp);
+  CHECK(value_kind("boolean") == ValueKind::boolean);
+  CHECK(value_kind("date") == ValueKind::date);
   CHECK(value_kind("numeric(12,2)") == ValueKind::numeric);
   CHECK_FALSE(value_kind("double precision"));
   CHECK_FALSE(value_kind("jsonb"));
