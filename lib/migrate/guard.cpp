@@ -213,7 +213,9 @@ LockHolders lock_holders(shardio::RawConn& shard, const std::vector<GuardedTable
       "coalesce(a.state, '?'), coalesce(round(extract(epoch FROM now() - a.xact_start))::text, '?'), "
       "a.backend_type = 'autovacuum worker', coalesce(a.query, '') "
       "FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-      "WHERE l.granted AND l.relation IN (" + regs + ") AND a.pid <> pg_backend_pid() ORDER BY 1 LIMIT 5");
+      "WHERE l.granted AND l.relation IN (" + regs + ") AND a.pid <> pg_backend_pid() "
+      // Relation OIDs repeat across the databases of a cluster: this database's locks only.
+      "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY 1 LIMIT 5");
   LockHolders out;
   for (const auto& r : rows) {
     bool autovacuum = r[5] == "t";

@@ -33,7 +33,7 @@ moving=$(psql -XAt "$src" -c "SELECT count(*) FROM events WHERE customer_id >= $
 kept=$(psql -XAt "$src" -c "SELECT count(*) FROM events WHERE customer_id < $mid")
 
 autovacuum_on_events() {
-  psql -XAt "$src" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE '%events%'"
+  psql -XAt "$src" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database() AND query LIKE '%events%'"
 }
 for _ in $(seq 1 120); do
   [ "$(autovacuum_on_events)" = 1 ] && break

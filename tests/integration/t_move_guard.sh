@@ -96,7 +96,7 @@ expect_exit 75 shardctl split --map customers --at 640 --to shard_1 --batch-size
 expect_stderr_contains "pid "
 op=$(last_op)
 kill "$holder" 2>/dev/null || true
-psql_shard 2 -qAtc "select pg_terminate_backend(pid) from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()" >/dev/null
+psql_shard 2 -qAtc "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like '%pg_sleep(30)%' and pid <> pg_backend_pid()" >/dev/null
 wait "$holder" 2>/dev/null || true
 expect_exit 0 shardctl op resume "$op"
 assert_fleet_consistent
