@@ -5,6 +5,7 @@
 
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "digest/sha256.hpp"
 
 namespace shardctl::migrate {
 namespace {
@@ -194,6 +195,19 @@ std::string how_of(const shardio::RouteSpace& space) {
   return type;
 }
 
+// The guard functions' version on a shard: a hash of guard_sql, kept as the comment of
+// shardctl.guard_hit. A shard whose functions came from another shardctl (older, or newer and
+// then downgraded) gets this one's at its next guard_batch, so a fixed guard reaches shards
+// that already had one; the functions are replaced in place (CREATE OR REPLACE), triggers kept.
+const std::string& guard_version() {
+  static const std::string version = [] {
+    digest::Sha256 h;
+    h.update(guard_sql);
+    return "shardctl guard " + h.hex_digest().substr(0, 16);
+  }();
+  return version;
+}
+
 bool has_guard_table(shardio::RawConn& shard) {
   return shard.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
 }
@@ -350,9 +364,14 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
                  int batch_no, const routing::KeyRange& range) {
   with_lock_retries(shard, tables, [&] {
     bool ready = has_guard_table(shard) &&
-                 shard.query("SELECT to_regprocedure('shardctl.guard_hit(bigint,text,text)') IS NOT NULL AND "
-                             "to_regprocedure('shardctl.guard_rows()') IS NOT NULL")[0][0] == "t";
-    if (!ready) shard.exec(guard_sql);
+                 shard.query("SELECT to_regprocedure('shardctl.guard_rows()') IS NOT NULL AND "
+                             "obj_description(to_regprocedure('shardctl.guard_hit(bigint,text,text)'), 'pg_proc') "
+                             "IS NOT DISTINCT FROM $1",
+                             {guard_version()})[0][0] == "t";
+    if (!ready) {
+      shard.exec(guard_sql);
+      shard.exec("COMMENT ON FUNCTION shardctl.guard_hit(bigint, text, text) IS " + shard.literal(guard_version()));
+    }
     install_triggers(shard, space, tables, owner.map_id);
     shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard) "
                 "SELECT $1, $2, $3, " + literal_or_null(shard, bound_text(range.low)) + ", " +
