@@ -99,7 +99,7 @@ std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const
   if (!numeric_native_) numeric_native_ = shardio::numeric_probe_matches(target_->query(shardio::numeric_probe_sql)[0][0]);
   if (!*numeric_native_)
     for (auto& k : kinds)
-      if (k == shardio::ValueKind::numeric) k = shardio::ValueKind::numeric_text;
+      if (k == shardio::ValueKind::numeric || k == shardio::ValueKind::numeric_fixed) k = shardio::ValueKind::numeric_text;
   return kinds;
 }
 

@@ -11,6 +11,9 @@ namespace shardctl::shardio {
 
 namespace {
 
+// Added to a numeric(p,s) column's seed for its negative values: beyond any column position.
+constexpr std::uint64_t negative_seed_offset = std::uint64_t{1} << 32;
+
 void need(std::string_view field, std::size_t size) {
   if (field.size() != size) throw internal_error("a binary COPY value had an unexpected size");
 }
@@ -60,7 +63,7 @@ std::optional<ValueKind> value_kind(std::string_view type) {
   if (base == "timestamp with time zone") return ValueKind::timestamptz;
   if (base == "text" || base == "character varying") return ValueKind::text;
   if (base == "uuid") return ValueKind::uuid;
-  if (base == "numeric") return ValueKind::numeric;
+  if (base == "numeric") return base == type ? ValueKind::numeric : ValueKind::numeric_fixed;
   return std::nullopt;
 }
 
@@ -87,6 +90,10 @@ std::string value_digest_sql(const std::vector<ValueColumn>& columns) {
         // scale() is NULL for NaN and the infinities: their text stands in.
         h = "coalesce(hash_numeric_extended(" + c + ", " + seed + ") # hashint4extended(2 * scale(" + c + ") + (" + c +
             " < 0)::int, " + seed + "), " + numeric_text_hash + ")";
+        break;
+      case ValueKind::numeric_fixed:
+        h = "hash_numeric_extended(" + c + ", CASE WHEN " + c + " < 0 THEN " + std::to_string(i + 1 + negative_seed_offset) +
+            " ELSE " + seed + " END)";
         break;
       case ValueKind::numeric_text: h = numeric_text_hash; break;
     }
@@ -145,15 +152,12 @@ std::string numeric_text(std::string_view b) {
 
 namespace {
 
-// hash_numeric_extended (numeric.c) XOR hashint4extended(2 * dscale + negative), over a
-// numeric's binary send format; NaN and the infinities hash their text.
-std::uint64_t numeric_hash(std::string_view b, std::uint64_t seed) {
-  if (b.size() < 8) throw internal_error("a binary numeric was too short");
+// hash_numeric_extended (numeric.c) of a finite numeric in its binary send format: its digits
+// and weight, not its sign or scale.
+std::uint64_t numeric_digits_hash(std::string_view b, std::uint64_t seed) {
   int ndigits = static_cast<std::int16_t>(be16(b.data()));
   int weight = static_cast<std::int16_t>(be16(b.data() + 2));
-  std::uint16_t sign = be16(b.data() + 4);
   int dscale = static_cast<std::int16_t>(be16(b.data() + 6));
-  if (sign != 0x0000 && sign != 0x4000) return routing::pg_hash_bytes_extended(numeric_text(b), seed);
   if (ndigits < 0 || dscale < 0 || b.size() != 8 + 2 * static_cast<std::size_t>(ndigits))
     throw internal_error("a binary numeric had an unexpected size");
   // The server hashes its NumericDigit (int16) array as it lies in memory: host order.
@@ -171,14 +175,30 @@ std::uint64_t numeric_hash(std::string_view b, std::uint64_t seed) {
     --weight;
   }
   while (end > start && digits[end - 1] == 0) --end;
-  std::uint64_t h;
-  if (start == end) {
-    h = seed - 1;
-  } else {
-    std::string_view bytes(reinterpret_cast<const char*>(digits + start), static_cast<std::size_t>(end - start) * 2);
-    h = routing::pg_hash_bytes_extended(bytes, seed) ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(weight));
-  }
-  return h ^ routing::pg_hash_uint32_extended(static_cast<std::uint32_t>(2 * dscale + (sign == 0x4000 ? 1 : 0)), seed);
+  if (start == end) return seed - 1;
+  std::string_view bytes(reinterpret_cast<const char*>(digits + start), static_cast<std::size_t>(end - start) * 2);
+  return routing::pg_hash_bytes_extended(bytes, seed) ^ static_cast<std::uint64_t>(static_cast<std::int64_t>(weight));
+}
+
+// hash_numeric_extended XOR hashint4extended(2 * dscale + negative); NaN and the infinities
+// hash their text.
+std::uint64_t numeric_hash(std::string_view b, std::uint64_t seed) {
+  if (b.size() < 8) throw internal_error("a binary numeric was too short");
+  std::uint16_t sign = be16(b.data() + 4);
+  int dscale = static_cast<std::int16_t>(be16(b.data() + 6));
+  if (sign != 0x0000 && sign != 0x4000) return routing::pg_hash_bytes_extended(numeric_text(b), seed);
+  return numeric_digits_hash(b, seed) ^
+         routing::pg_hash_uint32_extended(static_cast<std::uint32_t>(2 * dscale + (sign == 0x4000 ? 1 : 0)), seed);
+}
+
+// hash_numeric_extended with the seed moved for a negative value; NaN and the infinities get
+// the seed itself, as the server's function returns it for them.
+std::uint64_t numeric_fixed_hash(std::string_view b, std::uint64_t seed) {
+  if (b.size() < 8) throw internal_error("a binary numeric was too short");
+  std::uint16_t sign = be16(b.data() + 4);
+  std::uint64_t s = seed + (sign == 0x4000 || sign == 0xF000 ? negative_seed_offset : 0);
+  if (sign != 0x0000 && sign != 0x4000) return s;
+  return numeric_digits_hash(b, s);
 }
 
 // -1234.5670 in numeric's binary send format: 2 digits, weight 0, negative, scale 4.
@@ -189,9 +209,7 @@ constexpr char probe_binary[] = {0, 2, 0, 0, 0x40, 0, 0, 4, 0x04, static_cast<ch
 const char* const numeric_probe_sql = "SELECT hash_numeric_extended('-1234.5670'::numeric, 3)::text";
 
 bool numeric_probe_matches(std::string_view server_value) {
-  // hash_numeric_extended alone: the probe value's hash without the scale and sign term.
-  std::uint64_t full = numeric_hash(std::string_view(probe_binary, sizeof probe_binary), 3);
-  std::uint64_t expected = full ^ routing::pg_hash_uint32_extended(2 * 4 + 1, 3);
+  std::uint64_t expected = numeric_digits_hash(std::string_view(probe_binary, sizeof probe_binary), 3);
   return std::string(server_value) == std::to_string(static_cast<std::int64_t>(expected));
 }
 
@@ -224,6 +242,8 @@ std::uint64_t value_hash(ValueKind kind, std::string_view f, std::size_t positio
       return routing::pg_hash_bytes_extended(f, seed);
     case ValueKind::numeric:
       return numeric_hash(f, seed);
+    case ValueKind::numeric_fixed:
+      return numeric_fixed_hash(f, seed);
     case ValueKind::numeric_text:
       return routing::pg_hash_bytes_extended(numeric_text(f), seed);
   }

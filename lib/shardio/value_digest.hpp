@@ -23,6 +23,13 @@
 //                                   first checks that the client computes the server's value
 //                                   (numeric_probe_sql) and falls back to
 //   numeric_text                    hashtextextended(v::text): its exact text (4x the cost)
+//   numeric(p,s)                    hash_numeric_extended(v, seed + 2^32 where v < 0): digits,
+//     (numeric_fixed)               weight and sign. Its type fixes the display scale of every
+//                                   value (the server rounds each to s on the way in), and a move
+//                                   checks at plan time that both shards declare the same type;
+//                                   NaN hashes to its seed (no infinities in such a column).
+//                                   Half the cost of the unconstrained numeric's term; the same
+//                                   byte-order probe and text fallback apply.
 // A NOT NULL column's hash is not wrapped in coalesce() (a NULL the target had anyway would
 // drop its row from the sum, and the comparison fails).
 // What it detects: any changed, missing, extra or duplicated row, but for a 2^-64 chance per
@@ -39,7 +46,7 @@
 
 namespace shardctl::shardio {
 
-enum class ValueKind { int2, int4, int8, boolean, date, timestamp, timestamptz, text, uuid, numeric, numeric_text };
+enum class ValueKind { int2, int4, int8, boolean, date, timestamp, timestamptz, text, uuid, numeric, numeric_fixed, numeric_text };
 
 // The kind of a column of format_type() `type` ("integer", "character varying(20)", ...),
 // or none when the value digest does not cover it.

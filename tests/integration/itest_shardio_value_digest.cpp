@@ -86,7 +86,10 @@ SELECT i AS id,
   CASE WHEN i % 13 = 0 THEN NULL ELSE gen_random_uuid() END AS u,
   CASE WHEN random() < 0.02 THEN 'NaN'::numeric WHEN random() < 0.02 THEN 'Infinity'::numeric
        WHEN random() < 0.02 THEN '-Infinity'::numeric WHEN random() < 0.05 THEN NULL WHEN random() < 0.05 THEN 0::numeric(10,3)
-       ELSE round(((random() - 0.5) * power(10, floor(random() * 40) - 20))::numeric, floor(random() * 25)::int) END AS n
+       ELSE round(((random() - 0.5) * power(10, floor(random() * 40) - 20))::numeric, floor(random() * 25)::int) END AS n,
+  CASE WHEN random() < 0.02 THEN 'NaN'::numeric(12,2) WHEN random() < 0.05 THEN NULL WHEN random() < 0.05 THEN 0
+       WHEN random() < 0.05 THEN -0.001 ELSE ((random() - 0.5) * power(10, floor(random() * 12) - 2))::numeric(12,2) END::numeric(12,2) AS nf,
+  CASE WHEN random() < 0.05 THEN NULL ELSE ((random() - 0.5) * 1e6)::numeric(6,-2) END AS nneg
 FROM generate_series(1, 50000) i
 )SQL");
   std::vector<ValueColumn> cols = {{"i2", ValueKind::int2},       {"i4", ValueKind::int4},
@@ -94,7 +97,8 @@ FROM generate_series(1, 50000) i
                                    {"d", ValueKind::date},        {"ts", ValueKind::timestamp},
                                    {"tstz", ValueKind::timestamptz}, {"t", ValueKind::text},
                                    {"v", ValueKind::text},        {"u", ValueKind::uuid},
-                                   {"n", ValueKind::numeric}};
+                                   {"n", ValueKind::numeric},     {"nf", ValueKind::numeric_fixed},
+                                   {"nneg", ValueKind::numeric_fixed}};
   // Each column alone (seed 1), then whole rows (seeds by position).
   for (const auto& col : cols) {
     std::string server = query_one(c, "SELECT " + value_digest_sql({col}) + " FROM vd");
@@ -105,6 +109,9 @@ FROM generate_series(1, 50000) i
   exec(c, "SET TimeZone = 'Asia/Kolkata'");
   CHECK(query_one(c, "SELECT " + value_digest_sql({{"tstz", ValueKind::timestamptz}}) + " FROM vd") == tstz_here);
   exec(c, "SET TimeZone = 'America/New_York'");
+  // numeric(p,s) leaves the scale to the type but not the sign: negated values differ.
+  CHECK(query_one(c, "SELECT " + value_digest_sql({{"nf", ValueKind::numeric_fixed}}) + " FROM (SELECT -nf AS nf FROM vd) x") !=
+        query_one(c, "SELECT " + value_digest_sql({{"nf", ValueKind::numeric_fixed}}) + " FROM vd"));
   // The portable form of a numeric's hash (its text), and a NOT NULL column without coalesce().
   CHECK(client_digest(c, {{"n", ValueKind::numeric_text}}) == query_one(c, "SELECT " + value_digest_sql({{"n", ValueKind::numeric_text}}) + " FROM vd"));
   ValueColumn id_not_null{"id", ValueKind::int4, true};

@@ -49,6 +49,11 @@ TEST_CASE("value hashes equal PostgreSQL's seeded extended hashes") {
   CHECK(h(ValueKind::numeric, hex("0000000000000003"), 2) == -6549764852426651650);          // 0.000, 3
   CHECK(h(ValueKind::numeric, hex("00000000c0000000"), 3) == 7973021789025709484);           // NaN, 4
   CHECK(h(ValueKind::numeric, hex("0005000200000006000109291a8500000064"), 1) == -5928049076087113721);  // 123456789.000001, 2
+  // numeric(p,s): hash_numeric_extended(v, CASE WHEN v < 0 THEN s + 2^32 ELSE s END); scale not hashed
+  CHECK(h(ValueKind::numeric_fixed, hex("0002000040000003000c1388"), 7) == 4273652586861495919);  // -12.500, 8 + 2^32
+  CHECK(h(ValueKind::numeric_fixed, hex("0002000040000002000c1388"), 7) == 4273652586861495919);  // -12.50, the same
+  CHECK(h(ValueKind::numeric_fixed, hex("0002000000000002000c1388"), 7) == 1026563152909209290);  // 12.50, 8
+  CHECK(h(ValueKind::numeric_fixed, hex("00000000c0000000"), 3) == 4);                           // NaN, 4: the seed
   CHECK(h(ValueKind::boolean, bytes({1}), 8) == 5702160639948485477);       // hashint4extended(true::int, 9)
   CHECK(h(ValueKind::date, be(8825, 4), 9) == 4641862076662630640);         // row(date '2024-02-29'), 10
   CHECK(h(ValueKind::timestamptz, be(762523200500000, 8), 10) == -3270552392142564935);  // timestamptz ..., 11
@@ -94,7 +99,9 @@ TEST_CASE("which column types the value digest covers") {
   CHECK(value_kind("timestamp without time zone") == ValueKind::timestamp);
   CHECK(value_kind("boolean") == ValueKind::boolean);
   CHECK(value_kind("date") == ValueKind::date);
-  CHECK(value_kind("numeric(12,2)") == ValueKind::numeric);
+  CHECK(value_kind("numeric(12,2)") == ValueKind::numeric_fixed);
+  CHECK(value_kind("numeric(3,-2)") == ValueKind::numeric_fixed);
+  CHECK(value_kind("numeric") == ValueKind::numeric);
   CHECK_FALSE(value_kind("double precision"));
   CHECK_FALSE(value_kind("jsonb"));
   CHECK_FALSE(value_kind("integer[]"));
