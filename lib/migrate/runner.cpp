@@ -6,6 +6,7 @@
 #include "migrate/runner.hpp"
 
 #include "migrate/copy_sql.hpp"
+#include "migrate/load_digest.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,9 +20,11 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "shardio/copy_digest.hpp"
+#include "shardio/copy_parts.hpp"
 #include "shardio/journal.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
+#include "shardio/value_digest.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -197,6 +200,8 @@ std::int64_t Runner::copy(const Batch& b) {
                                         filter(*target_, t, b.range) + ")")[0][0] == "t";
   std::int64_t rows = 0;
   streamed_.clear();
+  loaded_.clear();
+  read_in_load_ = {};
   streamed_batch_ = -1;
   if (!present) {
     target_->exec("BEGIN");
@@ -210,11 +215,38 @@ std::int64_t Runner::copy(const Batch& b) {
       std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
       auto kinds = value_kinds(t, b);
       shardio::CopyDigest digest(t.binary, kinds);
-      stats_.bytes += shardio::pump_copy(
-          src, "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(src, t, b.range) + order +
-                   ") TO STDOUT" + copy_format(t.binary),
-          *target_, "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN" + copy_format(t.binary),
-          [&](std::string_view chunk) { digest.add(chunk); });
+      std::string copy_out = "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " +
+                             filter(src, t, b.range) + order + ") TO STDOUT" + copy_format(t.binary);
+      std::string copy_in = "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN" + copy_format(t.binary);
+      if (kinds.empty() || ctx_.parallel > 1) {
+        // Read back after the commit: by rows, or over --parallel connections.
+        stats_.bytes += shardio::pump_copy(src, copy_out, *target_, copy_in, [&](std::string_view chunk) { digest.add(chunk); });
+      } else {
+        // The value digest is read back in this transaction, part by part as the rows load.
+        LoadDigest back(*target_, shardio::value_digest_sql(value_columns(t, kinds)), t.quoted, filter(*target_, t, b.range),
+                        read_by_blocks(t), ring_bytes());
+        {
+          Stopwatch w(read_in_load_seconds_);
+          back.begin();
+        }
+        shardio::CopyParts parts{[&] { return digest.at_row_end(); }, [&] { return back.next_part_bytes(); },
+                                 [&] {
+                                   Stopwatch w(read_in_load_seconds_);
+                                   back.part_loaded();
+                                 }};
+        stats_.bytes += shardio::pump_copy_in_parts(src, copy_out, *target_, copy_in,
+                                                    [&](std::string_view chunk) {
+                                                      digest.add(chunk);
+                                                      back.add_stream_bytes(chunk.size());
+                                                    },
+                                                    parts);
+        Stopwatch w(read_in_load_seconds_);
+        loaded_[t.name] = back.finish(digest.value_text());
+        // Rows that went into free space of older pages: later batches read the range whole.
+        if (back.read_whole()) read_by_blocks_[t.name] = false;
+        read_in_load_.by_block += back.parts_read();
+        read_in_load_.by_range += back.read_whole() ? 1 : 0;
+      }
       if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
       streamed_[t.name] = {digest.text(), kinds.empty() ? "" : digest.value_text()};
       rows += digest.rows();
@@ -508,6 +540,10 @@ void Runner::run() {
         Stopwatch w(stats_.copy_seconds);
         rows = copy(b);
       }
+      // The reads back inside the load transaction are the verify's, not the copy's.
+      stats_.copy_seconds -= read_in_load_seconds_;
+      stats_.verify_seconds += read_in_load_seconds_;
+      read_in_load_seconds_ = 0;
       if (b.step != "copied") journal(b, "copied", rows);
       faults_.point("journal.copied");
       // Beside a purge only when the verify needs nothing from a source (the stream's digest

@@ -105,6 +105,14 @@ class Runner {
   };
   // The value kinds of the table's columns, or empty when its rows are read back to verify.
   std::vector<shardio::ValueKind> value_kinds(const PlannedTable& t, const Batch& b);
+  // The table's columns for the value digest, with these kinds.
+  static std::vector<shardio::ValueColumn> value_columns(const PlannedTable& t, const std::vector<shardio::ValueKind>& kinds);
+  // Whether LoadDigest may read the table's loaded parts by block: a plain table (not
+  // partitioned, no inheritance children) on PostgreSQL 14 or later, and no batch of this run
+  // found its rows outside the blocks the load appended.
+  bool read_by_blocks(const PlannedTable& t);
+  // The size of the ring of shared buffers a COPY FROM loads through on the target.
+  std::uint64_t ring_bytes();
   // Whether text reaches shardctl from the batch's source in the bytes the target stores
   // (its session's client_encoding is the target's server_encoding): the value digest needs it.
   bool same_encoding(const Batch& b);
@@ -131,6 +139,15 @@ class Runner {
   // Per table, the digest of the source stream the last copy() loaded (batch streamed_batch_):
   // verify compares it with the target's rows instead of reading the source again.
   std::map<std::string, Digests> streamed_;
+  // Per table, the target's value digest of that batch, read back in the load transaction
+  // (load_digest.hpp): verify compares it instead of reading the target again.
+  std::map<std::string, std::string> loaded_;
+  std::map<std::string, bool> read_by_blocks_;  // by table: LoadDigest may read it by block
+  std::optional<std::uint64_t> ring_bytes_;     // the target's COPY buffer ring
+  double read_in_load_seconds_ = 0;             // reads back during the last copy(): verify time
+  struct {
+    int by_block = 0, by_range = 0;
+  } read_in_load_;  // how the last copy() read its tables back
   std::map<std::int64_t, bool> same_encoding_;  // by source shard id
   std::optional<bool> numeric_native_;          // the target hashes numerics as the client does
   int streamed_batch_ = -1;

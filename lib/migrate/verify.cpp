@@ -103,13 +103,46 @@ std::vector<shardio::ValueKind> Runner::value_kinds(const PlannedTable& t, const
   return kinds;
 }
 
+std::vector<shardio::ValueColumn> Runner::value_columns(const PlannedTable& t, const std::vector<shardio::ValueKind>& kinds) {
+  std::vector<shardio::ValueColumn> cols;
+  for (std::size_t c = 0; c < t.columns.size(); ++c)
+    cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c], c < t.not_null.size() && t.not_null[c]});
+  return cols;
+}
+
+bool Runner::read_by_blocks(const PlannedTable& t) {
+  auto it = read_by_blocks_.find(t.name);
+  if (it != read_by_blocks_.end()) return it->second;
+  auto r = target_->query("SELECT current_setting('server_version_num')::int >= 140000 AND c.relkind = 'r' AND NOT c.relhassubclass "
+                          "FROM pg_class c WHERE c.oid = $1::regclass",
+                          {t.quoted});
+  return read_by_blocks_[t.name] = !r.empty() && r[0][0] == "t";
+}
+
+std::uint64_t Runner::ring_bytes() {
+  // GetAccessStrategy(BAS_BULKWRITE): 16 MB, at most an eighth of shared_buffers.
+  if (!ring_bytes_)
+    ring_bytes_ = std::stoull(target_->query("SELECT least(16 * 1024 * 1024, setting::bigint * current_setting('block_size')::bigint / 8) "
+                                             "FROM pg_settings WHERE name = 'shared_buffers'")[0][0]);
+  return *ring_bytes_;
+}
+
 std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
   // Parts of about this many rows at least: below it, another statement costs more than it saves.
   constexpr std::int64_t rows_per_part = 500;
   std::vector<shardio::ReadTask> tasks;
   std::vector<std::size_t> table_of;
+  // Tables whose digest the load transaction read back (load_digest.hpp) are not read again.
+  std::vector<std::optional<std::string>> read_in_load(ctx_.tables.size());
+  int loaded = 0;
   for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
     const auto& t = ctx_.tables[i];
+    auto it = loaded_.find(t.name);
+    if (streamed_batch_ == b.no && it != loaded_.end()) {
+      read_in_load[i] = it->second;
+      ++loaded;
+      continue;
+    }
     std::int64_t rows = std::stoll(source[i].stream);
     bool values = !source[i].values.empty();
     std::vector<KeyRange> parts{b.range};
@@ -121,13 +154,7 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
       parts = cut(t, b.range, want);
     // The digest's select list is the same for every part of the table.
     std::string digest_sql;
-    if (values) {
-      std::vector<shardio::ValueColumn> cols;
-      auto kinds = value_kinds(t, b);
-      for (std::size_t c = 0; c < t.columns.size(); ++c)
-        cols.push_back({catalog::quote_ident(t.columns[c]), kinds[c], c < t.not_null.size() && t.not_null[c]});
-      digest_sql = "SELECT " + shardio::value_digest_sql(cols) + " FROM " + t.quoted + " WHERE ";
-    }
+    if (values) digest_sql = "SELECT " + shardio::value_digest_sql(value_columns(t, value_kinds(t, b))) + " FROM " + t.quoted + " WHERE ";
     for (const auto& p : parts) {
       shardio::ReadTask task;
       task.weight = rows / static_cast<std::int64_t>(parts.size());
@@ -148,14 +175,21 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
   if (ctx_.parallel > 1)
     readers = "over up to " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), tasks.size())) +
               " connection(s)";
-  stats_.verify = describe(ctx_.tables, by_value) + " (" + std::to_string(tasks.size()) + " read(s) " + readers + ")";
+  std::string how;
+  if (loaded > 0)
+    how = "in the load transaction: " + std::to_string(read_in_load_.by_block) + " read(s) by block, " +
+          std::to_string(read_in_load_.by_range) + " by key range";
+  if (!tasks.empty()) how += (how.empty() ? "" : "; ") + std::to_string(tasks.size()) + " read(s) " + readers;
+  stats_.verify = describe(ctx_.tables, by_value) + " (" + how + ")";
   // No plain index scans: a batch read right after its load has stale statistics (a few
   // thousand rows where it holds hundreds of thousands), and an index scan fetches its heap
   // tuple by tuple. A bitmap scan of the same range reads each page once, in page-at-a-time
   // visibility mode: about 40% less time per row on a just-loaded batch (bench/README).
   constexpr const char* read_settings = "SET enable_indexscan = off";
   std::vector<shardio::ReadResult> results;
-  if (ctx_.parallel == 1) {
+  if (tasks.empty()) {
+    // every table was read back in the load transaction
+  } else if (ctx_.parallel == 1) {
     // One reader: the session that loaded the batch reads it back, one task after the other.
     // Its backend has the batch's pages and the tables' catalog entries at hand, and the move
     // keeps one connection to the target, not two.
@@ -189,7 +223,10 @@ std::vector<std::string> Runner::target_digests(const Batch& b, const std::vecto
     }
   }
   std::vector<std::string> out;
-  for (auto& m : merged) out.push_back(m->digest ? m->digest->text() : m->value);
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    const auto& m = merged[i];
+    out.push_back(read_in_load[i] ? *read_in_load[i] : m->digest ? m->digest->text() : m->value);
+  }
   return out;
 }
 

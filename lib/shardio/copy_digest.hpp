@@ -40,6 +40,9 @@ class CopyDigest {
   void merge(const CopyDigest& other);
   // Whether the stream ended on a row boundary, its binary trailer seen.
   bool complete() const noexcept { return binary_ ? (ended_ && pending_.empty()) : text_.complete(); }
+  // Whether the binary stream so far ends on a row boundary after its header, before its
+  // trailer: where it may be cut into separate COPY statements (copy_parts.hpp).
+  bool at_row_end() const noexcept { return binary_ && header_done_ && pending_.empty() && !ended_; }
 
  private:
   // Consumes whole tuples (and the header) from `data`; returns how many bytes it used.
