@@ -19,10 +19,7 @@ class PartIn {
     open_ = true;
   }
   ~PartIn() {
-    if (!open_) return;
-    PQputCopyEnd(to_.get(), "shardctl: the source of the rows failed");
-    while (Result extra{PQgetResult(to_.get())}) {
-    }
+    if (open_) abort_copy_in(to_);
   }
   PartIn(const PartIn&) = delete;
   PartIn& operator=(const PartIn&) = delete;
@@ -32,15 +29,7 @@ class PartIn {
   }
   void end() {
     open_ = false;
-    if (PQputCopyEnd(to_.get(), nullptr) != 1) to_.fail("COPY in");
-    Result done(PQgetResult(to_.get()));
-    if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
-      while (Result extra{PQgetResult(to_.get())}) {
-      }
-      to_.fail(done.get(), "COPY in");
-    }
-    while (Result extra{PQgetResult(to_.get())}) {
-    }
+    end_copy_in(to_);
   }
 
  private:

@@ -193,11 +193,13 @@ void copy_in_from(RawConn& to, const std::string& copy_in_sql,
         to.fail("COPY in");
     });
   } catch (...) {
-    PQputCopyEnd(to.get(), "shardctl: the source of the rows failed");
-    while (Result extra{PQgetResult(to.get())}) {
-    }
+    abort_copy_in(to);
     throw;
   }
+  end_copy_in(to);
+}
+
+void end_copy_in(RawConn& to) {
   if (PQputCopyEnd(to.get(), nullptr) != 1) to.fail("COPY in");
   Result done(PQgetResult(to.get()));
   if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
@@ -205,6 +207,12 @@ void copy_in_from(RawConn& to, const std::string& copy_in_sql,
     }
     to.fail(done.get(), "COPY in");
   }
+  while (Result extra{PQgetResult(to.get())}) {
+  }
+}
+
+void abort_copy_in(RawConn& to) noexcept {
+  PQputCopyEnd(to.get(), "shardctl: the source of the rows failed");
   while (Result extra{PQgetResult(to.get())}) {
   }
 }

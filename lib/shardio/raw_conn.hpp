@@ -103,5 +103,9 @@ std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
 // restore). An exception from `produce` aborts the COPY and propagates.
 void copy_in_from(RawConn& to, const std::string& copy_in_sql,
                   const std::function<void(const std::function<void(std::string_view)>&)>& produce);
+// Ends the COPY FROM STDIN open on `to` and reads its result (the server's error fails).
+void end_copy_in(RawConn& to);
+// Aborts the COPY FROM STDIN open on `to`: the server discards what it received.
+void abort_copy_in(RawConn& to) noexcept;
 
 }  // namespace shardctl::shardio
