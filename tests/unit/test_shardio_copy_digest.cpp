@@ -74,3 +74,21 @@ TEST_CASE("binary COPY digest: a table read in parts merges to the digest of the
   CopyDigest text(false);
   CHECK_THROWS(p1.merge(text));
 }
+
+TEST_CASE("binary COPY digest: where a stream may be cut into separate COPY statements") {
+  CopyDigest d(true);
+  CHECK_FALSE(d.at_row_end());  // nothing yet
+  d.add(header.substr(0, 5));
+  CHECK_FALSE(d.at_row_end());  // inside the header
+  d.add(header.substr(5));
+  CHECK(d.at_row_end());  // after the header, before any row
+  std::string t = tuple(7, "seven");
+  d.add(t.substr(0, 9));
+  CHECK_FALSE(d.at_row_end());  // inside a row
+  d.add(t.substr(9));
+  CHECK(d.at_row_end());
+  d.add(trailer);
+  CHECK_FALSE(d.at_row_end());  // the trailer ends the stream: nothing may follow a cut
+  CHECK(d.complete());
+  CHECK_FALSE(CopyDigest(false).at_row_end());  // text streams are never cut
+}
