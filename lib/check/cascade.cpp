@@ -6,6 +6,7 @@
 
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "shardio/fk_tree.hpp"
 #include "shardio/shard_schema.hpp"
 
@@ -16,12 +17,6 @@ using catalog::quote_ident;
 
 // The root and the tables whose rows reference its rows, to any depth.
 using Node = shardio::FkNode;
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
 
 std::string quarantine_table(const Node& n) {
   return std::string(quarantine_schema) + "." + quote_ident(n.schema + "." + n.table);

@@ -47,7 +47,7 @@ struct Table {
 };
 
 // "p.a, p.b" for prefix p.
-std::string prefixed(const std::string& prefix, const std::vector<std::string>& quoted_columns) {
+std::string prefixed_list(const std::string& prefix, const std::vector<std::string>& quoted_columns) {
   std::string out;
   for (const auto& c : quoted_columns) out += (out.empty() ? "" : ", ") + prefix + "." + c;
   return out;
@@ -68,8 +68,8 @@ void land_rows(shardio::RawConn& src, shardio::RawConn& dst, const Table& t, std
   auto pk = shardio::primary_key(dst, t.quoted);
   std::string same_key;
   for (const auto& k : pk) same_key += (same_key.empty() ? "" : " AND ") + ("r." + quote_ident(k) + " = x." + quote_ident(k));
-  std::string r_row = "ROW(" + prefixed("r", t.quoted_columns) + ")::text";
-  std::string x_row = "ROW(" + prefixed("x", t.quoted_columns) + ")::text";
+  std::string r_row = "ROW(" + prefixed_list("r", t.quoted_columns) + ")::text";
+  std::string x_row = "ROW(" + prefixed_list("x", t.quoted_columns) + ")::text";
   if (same_key.empty()) same_key = r_row + " = " + x_row;
   auto differ = std::stoll(dst.query("SELECT count(*) FROM " + tmp + " r JOIN " + t.quoted + " x ON " + same_key + " WHERE " +
                                      r_row + " <> " + x_row)[0][0]);
@@ -82,9 +82,9 @@ void land_rows(shardio::RawConn& src, shardio::RawConn& dst, const Table& t, std
   bool identity_always = dst.query("SELECT count(*) FROM pg_attribute WHERE attrelid = $1::regclass AND attidentity = 'a' "
                                    "AND NOT attisdropped",
                                    {t.quoted})[0][0] != "0";
-  dst.exec("INSERT INTO " + t.quoted + " (" + t.columns + ")" + (identity_always ? " OVERRIDING SYSTEM VALUE" : "") + " SELECT " + prefixed("r", t.quoted_columns) + " FROM " + tmp +
+  dst.exec("INSERT INTO " + t.quoted + " (" + t.columns + ")" + (identity_always ? " OVERRIDING SYSTEM VALUE" : "") + " SELECT " + prefixed_list("r", t.quoted_columns) + " FROM " + tmp +
            " r WHERE NOT EXISTS (SELECT 1 FROM " + t.quoted + " x WHERE " + same_key + ")");
-  auto landed = dst.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM (SELECT " + prefixed("r", t.quoted_columns) +
+  auto landed = dst.query("SELECT count(*), " + shardio::row_hash_sum() + " FROM (SELECT " + prefixed_list("r", t.quoted_columns) +
                           " FROM " + tmp + " r JOIN " + t.quoted + " x ON " + same_key + " AND " + r_row + " = " + x_row + ") " +
                           shardio::row_alias);
   if (std::stoll(landed[0][0]) != moving.rows || numeric_diff(dst, landed[0][1], moving.hash) != "0")

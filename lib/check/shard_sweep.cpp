@@ -7,6 +7,7 @@
 #include "check/cascade.hpp"
 #include "check/predicates.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "shardio/fault.hpp"
 #include "shardio/shard_schema.hpp"
 
@@ -15,12 +16,6 @@ namespace {
 
 using catalog::quote_ident;
 using catalog::quote_qualified;
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
 
 std::vector<std::string> prefixed(const std::string& alias, const std::vector<std::string>& cols) {
   std::vector<std::string> out;

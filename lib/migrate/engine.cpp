@@ -21,15 +21,6 @@ using routing::KeyRange;
 
 namespace {
 
-std::optional<std::string> text_of(const std::optional<routing::Key>& k) {
-  if (!k) return std::nullopt;
-  return routing::format_key(*k);
-}
-
-}  // namespace
-
-namespace {
-
 // The shards an operation's batches come from (only those of batches done, when asked).
 std::vector<std::int64_t> source_shards(pg::Connection& catalog, const std::string& op_id, bool done_only) {
   std::vector<std::int64_t> out;
@@ -74,7 +65,7 @@ std::string Engine::start(const Plan& plan, bool preview) {
   // The operation's claim: a list point as the catalog stores points, [k,k]; else [low, high).
   catalog::RangeParams claim =
       plan.point ? catalog::point_params(catalog::bound_type(plan.map.kind, plan.map.key_type), *plan.point)
-                 : catalog::RangeParams{text_of(plan.range.low), text_of(plan.range.high), "[)"};
+                 : catalog::RangeParams{routing::format_bound(plan.range.low), routing::format_bound(plan.range.high), "[)"};
   std::optional<std::int64_t> single_source;
   if (plan.segments.size() == 1) single_source = plan.segments.front().source.id;
   std::string op_id;
@@ -106,7 +97,7 @@ std::string Engine::start(const Plan& plan, bool preview) {
     for (std::size_t i = 0; i < plan.batches.size(); ++i) {
       const auto& b = plan.batches[i];
       catalog::RangeParams r =
-          plan.point ? claim : catalog::RangeParams{text_of(b.range.low), text_of(b.range.high), "[)"};
+          plan.point ? claim : catalog::RangeParams{routing::format_bound(b.range.low), routing::format_bound(b.range.high), "[)"};
       tx.exec_params("INSERT INTO shardctl.op_batches (op_id, batch_no, source_shard_id, keys, " + column +
                          ") VALUES ($1, $2, $3, $7, " + ctor + "($4, $5, $6))",
                      op_id, static_cast<int>(i + 1), plan.segments.at(b.segment).source.id, r.low, r.high, r.bounds, b.keys);

@@ -351,11 +351,6 @@ void install_triggers(shardio::RawConn& shard, const shardio::RouteSpace& space,
   }
 }
 
-std::optional<std::string> bound_text(const std::optional<routing::Key>& k) {
-  if (!k) return std::nullopt;
-  return routing::format_key(*k);
-}
-
 std::string literal_or_null(shardio::RawConn& shard, const std::optional<std::string>& v) { return v ? shard.literal(*v) : "NULL"; }
 
 }  // namespace
@@ -374,8 +369,8 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
     }
     install_triggers(shard, space, tables, owner.map_id);
     shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard) "
-                "SELECT $1, $2, $3, " + literal_or_null(shard, bound_text(range.low)) + ", " +
-                    literal_or_null(shard, bound_text(range.high)) + ", 'offline', $4 "
+                "SELECT $1, $2, $3, " + literal_or_null(shard, routing::format_bound(range.low)) + ", " +
+                    literal_or_null(shard, routing::format_bound(range.high)) + ", 'offline', $4 "
                 "WHERE NOT EXISTS (SELECT 1 FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $3)",
                 {owner.op_id, std::to_string(owner.map_id), std::to_string(batch_no), owner.new_shard});
   });
@@ -442,8 +437,8 @@ void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyTy
     // What is left of the fence on either side of the range keeps refusing writes.
     auto keep = [&](const std::optional<routing::Key>& lo, const std::optional<routing::Key>& hi) {
       shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard, expires_at) "
-                  "VALUES ($1, $2, $3, " + literal_or_null(shard, bound_text(lo)) + ", " +
-                      literal_or_null(shard, bound_text(hi)) + ", 'fenced', $4, nullif($5, '')::timestamptz)",
+                  "VALUES ($1, $2, $3, " + literal_or_null(shard, routing::format_bound(lo)) + ", " +
+                      literal_or_null(shard, routing::format_bound(hi)) + ", 'fenced', $4, nullif($5, '')::timestamptz)",
                   {r[1], std::to_string(map_id), r[2], r[7], r[8]});
     };
     if (range.low && (!fence.low || routing::compare_keys(*fence.low, *range.low) < 0)) keep(fence.low, range.low);

@@ -11,6 +11,7 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/preconditions.hpp"
@@ -23,12 +24,6 @@ using routing::KeyRange;
 using routing::MapKind;
 
 namespace {
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
 
 shardio::KeyColumn key_column(const PlannedTable& t) { return shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}; }
 

@@ -31,11 +31,6 @@ using routing::KeyRange;
 
 namespace {
 
-std::optional<std::string> text_of(const std::optional<routing::Key>& k) {
-  if (!k) return std::nullopt;
-  return routing::format_key(*k);
-}
-
 using shardio::session_settings;
 
 // Adds the wall time of its scope to a counter.
@@ -63,7 +58,7 @@ Runner::CatalogRange Runner::catalog_range(const KeyRange& r) const {
     auto p = catalog::point_params(catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), *r.low);
     return {p.low, p.high, p.bounds};
   }
-  return {text_of(r.low), text_of(r.high), "[)"};
+  return {routing::format_bound(r.low), routing::format_bound(r.high), "[)"};
 }
 
 const catalog::Shard& Runner::shard(std::int64_t id) const {
@@ -423,7 +418,7 @@ void Runner::copy_references(shardio::RawConn& from) {
 void Runner::coalesce() {
   if (points()) return;
   routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
-  auto lo = text_of(ctx_.range.low), hi = text_of(ctx_.range.high);
+  auto lo = routing::format_bound(ctx_.range.low), hi = routing::format_bound(ctx_.range.high);
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
     auto rows = tx.exec_params("SELECT mapping_id, shard_id, status, lower(" + ctx_.column + ")::text, upper(" + ctx_.column +

@@ -153,6 +153,11 @@ bool key_matches_type(KeyType type, const Key& key) noexcept {
   return false;
 }
 
+std::optional<std::string> format_bound(const std::optional<Key>& key) {
+  if (!key) return std::nullopt;
+  return format_key(*key);
+}
+
 std::string format_key(const Key& key) {
   if (const auto* i = std::get_if<std::int64_t>(&key)) return std::to_string(*i);
   if (const auto* s = std::get_if<std::string>(&key)) return *s;

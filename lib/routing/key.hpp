@@ -39,6 +39,8 @@ bool key_matches_type(KeyType type, const Key& key) noexcept;
 
 // Canonical text: decimal ints, raw text, lowercase hyphenated uuid (as PostgreSQL prints it).
 std::string format_key(const Key& key);
+// A range bound's text: nullopt for an unbounded end.
+std::optional<std::string> format_bound(const std::optional<Key>& key);
 
 // Total order: ints numerically, text bytewise (C collation), uuid bytewise (as PostgreSQL).
 std::strong_ordering compare_keys(const Key& a, const Key& b) noexcept;

@@ -89,6 +89,7 @@ class Sandbox {
   void check_socket_path() const;
   void start_clusters(UpResult& result);
   std::vector<std::string> stop_and_remove();
+  // Stops every running cluster at once (-m immediate): only for clusters about to be removed.
   void stop_clusters(std::vector<std::string>& stopped) const;
   Fleet make_fleet(const std::string& prefix, const FleetOptions& options) const;
   void ensure_template(const FleetOptions& options);

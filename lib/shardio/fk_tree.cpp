@@ -6,17 +6,12 @@
 
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace shardctl::shardio {
 namespace {
 
 using catalog::quote_ident;
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
 
 // A foreign key referencing `parent`: the referencing table and the column pairs.
 struct ChildFk {
