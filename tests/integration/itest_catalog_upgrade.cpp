@@ -109,7 +109,8 @@ SELECT 'function ' || p.oid::regprocedure::text || ' ' || pg_get_functiondef(p.o
   FROM pg_proc p WHERE p.pronamespace = (SELECT oid FROM ns)
 UNION ALL
 SELECT 'type ' || t.typname || ' kind ' || t.typtype::text
-       || coalesce(' range of ' || format_type(r.rngsubtype, NULL) || ' collate ' || r.rngcollation::regcollation::text, '')
+       || coalesce(' range of ' || format_type(r.rngsubtype, NULL)
+                   || ' collate ' || r.rngcollation::regcollation::text, '')
   FROM pg_type t LEFT JOIN pg_range r ON r.rngtypid = t.oid
  WHERE t.typnamespace = (SELECT oid FROM ns) AND t.typcategory <> 'A'
    AND (t.typrelid = 0 OR (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c')
@@ -183,7 +184,8 @@ bool has_column(pg::Connection& conn, const std::string& table, const std::strin
 std::map<std::string, long> map_versions(pg::Connection& conn) {
   std::map<std::string, long> out;
   conn.read([&](pqxx::work& tx) {
-    for (const auto& row : tx.exec("SELECT name, version FROM shardctl.maps")) out[row[0].as<std::string>()] = row[1].as<long>();
+    for (const auto& row : tx.exec("SELECT name, version FROM shardctl.maps"))
+      out[row[0].as<std::string>()] = row[1].as<long>();
   });
   return out;
 }
@@ -244,12 +246,13 @@ void upgrade_one(pg::Connection& conn, const Fixture& fx, const std::set<std::st
   CHECK_MESSAGE(stored_version(conn) == catalog::schema_version, name);
 
   auto upgraded = structure(conn);
-  CHECK_MESSAGE(upgraded == fresh, name << ": the upgraded catalog differs from a fresh one:" << difference(fresh, upgraded));
+  CHECK_MESSAGE(upgraded == fresh,
+                name << ": the upgraded catalog differs from a fresh one:" << difference(fresh, upgraded));
 
   for (const auto& [table, r] : before) {
     auto now = read_rows(conn, r.query);
-    CHECK_MESSAGE(now == r.rows, name << ": rows of shardctl." << table << " changed (lacks: as loaded, extra: after init):"
-                                      << difference(r.rows, now));
+    CHECK_MESSAGE(now == r.rows, name << ": rows of shardctl." << table
+                                      << " changed (lacks: as loaded, extra: after init):" << difference(r.rows, now));
   }
 
   // The Store reads the upgraded catalog and writes to it.
@@ -271,7 +274,8 @@ void upgrade_one(pg::Connection& conn, const Fixture& fx, const std::set<std::st
   // at 1, and the trigger counts a point added after the upgrade.
   auto versions = map_versions(conn);
   if (!had_map_versions)
-    for (const auto& [map, v] : versions) CHECK_MESSAGE(v == 1, name << ": map " << map << " upgraded to version " << v);
+    for (const auto& [map, v] : versions)
+      CHECK_MESSAGE(v == 1, name << ": map " << map << " upgraded to version " << v);
   auto added = store.add_shard("d", "host=/run/postgresql port=5432 dbname=shard_d");
   CHECK_MESSAGE(added.id > 0, name);
   store.add_point("tenants", "initech", "d");
@@ -290,7 +294,8 @@ TEST_CASE("every schema version older than the current one has a fixture") {
   std::set<int> have;
   for (const auto& fx : fixtures()) {
     CHECK_MESSAGE(fx.version >= 1, fx.name());
-    CHECK_MESSAGE(fx.version < catalog::schema_version, fx.name() << " is not older than version " << catalog::schema_version);
+    CHECK_MESSAGE(fx.version < catalog::schema_version,
+                  fx.name() << " is not older than version " << catalog::schema_version);
     if (!fx.variant) have.insert(fx.version);
   }
   for (int v = 1; v < catalog::schema_version; ++v)
