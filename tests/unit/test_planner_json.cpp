@@ -86,7 +86,9 @@ TEST_CASE("a fleet round-trips through JSON exactly") {
   auto j = to_json(f);
   auto back = fleet_from_json(json::parse(j.dump()));
   CHECK(to_json(back) == j);
-  CHECK(to_json(plan(back, {})) == to_json(plan(f, {})));
+  auto p = plan(f, {});
+  REQUIRE_FALSE(p.steps.empty());  // two empty plans would compare equal whatever the fleet lost
+  CHECK(to_json(plan(back, {})) == to_json(p));
 }
 
 TEST_CASE("a malformed plan is a data error naming the field") {
@@ -142,6 +144,7 @@ TEST_CASE("the text rendering shows steps, bars, hot keys and notes") {
   m.slices[2].bytes = 30000;
   f.mappings.push_back(m);
   auto p = plan(f, {});
+  REQUIRE_FALSE(p.steps.empty());
   std::ostringstream out;
   print_text(out, p);
   auto text = out.str();

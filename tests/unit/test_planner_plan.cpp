@@ -1,5 +1,7 @@
 // The planner on small synthetic fleets: balanced fleets stay put, new and drained shards,
 // excluded / readonly / held, limits, hot keys, histogram cuts, load, hash and text keys.
+// A check over a plan's steps ("every step goes to X", "no step moves Y") holds on a plan with
+// none: wherever the fleet is unbalanced, the test first requires that the plan has steps.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +16,14 @@ using shardctl::routing::KeyType;
 using shardctl::routing::MapKind;
 
 namespace {
+
+// The plan has steps, and they move what the plan says it moves.
+void require_steps(const Plan& p) {
+  REQUIRE_FALSE(p.steps.empty());
+  std::int64_t sum = 0;
+  for (const auto& s : p.steps) sum += s.bytes;
+  CHECK(sum == p.bytes_moved);
+}
 
 bool touches(const Plan& p, const std::string& shard) {
   return std::any_of(p.steps.begin(), p.steps.end(), [&](const Step& s) { return s.from == shard || s.to == shard; });
@@ -44,6 +54,7 @@ TEST_CASE("a new empty shard receives its share, no more") {
   auto f = even_fleet(3, 8, 1000);
   f.shards.push_back(shard("new"));
   auto p = plan(f, {});
+  require_steps(p);
   CHECK(p.imbalance_after <= 1.05);
   CHECK(bytes_on(p, "new") == 6000);  // 24 000 bytes over 4 shards
   CHECK(p.bytes_moved == 6000);       // the lower bound: nothing moves twice or in circles
@@ -56,6 +67,7 @@ TEST_CASE("a drained shard gives everything and receives nothing") {
   Options o;
   o.drain_shards = {"s1"};
   auto p = plan(f, o);
+  require_steps(p);
   CHECK(bytes_on(p, "s1") == 0);
   for (const auto& s : p.steps) CHECK(s.to != "s1");
   CHECK(p.bytes_moved == 6000);
@@ -69,7 +81,7 @@ TEST_CASE("an excluded shard neither gives nor receives") {
   Options o;
   o.exclude_shards = {"skip", "s0"};
   auto p = plan(f, o);
-  CHECK(!p.steps.empty());
+  require_steps(p);
   CHECK(!touches(p, "skip"));
   CHECK(!touches(p, "s0"));
   CHECK(bytes_on(p, "s0") == 6000);
@@ -79,11 +91,14 @@ TEST_CASE("readonly and offline shards never receive") {
   auto f = even_fleet(2, 6, 1000);
   f.shards.push_back(shard("ro", "readonly"));
   f.shards.push_back(shard("off", "offline"));
+  // s0 and s1 hold 6000 each, ro and off nothing: only because these may not receive is the
+  // fleet balanced.
   auto p = plan(f, {});
   CHECK(p.steps.empty());
   Options o;
   o.drain_shards = {"s0"};
   p = plan(f, o);
+  require_steps(p);
   for (const auto& s : p.steps) CHECK(s.to == "s1");
   CHECK(bytes_on(p, "s1") == 12000);
   o.drain_shards = {"off"};
@@ -98,7 +113,9 @@ TEST_CASE("a held mapping never moves") {
   CHECK(p.steps.empty());
   f.mappings[0].held = false;
   p = plan(f, {});
+  require_steps(p);
   for (const auto& s : p.steps) CHECK(shardctl::routing::compare_keys(*s.range.low, Key{std::int64_t{1000}}) < 0);
+  CHECK(bytes_on(p, "new") == 1000);  // all of the one mapping it may move, within its 2000 share
 }
 
 TEST_CASE("max_moves and max_bytes bound the plan") {
@@ -113,6 +130,7 @@ TEST_CASE("max_moves and max_bytes bound the plan") {
   o = {};
   o.max_bytes = 4500;
   p = plan(f, o);
+  require_steps(p);
   CHECK(p.bytes_moved <= 4500);
   CHECK(p.bytes_moved >= 4000);
   check_prediction(f, p);
@@ -150,6 +168,7 @@ TEST_CASE("a hot key bigger than a shard's target is reported and isolated, neve
   f.mappings.push_back(range_mapping("m", 1000, 2000, "b", 2000, 2));
   f.mappings.push_back(range_mapping("m", 2000, 3000, "c", 2000, 2));
   auto p = plan(f, {});
+  require_steps(p);
   REQUIRE(p.unsplittable.size() == 1);
   const auto& u = p.unsplittable[0];
   CHECK(u.shard == "a");
@@ -198,6 +217,7 @@ TEST_CASE("the load objective balances load, not bytes") {
   Options o;
   o.objective = Objective::load;
   auto p = plan(f, o);
+  require_steps(p);
   CHECK(p.imbalance_before > 1.5);
   CHECK(p.imbalance_after < 1.3);
   auto load_a = p.shards[0].load_after, load_b = p.shards[1].load_after;
@@ -271,14 +291,19 @@ TEST_CASE("capacity caps a shard's target and what it receives") {
   f.shards.push_back(shard("small"));
   f.shards.back().capacity_bytes = 2000;
   auto p = plan(f, {});
+  require_steps(p);
   CHECK(bytes_on(p, "small") <= 2000);
   CHECK(p.shards.back().target_bytes == 2000);
+  // small is the only shard below its target: it receives, up to its capacity and no more.
+  for (const auto& s : p.steps) CHECK(s.to == "small");
+  CHECK(bytes_on(p, "small") == 2000);
 }
 
 TEST_CASE("weights set each shard's share") {
   auto f = even_fleet(2, 6, 1000);
   f.shards[1].weight = 2;
   auto p = plan(f, {});
+  require_steps(p);
   CHECK(bytes_on(p, "s1") == 8000);
   CHECK(p.imbalance_after == doctest::Approx(1.0));
 }

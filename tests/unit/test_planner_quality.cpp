@@ -136,6 +136,7 @@ TEST_CASE("a new empty shard: no more bytes than greedy, at least as balanced") 
     auto f = tenants(8, 7, seed, [](int) { return 1'500'000; });
     auto g = greedy(f);
     auto p = plan(f, threshold(0.1));
+    REQUIRE_FALSE(p.steps.empty());  // each shape is unbalanced: the checks below are over its steps
     auto s = planned(f, p);
     CHECK(s.bytes <= g.bytes);
     CHECK(s.imbalance <= g.imbalance + 1e-9);
@@ -152,6 +153,7 @@ TEST_CASE("three shards at 90% of capacity and one at 10%: fewer bytes than gree
     for (auto& sh : f.shards) sh.capacity_bytes = cap;
     auto g = greedy(f);
     auto p = plan(f, threshold(0.1));
+    REQUIRE_FALSE(p.steps.empty());  // each shape is unbalanced: the checks below are over its steps
     auto s = planned(f, p);
     CHECK(s.bytes <= g.bytes);
     CHECK(s.imbalance <= 1.05);
@@ -183,6 +185,7 @@ TEST_CASE("a tenant bigger than the mean shard: isolated for exactly what isolat
       if (m.shard == "s0") on_s0 += m.bytes;
     auto g = greedy(f);
     auto p = plan(f, threshold(0.1));
+    REQUIRE_FALSE(p.steps.empty());  // each shape is unbalanced: the checks below are over its steps
     auto s = planned(f, p);
     REQUIRE(p.unsplittable.size() == 1);
     CHECK(p.unsplittable[0].isolated);
