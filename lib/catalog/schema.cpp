@@ -284,11 +284,19 @@ CREATE TABLE shardctl.rebalance_steps (
 );
 )SQL";
 
+// Version 7: op_batches.keys for catalogs made without it. Commit 9342ae2 added the column to
+// step 3 in place, after 2f887d6 had shipped step 3 without it: a catalog created at version 3
+// by 2f887d6..3bc435d, upgraded since, lacks it, and `op list` and every migration fail on it
+// (tests/integration/catalog_versions/v3_without_keys.sql).
+constexpr std::string_view v7_batch_keys = R"SQL(
+ALTER TABLE shardctl.op_batches ADD COLUMN IF NOT EXISTS keys bigint;
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
   static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows},
-                                                 {6, v6_rebalance}};
+                                                 {6, v6_rebalance}, {7, v7_batch_keys}};
   return steps;
 }
 

@@ -9,12 +9,12 @@ expect_stderr_contains "no shardctl catalog"
 expect_stderr_contains "shardctl init"
 
 expect_exit 0 shardctl init
-expect_stdout_contains "created catalog schema version 6"
+expect_stdout_contains "created catalog schema version 7"
 expect_exit 0 shardctl init
 expect_stdout_contains "up to date"
 expect_exit 0 shardctl init --format json
 assert_eq "$(jq -r .changed "$STDOUT")" "false"
-assert_eq "$(jq -r .version "$STDOUT")" "6"
+assert_eq "$(jq -r .version "$STDOUT")" "7"
 
 # Concurrent first runs on another empty database: both succeed, one schema.
 fresh_database init_c
