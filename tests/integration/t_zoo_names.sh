@@ -70,7 +70,10 @@ echo "# baseline: $ZOO_BASE_SHARDED"
 zoo_verify "initial load"
 # The orphan check sees the quoted xref: a line without its customer is found.
 psql_shard 1 -q -1 -c "set session_replication_role = replica" -c "insert into \"Sales\".\"Order Lines\" values (999, 1, 1, 1)"
-expect_exit 2 shardctl check --orphans
+expect_exit 2 shardctl check --orphans --format json
+found=$(jq -c '[.findings[] | [.kind, .shard, .table, .object, .count, .samples]]' "$STDOUT")
+[ "$found" = '[["orphans","shard_1","\"Sales\".\"Order Lines\"","order_lines_customer",1,["999"]]]' ] ||
+  fail "orphan through the quoted xref: want the one line of tenant 999 on shard_1, found $found"
 psql_shard 1 -qc "delete from \"Sales\".\"Order Lines\" where \"Tenant Id\" = 999"
 # The checks can fail: a partition row on the wrong shard.
 psql_shard 2 -qc "insert into \"Sales\".events values (7, date '2024-05-05', 'stray')"
