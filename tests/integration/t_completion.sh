@@ -83,6 +83,17 @@ PATH="$SHARDCTL_BIN:/usr/bin:/bin" fish --no-config -c '
   fail "the fish completion run failed"
 compare_shell fish "$TEST_TMP/fish.answers"
 
+# no_names CASE: completing `split --map` offers nothing and prints nothing, and returns (the
+# watchdog's exit 124 says it kept waiting).
+no_names() {
+  local got=0
+  printf '%s\n' 'shardctl split --map ""' | run_completions > "$TEST_TMP/names.out" 2> "$TEST_TMP/names.err" || got=$?
+  [ "$got" != 124 ] || fail "$1: the completion was still waiting when its 120 s watchdog fired"
+  [ "$got" = 0 ] || fail "$1: the completion run failed (exit $got): $(cat "$TEST_TMP/names.err")"
+  [ "$(tr -d ' \n' < "$TEST_TMP/names.out")" = "" ] || fail "$1: completion offered: $(cat "$TEST_TMP/names.out")"
+  [ ! -s "$TEST_TMP/names.err" ] || fail "$1: completion printed: $(cat "$TEST_TMP/names.err")"
+}
+
 # Names from the catalog: maps, shards, operations (the catalog given on the command line).
 fresh_fleet comp
 maps=$(shardctl map list --format json | jq -r '[.maps[].name] | sort | join(" ")')
@@ -94,24 +105,13 @@ assert_eq "$(complete_line 'shardctl shard show ""')" "$shards"
 catalog=$SHARDCTL_CATALOG
 unset SHARDCTL_CATALOG
 assert_eq "$(complete_line "shardctl --catalog '$catalog' map show \"\"")" "$maps"
-assert_eq "$(complete_line 'shardctl map show ""')" ""   # no catalog known: nothing, no error
+no_names "no catalog known"
 export SHARDCTL_CATALOG=$catalog
 shardctl move --map customers --key 900 --to shard_1 >/dev/null 2>&1 ||
   shardctl move --map customers --key 900 --to shard_2 >/dev/null
 ops=$(shardctl op list --format json | jq -r '[.operations[].id] | sort | join(" ")')
 [ -n "$ops" ] || fail "no operation journaled"
 assert_eq "$(complete_line 'shardctl op show ""')" "$ops"
-
-# no_names CASE: completing `split --map` offers nothing and prints nothing, and returns (the
-# watchdog's exit 124 says it kept waiting).
-no_names() {
-  local got=0
-  printf '%s\n' 'shardctl split --map ""' | run_completions > "$TEST_TMP/names.out" 2> "$TEST_TMP/names.err" || got=$?
-  [ "$got" != 124 ] || fail "$1: the completion was still waiting when its 120 s watchdog fired"
-  [ "$got" = 0 ] || fail "$1: the completion run failed (exit $got): $(cat "$TEST_TMP/names.err")"
-  [ "$(tr -d ' \n' < "$TEST_TMP/names.out")" = "" ] || fail "$1: completion offered: $(cat "$TEST_TMP/names.out")"
-  [ ! -s "$TEST_TMP/names.err" ] || fail "$1: completion printed: $(cat "$TEST_TMP/names.err")"
-}
 
 # A catalog that is not there: no server behind the socket.
 mkdir -p "$TEST_TMP/nowhere"
