@@ -24,11 +24,16 @@ assert_eq "$(catalog_dump)" "$dump"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_namespace where nspname = 'shardctl_quarantine'")" "0"
 
 # Quarantine: the orphans leave their table for shardctl_quarantine on the same shard, a
-# transaction per batch (here of 2 rows, so several).
-expect_exit 2 shardctl check --orphans --fix quarantine --batch-size 2 --format json
+# transaction per batch (here of 1 row, so the lines of one order take several: every
+# quarantined row has an xmin of its own).
+expect_exit 2 shardctl check --orphans --fix quarantine --batch-size 1 --format json
 op=$(jq -r .operation "$STDOUT")
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$((lines_5_1 + 1))"
 assert_eq "$(psql_shard 3 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$lines_700_1"
+for i in 1 3; do
+  per=$(psql_shard "$i" -XAtc "select count(*) || ' rows in ' || count(distinct xmin::text) from shardctl_quarantine.\"public.order_lines\"")
+  [ "${per%% *}" = "${per##* }" ] || fail "quarantine in batches of 1 row on shard_$i: $per transaction(s)"
+done
 expect_exit 0 shardctl check --orphans --format json
 assert_eq "$(jq -r '.findings | length' "$STDOUT")" "0"
 expect_exit 0 shardctl op show "$op" --format json
