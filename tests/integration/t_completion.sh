@@ -26,6 +26,43 @@ run_completions() {
 }
 complete_line() { printf '%s\n' "$1" | run_completions | sed 's/ $//'; }
 
+# names_job NAME: in the background, completes `split --map` (map names from the catalog)
+# into $TEST_TMP/NAME.out and .err; wait_names PID NAME CASE then requires that it returned
+# (the watchdog's exit 124 says it kept waiting), offered nothing and printed nothing.
+names_job() { printf '%s\n' 'shardctl split --map ""' | run_completions > "$TEST_TMP/$1.out" 2> "$TEST_TMP/$1.err"; }
+wait_names() {
+  local got=0
+  wait "$1" || got=$?
+  [ "$got" != 124 ] || fail "$3: the completion was still waiting when its 120 s watchdog fired"
+  [ "$got" = 0 ] || fail "$3: the completion run failed (exit $got): $(cat "$TEST_TMP/$2.err")"
+  [ "$(tr -d ' \n' < "$TEST_TMP/$2.out")" = "" ] || fail "$3: completion offered: $(cat "$TEST_TMP/$2.out")"
+  [ ! -s "$TEST_TMP/$2.err" ] || fail "$3: completion printed: $(cat "$TEST_TMP/$2.err")"
+}
+no_names() { names_job names & wait_names $! names "$1"; }
+
+# A catalog that accepts the connection and never answers: a listener on a loopback port that
+# holds every connection open without a byte in reply, and notes each one in silent.log.
+# (perl-base is Essential in Debian: always installed.) The completion against it runs in the
+# background while the parser comparisons below run, and is checked at the end.
+perl -MIO::Socket::INET -e '
+  my ($ready, $log) = @ARGV;
+  my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 16, ReuseAddr => 1)
+    or die "listen: $!";
+  open(my $r, ">", "$ready.tmp") or die; print $r $s->sockport, "\n"; close $r; rename("$ready.tmp", $ready);
+  my @held;
+  while (my $c = $s->accept) { push @held, $c; open(my $l, ">>", $log) or die; print $l "accepted\n"; close $l; }
+' "$TEST_TMP/silent.port" "$TEST_TMP/silent.log" &
+silent_pid=$!
+trap 'kill "$silent_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 400); do
+  [ -s "$TEST_TMP/silent.port" ] && break
+  kill -0 "$silent_pid" 2>/dev/null || fail "the silent catalog's listener exited"
+  sleep 0.05
+done
+[ -s "$TEST_TMP/silent.port" ] || fail "the silent catalog's listener never became ready"
+SHARDCTL_CATALOG="host=127.0.0.1 port=$(cat "$TEST_TMP/silent.port") dbname=x" names_job silent &
+silent_job=$!
+
 # The two cases the issue names.
 assert_contains "$(complete_line 'shardctl check --format ""')" "nagios"
 got=$(complete_line 'shardctl split --format ""')
@@ -83,17 +120,6 @@ PATH="$SHARDCTL_BIN:/usr/bin:/bin" fish --no-config -c '
   fail "the fish completion run failed"
 compare_shell fish "$TEST_TMP/fish.answers"
 
-# no_names CASE: completing `split --map` offers nothing and prints nothing, and returns (the
-# watchdog's exit 124 says it kept waiting).
-no_names() {
-  local got=0
-  printf '%s\n' 'shardctl split --map ""' | run_completions > "$TEST_TMP/names.out" 2> "$TEST_TMP/names.err" || got=$?
-  [ "$got" != 124 ] || fail "$1: the completion was still waiting when its 120 s watchdog fired"
-  [ "$got" = 0 ] || fail "$1: the completion run failed (exit $got): $(cat "$TEST_TMP/names.err")"
-  [ "$(tr -d ' \n' < "$TEST_TMP/names.out")" = "" ] || fail "$1: completion offered: $(cat "$TEST_TMP/names.out")"
-  [ ! -s "$TEST_TMP/names.err" ] || fail "$1: completion printed: $(cat "$TEST_TMP/names.err")"
-}
-
 # Names from the catalog: maps, shards, operations (the catalog given on the command line).
 fresh_fleet comp
 maps=$(shardctl map list --format json | jq -r '[.maps[].name] | sort | join(" ")')
@@ -117,26 +143,8 @@ assert_eq "$(complete_line 'shardctl op show ""')" "$ops"
 mkdir -p "$TEST_TMP/nowhere"
 SHARDCTL_CATALOG="host=$TEST_TMP/nowhere port=5432 dbname=x" no_names "unreachable catalog"
 
-# A catalog that accepts the connection and never answers: a listener on a loopback port that
-# holds every connection open without a byte in reply, and notes each one in silent.log.
-# (perl-base is Essential in Debian: always installed.)
-perl -MIO::Socket::INET -e '
-  my ($ready, $log) = @ARGV;
-  my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 16, ReuseAddr => 1)
-    or die "listen: $!";
-  open(my $r, ">", "$ready.tmp") or die; print $r $s->sockport, "\n"; close $r; rename("$ready.tmp", $ready);
-  my @held;
-  while (my $c = $s->accept) { push @held, $c; open(my $l, ">>", $log) or die; print $l "accepted\n"; close $l; }
-' "$TEST_TMP/silent.port" "$TEST_TMP/silent.log" &
-silent_pid=$!
-trap 'kill "$silent_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 1 400); do
-  [ -s "$TEST_TMP/silent.port" ] && break
-  kill -0 "$silent_pid" 2>/dev/null || fail "the silent catalog's listener exited"
-  sleep 0.05
-done
-[ -s "$TEST_TMP/silent.port" ] || fail "the silent catalog's listener never became ready"
-SHARDCTL_CATALOG="host=127.0.0.1 port=$(cat "$TEST_TMP/silent.port") dbname=x" no_names "silent catalog"
+# The silent catalog's completion, started at the top, must have given up by itself.
+wait_names "$silent_job" silent "silent catalog"
 # It did reach the silent catalog, and so gave up on it rather than failing before. (The
 # listener may accept the connection only after the client left: wait for its note.)
 for _ in $(seq 1 400); do [ -s "$TEST_TMP/silent.log" ] && break; sleep 0.05; done
