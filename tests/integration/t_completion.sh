@@ -43,20 +43,24 @@ no_names() { names_job names & wait_names $! names "$1"; }
 # A catalog that accepts the connection and never answers: a listener on a loopback port that
 # holds every connection open without a byte in reply, and notes each one in silent.log.
 # (perl-base is Essential in Debian: always installed.) The completion against it runs in the
-# background while the parser comparisons below run, and is checked at the end.
+# background while the parser comparisons below run, and is checked at the end. The listener
+# ends itself once this shell is gone (no EXIT trap here: lib.sh's drops the test's databases),
+# and keeps off this test's stdout and stderr, which CTest waits on.
 perl -MIO::Socket::INET -e '
-  my ($ready, $log) = @ARGV;
-  my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 16, ReuseAddr => 1)
+  my ($ready, $log, $parent) = @ARGV;
+  my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 16, ReuseAddr => 1, Timeout => 1)
     or die "listen: $!";
   open(my $r, ">", "$ready.tmp") or die; print $r $s->sockport, "\n"; close $r; rename("$ready.tmp", $ready);
   my @held;
-  while (my $c = $s->accept) { push @held, $c; open(my $l, ">>", $log) or die; print $l "accepted\n"; close $l; }
-' "$TEST_TMP/silent.port" "$TEST_TMP/silent.log" &
+  while (getppid() == $parent) {
+    my $c = $s->accept or next;
+    push @held, $c; open(my $l, ">>", $log) or die; print $l "accepted\n"; close $l;
+  }
+' "$TEST_TMP/silent.port" "$TEST_TMP/silent.log" "$$" > "$TEST_TMP/silent.stderr" 2>&1 &
 silent_pid=$!
-trap 'kill "$silent_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 400); do
   [ -s "$TEST_TMP/silent.port" ] && break
-  kill -0 "$silent_pid" 2>/dev/null || fail "the silent catalog's listener exited"
+  kill -0 "$silent_pid" 2>/dev/null || fail "the silent catalog's listener exited: $(cat "$TEST_TMP/silent.stderr")"
   sleep 0.05
 done
 [ -s "$TEST_TMP/silent.port" ] || fail "the silent catalog's listener never became ready"
@@ -149,5 +153,6 @@ wait_names "$silent_job" silent "silent catalog"
 # listener may accept the connection only after the client left: wait for its note.)
 for _ in $(seq 1 400); do [ -s "$TEST_TMP/silent.log" ] && break; sleep 0.05; done
 [ -s "$TEST_TMP/silent.log" ] || fail "silent catalog: the completion never connected to it"
-kill -0 "$silent_pid" 2>/dev/null || fail "silent catalog: the listener is gone, so it may have answered"
+kill -0 "$silent_pid" 2>/dev/null || fail "silent catalog: the listener is gone, so it may have answered: $(cat "$TEST_TMP/silent.stderr")"
+kill "$silent_pid"
 pass
