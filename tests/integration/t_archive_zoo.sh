@@ -1,8 +1,10 @@
 # Archive on a schema unlike the sample: a quoted mixed-case schema and names, a uuid+text
 # composite primary key on the root, an identity and a generated column, a partitioned
 # grandchild table, and reference tables with their own foreign-key chain. Cascade to both
-# destinations, a file loaded back with zstd and psql alone from the manifest's DDL, and a
-# restore that brings every row back exactly (identity values kept, generated values computed).
+# destinations in batches of 7 accounts (more than one batch on each shard: the run's journal
+# and the batches the process committed agree), a file loaded back with zstd and psql alone
+# from the manifest's DDL, and a restore that brings every row back exactly (identity values
+# kept, generated values computed).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/zoo_lib.sh"
 
@@ -69,9 +71,19 @@ _unique archzoodb
 psql -X -q "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$UNIQUE_NAME\"" >/dev/null
 ARCH="$CATALOG_CLUSTER dbname=$UNIQUE_NAME"
 for DEST in "postgres:$ARCH" "dir:$TEST_TMP/zoo"; do
-  expect_exit 0 shardctl archive run --table '"Billing"."Accounts"' --where "$WHERE" --cascade --to "$DEST" \
-    --batch-size 7 --name "zoo-${DEST%%:*}" --format json
+  # SHARDCTL_FAULT_TRACE (lib/shardio/fault.hpp) writes "archive-committed N" once per batch
+  # whose source transaction committed (lib/archive/shard_worker.cpp).
+  rm -f "$TEST_TMP/archive.trace"
+  SHARDCTL_FAULT_TRACE="$TEST_TMP/archive.trace" expect_exit 0 shardctl archive run --table '"Billing"."Accounts"' \
+    --where "$WHERE" --cascade --to "$DEST" --batch-size 7 --name "zoo-${DEST%%:*}" --format json
   RUN=$(jq -r .id "$STDOUT")
+  batches=$(jq -c '[.shards[] | [.shard, .batches]]' "$STDOUT")
+  jq -e '(.shards | length) == 2 and all(.shards[]; .batches >= 2)' "$STDOUT" >/dev/null ||
+    fail "archive to ${DEST%%:*}: want more than one batch on each of the 2 shards, the journal has $batches"
+  committed=$(grep -c '^archive-committed ' "$TEST_TMP/archive.trace" || true)
+  [ "$committed" = "$(jq '[.shards[].batches] | add' "$STDOUT")" ] ||
+    fail "archive to ${DEST%%:*}: the process committed $committed batch(es), the journal has $batches"
+  echo "# archive to ${DEST%%:*}: batches per shard $batches"
   assert_eq "$(jq -r '[.shards[].rows["\"Billing\".\"Accounts\""]] | add' "$STDOUT")" "$cold"
   inv=$(jq -r '[.shards[].rows["\"Billing\".\"Invoices\""]] | add' "$STDOUT")
   assert_eq "$inv" "$((cold * 3))"

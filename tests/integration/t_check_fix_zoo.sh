@@ -1,7 +1,8 @@
 # check --fix on tables unlike the sample: no primary key (with two identical bad rows), a
 # GENERATED ALWAYS identity column with a stored generated column, and a mixed-case quoted
 # table "Sales"."Order Notes". Quarantine then restore gives identical rows (same identity
-# values, generated columns recomputed); delete removes exactly the bad rows.
+# values, generated columns recomputed); delete removes exactly the bad rows. In batches of 2:
+# the three bad no-PK rows (picked by ctid) are quarantined by two transactions.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet check_fix_zoo --shards 3 --scale 1
@@ -62,6 +63,8 @@ assert_eq "$(stray_counts)" "$want"
 assert_eq "$(jq -c '[.fixes[] | [.shard, .table, .rows]] | sort' "$STDOUT")" "$want"
 assert_eq "$(zoo_fingerprint)" "$clean"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl_quarantine.\"public.zoo_nopk\"")" "3"
+per=$(psql_shard 1 -XAtc "select string_agg(n::text, ',' order by n) from (select count(*) n from shardctl_quarantine.\"public.zoo_nopk\" group by xmin::text) b")
+[ "$per" = "1,2" ] || fail "quarantine of public.zoo_nopk in batches of 2: rows per transaction [$per], want [1,2]"
 assert_eq "$(psql_shard 1 -XAtc "select string_agg(id || ':' || total, ',' order by id) from shardctl_quarantine.\"public.zoo_ident\"")" "6:14,7:16"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl_quarantine.\"Sales.Order Notes\"")" "1"
 expect_exit 0 shardctl check --strays --format json

@@ -2,8 +2,8 @@
 # schema "Sales" with tables "Customers" and "Order Lines" keyed by column "Tenant Id", a
 # table with a doubled quote in its name, a table named bestellpositionen_ü, an unquoted
 # mixed-case name that folds to lower case, a partitioned sharded table (range partitions, key
-# indexed on the parent), and an xref over quoted columns: split, split, merge and move, check
-# after each.
+# indexed on the parent), and an xref over quoted columns: split, split, merge and move, each
+# in several batches, check after each.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/zoo_lib.sh"
 
@@ -70,12 +70,17 @@ echo "# baseline: $ZOO_BASE_SHARDED"
 zoo_verify "initial load"
 # The orphan check sees the quoted xref: a line without its customer is found.
 psql_shard 1 -q -1 -c "set session_replication_role = replica" -c "insert into \"Sales\".\"Order Lines\" values (999, 1, 1, 1)"
-expect_exit 2 shardctl check --orphans
+expect_exit 2 shardctl check --orphans --format json
+found=$(jq -c '[.findings[] | [.kind, .shard, .table, .object, .count, .samples]]' "$STDOUT")
+[ "$found" = '[["orphans","shard_1","\"Sales\".\"Order Lines\"","order_lines_customer",1,["999"]]]' ] ||
+  fail "orphan through the quoted xref: want the one line of tenant 999 on shard_1, found $found"
 psql_shard 1 -qc "delete from \"Sales\".\"Order Lines\" where \"Tenant Id\" = 999"
 # The checks can fail: a partition row on the wrong shard.
 psql_shard 2 -qc "insert into \"Sales\".events values (7, date '2024-05-05', 'stray')"
-must_fail "partition row on the wrong shard" zoo_assert_routed control
-must_fail "partition row added" zoo_assert_unchanged control
+must_fail "partition row on the wrong shard" \
+  "control: rows of map sales on a shard the map does not route them to: 7 on shard_2, routed to shard_1" zoo_assert_routed control
+must_fail "partition row added" 'control: sharded rows changed in "Sales".events (fingerprint: < before, > after)' \
+  zoo_assert_unchanged control
 psql_shard 2 -qc "delete from \"Sales\".events"
 
 zoo_op "split at 100 to shard_2" split --map sales --at 100 --to shard_2 --batch-size 30

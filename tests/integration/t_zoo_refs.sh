@@ -79,14 +79,17 @@ zoo_verify "initial load"
 # The checks can fail at all: a stray row, a changed value, a doubled reference table.
 psql_shard 2 -qc "insert into region values (1, 'region 1'); insert into nation values (1, 'nation 1', 1);
                   insert into tenants values (5, 'stray', 1)"
-must_fail "row on an unrouted shard" zoo_assert_routed control
-must_fail "row added" zoo_assert_unchanged control
+must_fail "row on an unrouted shard" \
+  "control: rows of map tenants on a shard the map does not route them to: 5 on shard_2, routed to shard_1" zoo_assert_routed control
+must_fail "row added" "control: sharded rows changed in tenants (fingerprint: < before, > after)" zoo_assert_unchanged control
 psql_shard 2 -qc "delete from tenants; delete from nation; delete from region"
 psql_shard 1 -qc "update invoices set net = net + 1 where tenant_id = 7"
-must_fail "value changed" zoo_assert_unchanged control
+must_fail "value changed" "control: sharded rows changed in invoices (fingerprint: < before, > after)" zoo_assert_unchanged control
 psql_shard 1 -qc "update invoices set net = net - 1 where tenant_id = 7"
 psql_shard 3 -qc "insert into region values (1, 'region 1')"
-must_fail "partial reference copy" zoo_assert_unchanged control
+must_fail "partial reference copy" \
+  "control: reference table region on shard_3 is neither the full copy nor empty: [$(zoo_shard_fingerprint 3 region)], want [${ZOO_BASE_REF[region]}]" \
+  zoo_assert_unchanged control
 psql_shard 3 -qc "delete from region"
 zoo_verify "controls undone"
 

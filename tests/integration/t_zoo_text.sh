@@ -46,7 +46,9 @@ echo "# baseline: $ZOO_BASE_SHARDED"
 zoo_verify "initial load"
 # The routing check can fail: a text key on a shard that does not hold it.
 psql_shard 3 -qc "insert into accounts values ('émile-9999', date '2020-01-01', 0)"
-must_fail "text key on the wrong shard" zoo_assert_routed control
+must_fail "text key on the wrong shard" \
+  "control: rows of map accounts on a shard the map does not route them to: émile-9999 on shard_3, routed to shard_1" \
+  zoo_assert_routed control
 psql_shard 3 -qc "delete from accounts"
 
 # --- text keys ------------------------------------------------------------------------------

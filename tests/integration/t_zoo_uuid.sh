@@ -39,5 +39,8 @@ assert_eq "$(zoo_mappings devices)" "..80000000-0000-0000-0000-000000000000>shar
 ukey=$(psql_shard 1 -XAtc "select device_id from devices order by device_id limit 1")
 zoo_op "uuid: move ..8000 to shard_3" move --map devices --key "$ukey" --to shard_3 --batch-size 50
 assert_eq "$(zoo_mappings devices)" "..80000000-0000-0000-0000-000000000000>shard_3 80000000-0000-0000-0000-000000000000..>shard_4"
+# zoo_op's batch count can fail: the same mapping moved back in one batch is refused by it.
+must_fail "one batch" "uuid: one batch: ran in 1 batch(es), the test needs more than one" \
+  zoo_op "uuid: one batch" move --map devices --key "$ukey" --to shard_1 --batch-size 100000
 
 pass

@@ -161,7 +161,12 @@ _zoo_unchanged_collected() {
   now=$(_zoo_sharded_fp)
   if [ "$now" != "$ZOO_BASE_SHARDED" ]; then
     diff <(echo "$ZOO_BASE_SHARDED") <(echo "$now") >&2 || true
-    fail "$label: sharded rows changed (fingerprint: < before, > after)"
+    # Which tables changed, by name, so that a negative control can say which one it expects.
+    local changed
+    changed=$(awk -F'\t' 'NR == FNR { if ($1 != "") b[$1] = $2; next }
+                           $1 != "" { if (!($1 in b) || b[$1] != $2) print $1; delete b[$1] }
+                           END { for (t in b) print t }' <(echo "$ZOO_BASE_SHARDED") <(echo "$now") | LC_ALL=C sort | paste -sd ' ')
+    fail "$label: sharded rows changed in $changed (fingerprint: < before, > after)"
   fi
   for r in "${ZOO_REFS[@]}"; do
     for ((i = 1; i <= ZOO_SHARDS; i++)); do
@@ -189,7 +194,7 @@ _zoo_routed_collected() {
     [ "$(wc -l < "$TEST_TMP/zoo_routes")" = "$(wc -l < "$TEST_TMP/zoo_keys")" ] ||
       fail "$label: lookup --map $map returned $(wc -l < "$TEST_TMP/zoo_routes") lines for $(wc -l < "$TEST_TMP/zoo_keys") keys"
     wrong=$(paste "$TEST_TMP/zoo_keys" "$TEST_TMP/zoo_routes" | awk -F'\t' '$1 != $4 { print $2 " on " $1 ", routed to " $4 }' | head -3)
-    [ -z "$wrong" ] || fail "$label: rows of map $map on a shard the map does not route them to: $(echo "$wrong" | tr '\n' ';')"
+    [ -z "$wrong" ] || fail "$label: rows of map $map on a shard the map does not route them to: $(echo "$wrong" | paste -sd ';')"
   done
 }
 
@@ -221,20 +226,40 @@ zoo_mappings() {
   "$SHARDCTL_BIN/shardctl" mapping list --map "$1" --format json | jq -r '.mappings | map((.range // .point) + ">" + .shard) | join(" ")'
 }
 
-# zoo_op LABEL CMD...: runs a split/merge/move, which must exit 0 and end "done", then verifies.
+# zoo_op LABEL CMD...: runs a split/merge/move, which must exit 0, end "done" and run in more
+# than one batch (the zoo tests exist to take unusual schemas across batch boundaries: a
+# single batch would hide what the second one gets wrong), then verifies. The batches are
+# counted twice and must agree: the flips the process itself reached (SHARDCTL_FAULT_TRACE
+# writes one "journal.flipped N" line per batch, lib/shardio/fault.hpp, lib/migrate/runner.cpp)
+# and the operation's journal (batches done of batches planned: the command's JSON is the
+# journal's status read back after the run, Engine::run in lib/migrate/engine.cpp, the same
+# as `shardctl op show ID`).
 zoo_op() {
   local label=$1; shift
-  expect_exit 0 shardctl "$@" --format json
+  local trace="$TEST_TMP/zoo_op.trace" op map rows flips journal
+  rm -f "$trace"
+  SHARDCTL_FAULT_TRACE=$trace expect_exit 0 shardctl "$@" --format json
   [ "$(jq -r .status "$STDOUT")" = done ] || { cat "$STDOUT" >&2; fail "$label: operation not done"; }
-  local batches
-  batches=$(jq -r '.batches_done // 0' "$STDOUT")
-  echo "# $label: $batches batch(es), $(jq -r '.rows_moved // "?"' "$STDOUT") rows; mappings now $(zoo_mappings "$(jq -r .map "$STDOUT")")"
+  IFS=$'\t' read -r op map rows journal < <(jq -r '[.id, .map, .rows_moved, "\(.batches_done)/\(.batches)"] | @tsv' "$STDOUT")
+  flips=0
+  if [ -f "$trace" ]; then flips=$(grep -c '^journal\.flipped ' "$trace" || true); fi
+  [ "$journal" = "$flips/$flips" ] ||
+    fail "$label: the journal of operation $op says $journal batch(es) done, the process flipped $flips"
+  [ "$flips" -ge 2 ] || fail "$label: ran in $flips batch(es), the test needs more than one"
+  echo "# $label: $flips batches, $rows rows; mappings now $(zoo_mappings "$map")"
   zoo_verify "$label"
 }
 
-# must_fail DESCRIPTION CMD...: a negative control. CMD (an assertion helper) runs in a subshell
-# and must fail; proves the assertion can fail at all.
+# must_fail WHAT MESSAGE CMD...: a negative control. CMD (an assertion helper) runs in a subshell
+# and must fail through lib.sh's `fail` (exit 1) with exactly MESSAGE: proves the assertion can
+# fail at all, and for the reason the control is about (a broken query, or the right check
+# failing on the wrong table, fails the control).
 must_fail() {
-  local what=$1; shift
-  if ( "$@" ) >/dev/null 2>&1; then fail "negative control passed although it must fail: $what"; fi
+  local what=$1 want=$2 got=0; shift 2
+  ( "$@" ) >"$TEST_TMP/must_fail.out" 2>"$TEST_TMP/must_fail.err" || got=$?
+  [ "$got" != 0 ] || fail "negative control passed although it must fail: $what"
+  if [ "$got" != 1 ] || ! grep -qxF -- "FAIL [$TEST_NAME]: $want" "$TEST_TMP/must_fail.err"; then
+    echo "--- stderr of the control:" >&2; head -c 4000 "$TEST_TMP/must_fail.err" >&2
+    fail "negative control failed otherwise than it must: $what: want exit 1 and [$want], got exit $got"
+  fi
 }
