@@ -5,7 +5,8 @@
 #   SHARDCTL_SOURCE_DIR    the source tree
 set -euo pipefail
 
-TEST_NAME=$(basename "$0" .sh)
+# run_cxx_test.sh names its test (the C++ binary) before it sources this file.
+TEST_NAME=${TEST_NAME:-$(basename "$0" .sh)}
 TEST_TMP="$SHARDCTL_TEST_TMP/$TEST_NAME"
 rm -rf "$TEST_TMP"
 mkdir -p "$TEST_TMP"
