@@ -168,3 +168,84 @@ wait_stopped() {
 }
 
 last_op() { "$SHARDCTL_BIN/shardctl" op list --format json | jq -r '.operations[0].id'; }
+
+# --- waiting on the state itself, never on the clock ---------------------------------------
+# The bounds below are hang guards, far above what the state needs even on a loaded machine
+# under the sanitizer build: a test asserts that something happened (or did not wait for
+# something), never that it was fast, so a slow CI machine cannot fail it nor a fast one pass
+# it by luck.
+
+# wait_until WHAT CMD...: runs CMD every 0.05 s until it succeeds; fails naming WHAT (and the
+# case) if it has not after WAIT_TRIES tries (default 2400: two minutes and more).
+wait_until() {
+  local what=$1 i
+  shift
+  for ((i = 0; i < ${WAIT_TRIES:-2400}; i++)); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  fail "gave up waiting (hang guard, $i tries) for: $what"
+}
+
+# psql without Debian's perl wrapper (a fifth of a second per call on a busy machine; a poll
+# calls it often), as writer.sh and zoo_lib.sh do.
+_PSQL=psql
+for _p in $(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1); do _PSQL=$_p; done
+
+# sql_true DSN SQL: succeeds when SQL, run on DSN, returns t.
+sql_true() { [ "$("$_PSQL" -X -At "$1" -c "$2" 2>/dev/null)" = t ]; }
+
+# expect_exit_guarded CODE CMD...: expect_exit, with CMD killed should it still run after
+# HANG_GUARD seconds (default 180). The claim such a test makes is "it returns by itself" (does
+# not hang, does not wait for X); the guard only turns a hang into a failure that says so.
+# CMD must be an executable or `shardctl` (run as $SHARDCTL_BIN/shardctl), not a function.
+expect_exit_guarded() {
+  local want=$1 got=0 guard=${HANG_GUARD:-180}
+  shift
+  local cmd=("$@")
+  [ "${cmd[0]}" != shardctl ] || cmd[0]=$SHARDCTL_BIN/shardctl
+  timeout -k 10 "$guard" "${cmd[@]}" >"$STDOUT" 2>"$STDERR" || got=$?
+  if [ "$got" = 124 ] || [ "$got" = 137 ]; then
+    echo "--- stderr:" >&2; head -c 4000 "$STDERR" >&2
+    fail "still running after $guard s, killed (a hang): $*"
+  fi
+  if [ "$got" != "$want" ]; then
+    echo "--- stdout:" >&2; head -c 4000 "$STDOUT" >&2
+    echo "--- stderr:" >&2; head -c 4000 "$STDERR" >&2
+    fail "expected exit $want, got $got: $*"
+  fi
+}
+
+# A psql session kept open, as an application's connection: it holds locks, transactions and
+# snapshots for exactly as long as the test says, not for a pg_sleep hoped to be long enough.
+#   session_open NAME DSN   starts it, with application_name NAME (pg_stat_activity, pg_locks
+#                           show it by that name); its output goes to $TEST_TMP/session.NAME.out
+#   session_send NAME SQL   sends SQL without waiting for it: wait on its effect (wait_until)
+#   session_pid NAME        its backend's pid (empty until it has connected)
+#   session_close NAME      ends it (psql quits, an open transaction rolls back) and waits for
+#                           psql to exit
+# A session left open ends with the test (and the processes it started, which share its input).
+declare -A _session_fd=() _session_psql=() _session_dsn=()
+session_open() {
+  local name=$1 dsn=$2 fd
+  _session_dsn[$name]=$dsn
+  rm -f "$TEST_TMP/session.$name.in"
+  mkfifo "$TEST_TMP/session.$name.in"
+  PGAPPNAME=$name "$_PSQL" -X -q -v ON_ERROR_STOP=0 "$dsn" <"$TEST_TMP/session.$name.in" >"$TEST_TMP/session.$name.out" 2>&1 &
+  _session_psql[$name]=$!
+  exec {fd}>"$TEST_TMP/session.$name.in"
+  _session_fd[$name]=$fd
+}
+session_send() { printf '%s\n' "$2" >&"${_session_fd[$1]}" || fail "session $1 is gone: $(cat "$TEST_TMP/session.$1.out")"; }
+session_pid() {
+  "$_PSQL" -X -At "${_session_dsn[$1]}" -c "select pid from pg_stat_activity where application_name = '$1'" | head -1
+}
+session_close() {
+  local fd=${_session_fd[$1]}
+  # \q, not only the end of input: processes started since session_open share the FIFO's
+  # write end, so psql would not see it end while one of them runs.
+  printf '\\q\n' >&"$fd" 2>/dev/null || true
+  exec {fd}>&-
+  wait "${_session_psql[$1]}" || true
+  unset "_session_fd[$1]" "_session_psql[$1]" "_session_dsn[$1]"
+}
