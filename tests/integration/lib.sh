@@ -224,28 +224,39 @@ expect_exit_guarded() {
 #   session_pid NAME        its backend's pid (empty until it has connected)
 #   session_close NAME      ends it (psql quits, an open transaction rolls back) and waits for
 #                           psql to exit
-# A session left open ends with the test (and the processes it started, which share its input).
-declare -A _session_fd=() _session_psql=() _session_dsn=()
+# psql reads a FIFO it opened for reading and writing itself, so it never sees the input end;
+# writes open it the same way, so none blocks when psql is gone. The test keeps no descriptor of
+# it open that the processes it starts could inherit (and keep a session alive with), and a
+# watcher ends the session when the test's shell exits, however it exits.
+declare -A _session_psql=() _session_dsn=() _session_watch=()
 session_open() {
-  local name=$1 dsn=$2 fd
+  local name=$1 dsn=$2 fifo="$TEST_TMP/session.$1.in" shell=$$
   _session_dsn[$name]=$dsn
-  rm -f "$TEST_TMP/session.$name.in"
-  mkfifo "$TEST_TMP/session.$name.in"
-  PGAPPNAME=$name "$_PSQL" -X -q -v ON_ERROR_STOP=0 "$dsn" <"$TEST_TMP/session.$name.in" >"$TEST_TMP/session.$name.out" 2>&1 &
+  rm -f "$fifo"
+  mkfifo "$fifo"
+  PGAPPNAME=$name "$_PSQL" -X -q -v ON_ERROR_STOP=0 "$dsn" 0<>"$fifo" >"$TEST_TMP/session.$name.out" 2>&1 &
   _session_psql[$name]=$!
-  exec {fd}>"$TEST_TMP/session.$name.in"
-  _session_fd[$name]=$fd
+  # Data written to a FIFO nobody else holds open is lost: psql must hold it before the first
+  # session_send.
+  wait_until "session $name to open its input" _session_reading "$name"
+  (while kill -0 "$shell" 2>/dev/null; do sleep 0.5; done; printf '\\q\n' 1<>"$fifo") </dev/null >/dev/null 2>&1 &
+  _session_watch[$name]=$!
 }
-session_send() { printf '%s\n' "$2" >&"${_session_fd[$1]}" || fail "session $1 is gone: $(cat "$TEST_TMP/session.$1.out")"; }
+_session_reading() {
+  [ "$(readlink "/proc/${_session_psql[$1]}/fd/0" 2>/dev/null)" = "$TEST_TMP/session.$1.in" ] && return 0
+  kill -0 "${_session_psql[$1]}" 2>/dev/null || fail "session $1 ended: $(cat "$TEST_TMP/session.$1.out")"
+  return 1
+}
+session_send() {
+  kill -0 "${_session_psql[$1]}" 2>/dev/null || fail "session $1 is gone: $(cat "$TEST_TMP/session.$1.out")"
+  printf '%s\n' "$2" 1<>"$TEST_TMP/session.$1.in"
+}
 session_pid() {
   "$_PSQL" -X -At "${_session_dsn[$1]}" -c "select pid from pg_stat_activity where application_name = '$1'" | head -1
 }
 session_close() {
-  local fd=${_session_fd[$1]}
-  # \q, not only the end of input: processes started since session_open share the FIFO's
-  # write end, so psql would not see it end while one of them runs.
-  printf '\\q\n' >&"$fd" 2>/dev/null || true
-  exec {fd}>&-
+  kill "${_session_watch[$1]}" 2>/dev/null || true  # it ends with its current 0.5 s nap
+  printf '\\q\n' 1<>"$TEST_TMP/session.$1.in"
   wait "${_session_psql[$1]}" || true
-  unset "_session_fd[$1]" "_session_psql[$1]" "_session_dsn[$1]"
+  unset "_session_psql[$1]" "_session_dsn[$1]" "_session_watch[$1]"
 }
