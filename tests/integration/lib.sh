@@ -187,13 +187,8 @@ wait_until() {
   fail "gave up waiting (hang guard, $i tries) for: $what"
 }
 
-# psql without Debian's perl wrapper (a fifth of a second per call on a busy machine; a poll
-# calls it often), as writer.sh and zoo_lib.sh do.
-_PSQL=psql
-for _p in $(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1); do _PSQL=$_p; done
-
 # sql_true DSN SQL: succeeds when SQL, run on DSN, returns t.
-sql_true() { [ "$("$_PSQL" -X -At "$1" -c "$2" 2>/dev/null)" = t ]; }
+sql_true() { [ "$(psql -X -At "$1" -c "$2" 2>/dev/null)" = t ]; }
 
 # expect_exit_guarded CODE CMD...: expect_exit, with CMD killed should it still run after
 # HANG_GUARD seconds (default 180). The claim such a test makes is "it returns by itself" (does
@@ -234,7 +229,7 @@ session_open() {
   _session_dsn[$name]=$dsn
   rm -f "$fifo"
   mkfifo "$fifo"
-  PGAPPNAME=$name "$_PSQL" -X -q -v ON_ERROR_STOP=0 "$dsn" 0<>"$fifo" >"$TEST_TMP/session.$name.out" 2>&1 &
+  PGAPPNAME=$name psql -X -q -v ON_ERROR_STOP=0 "$dsn" 0<>"$fifo" >"$TEST_TMP/session.$name.out" 2>&1 &
   _session_psql[$name]=$!
   # Data written to a FIFO nobody else holds open is lost: psql must hold it before the first
   # session_send.
@@ -252,7 +247,7 @@ session_send() {
   printf '%s\n' "$2" 1<>"$TEST_TMP/session.$1.in"
 }
 session_pid() {
-  "$_PSQL" -X -At "${_session_dsn[$1]}" -c "select pid from pg_stat_activity where application_name = '$1'" | head -1
+  psql -X -At "${_session_dsn[$1]}" -c "select pid from pg_stat_activity where application_name = '$1'" | head -1
 }
 session_close() {
   kill "${_session_watch[$1]}" 2>/dev/null || true  # it ends with its current 0.5 s nap

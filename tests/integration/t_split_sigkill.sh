@@ -8,9 +8,6 @@
 # run fails unless the split was left unfinished; at least half must be killed before that last
 # boundary.
 source "$(dirname "$0")/lib.sh"
-# psql without Debian's perl wrapper (lib.sh's _PSQL), as zoo_lib.sh does: the checks after
-# each of the ten runs call it often.
-psql() { "$_PSQL" "$@"; }
 
 split_args=(split --map customers --at 100 --to shard_2 --batch-size 25)
 last_step="unguard 1"  # lib/migrate/runner.cpp: Runner::finish, before the operation is marked done
