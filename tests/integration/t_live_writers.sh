@@ -83,10 +83,16 @@ fi
 
 # --- every acknowledged write exactly once, where the map routes it, with its last value ----
 # The verification can fail: a write acknowledged but absent, a row no acknowledged write explains.
+# (zoo_lib.sh's must_fail: each control fails with exactly the message of its own check.)
 { cat "$TEST_TMP/all.log"; printf 'ACK\tins_order\t7\t1999999\tshard_1\tw9\n'; } > "$TEST_TMP/control1.log"
-must_fail "acknowledged write missing" verify_writes "$TEST_TMP/control1.log" 4
+must_fail "acknowledged write missing" \
+  "acknowledged writes missing or with another value (1 rows; kind cid oid value): O 7 1999999 w9;" \
+  verify_writes "$TEST_TMP/control1.log" 4
 forget_first_write "$TEST_TMP/all.log" ins_customer > "$TEST_TMP/control2.log"
-must_fail "row that no acknowledged write explains" verify_writes "$TEST_TMP/control2.log" 4
+forgotten=$(awk -F'\t' '$1 == "ACK" && $2 == "ins_customer" { print "C " $3 " 0 " $6 ";"; exit }' "$TEST_TMP/all.log")
+[ -n "$forgotten" ] || fail "no new customer was acknowledged: the second control has nothing to leave out"
+must_fail "row that no acknowledged write explains" "rows present that no acknowledged write explains (1): $forgotten" \
+  verify_writes "$TEST_TMP/control2.log" 4
 verify_writes "$TEST_TMP/all.log" 4
 
 # --- pre-existing rows unchanged ------------------------------------------------------------
