@@ -169,3 +169,90 @@ wait_stopped() {
 }
 
 last_op() { "$SHARDCTL_BIN/shardctl" op list --format json | jq -r '.operations[0].id'; }
+
+# --- waiting on the state itself, never on the clock ---------------------------------------
+# The bounds below are hang guards, far above what the state needs even on a loaded machine
+# under the sanitizer build: a test asserts that something happened (or did not wait for
+# something), never that it was fast, so a slow CI machine cannot fail it nor a fast one pass
+# it by luck.
+
+# wait_until WHAT CMD...: runs CMD every 0.05 s until it succeeds; fails naming WHAT (and the
+# case) if it has not after WAIT_TRIES tries (default 2400: two minutes and more).
+wait_until() {
+  local what=$1 i
+  shift
+  for ((i = 0; i < ${WAIT_TRIES:-2400}; i++)); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  fail "gave up waiting (hang guard, $i tries) for: $what"
+}
+
+# sql_true DSN SQL: succeeds when SQL, run on DSN, returns t.
+sql_true() { [ "$(psql -X -At "$1" -c "$2" 2>/dev/null)" = t ]; }
+
+# expect_exit_guarded CODE CMD...: expect_exit, with CMD killed should it still run after
+# HANG_GUARD seconds (default 180). The claim such a test makes is "it returns by itself" (does
+# not hang, does not wait for X); the guard only turns a hang into a failure that says so.
+# CMD must be an executable or `shardctl` (run as $SHARDCTL_BIN/shardctl), not a function.
+expect_exit_guarded() {
+  local want=$1 got=0 guard=${HANG_GUARD:-180}
+  shift
+  local cmd=("$@")
+  [ "${cmd[0]}" != shardctl ] || cmd[0]=$SHARDCTL_BIN/shardctl
+  timeout -k 10 "$guard" "${cmd[@]}" >"$STDOUT" 2>"$STDERR" || got=$?
+  if [ "$got" = 124 ] || [ "$got" = 137 ]; then
+    echo "--- stderr:" >&2; head -c 4000 "$STDERR" >&2
+    fail "still running after $guard s, killed (a hang): $*"
+  fi
+  if [ "$got" != "$want" ]; then
+    echo "--- stdout:" >&2; head -c 4000 "$STDOUT" >&2
+    echo "--- stderr:" >&2; head -c 4000 "$STDERR" >&2
+    fail "expected exit $want, got $got: $*"
+  fi
+}
+
+# A psql session kept open, as an application's connection: it holds locks, transactions and
+# snapshots for exactly as long as the test says, not for a pg_sleep hoped to be long enough.
+#   session_open NAME DSN   starts it, with application_name NAME (pg_stat_activity, pg_locks
+#                           show it by that name); its output goes to $TEST_TMP/session.NAME.out
+#   session_send NAME SQL   sends SQL without waiting for it: wait on its effect (wait_until)
+#   session_pid NAME        its backend's pid (empty until it has connected)
+#   session_close NAME      ends it (psql quits, an open transaction rolls back) and waits for
+#                           psql to exit
+# psql reads a FIFO it opened for reading and writing itself, so it never sees the input end;
+# writes open it the same way, so none blocks when psql is gone. The test keeps no descriptor of
+# it open that the processes it starts could inherit (and keep a session alive with), and a
+# watcher ends the session when the test's shell exits, however it exits.
+declare -A _session_psql=() _session_dsn=() _session_watch=()
+session_open() {
+  local name=$1 dsn=$2 fifo="$TEST_TMP/session.$1.in" shell=$$
+  _session_dsn[$name]=$dsn
+  rm -f "$fifo"
+  mkfifo "$fifo"
+  PGAPPNAME=$name psql -X -q -v ON_ERROR_STOP=0 "$dsn" 0<>"$fifo" >"$TEST_TMP/session.$name.out" 2>&1 &
+  _session_psql[$name]=$!
+  # Data written to a FIFO nobody else holds open is lost: psql must hold it before the first
+  # session_send.
+  wait_until "session $name to open its input" _session_reading "$name"
+  (while kill -0 "$shell" 2>/dev/null; do sleep 0.5; done; printf '\\q\n' 1<>"$fifo") </dev/null >/dev/null 2>&1 &
+  _session_watch[$name]=$!
+}
+_session_reading() {
+  [ "$(readlink "/proc/${_session_psql[$1]}/fd/0" 2>/dev/null)" = "$TEST_TMP/session.$1.in" ] && return 0
+  kill -0 "${_session_psql[$1]}" 2>/dev/null || fail "session $1 ended: $(cat "$TEST_TMP/session.$1.out")"
+  return 1
+}
+session_send() {
+  kill -0 "${_session_psql[$1]}" 2>/dev/null || fail "session $1 is gone: $(cat "$TEST_TMP/session.$1.out")"
+  printf '%s\n' "$2" 1<>"$TEST_TMP/session.$1.in"
+}
+session_pid() {
+  psql -X -At "${_session_dsn[$1]}" -c "select pid from pg_stat_activity where application_name = '$1'" | head -1
+}
+session_close() {
+  kill "${_session_watch[$1]}" 2>/dev/null || true  # it ends with its current 0.5 s nap
+  printf '\\q\n' 1<>"$TEST_TMP/session.$1.in"
+  wait "${_session_psql[$1]}" || true
+  unset "_session_psql[$1]" "_session_dsn[$1]" "_session_watch[$1]"
+}

@@ -6,6 +6,13 @@
 # to, with its last acknowledged value; nothing unacknowledged was kept; pre-existing rows are
 # unchanged; refusals were SQLSTATE 55000 only; stale writers were stopped by fences naming the
 # new shard. Runs the same on the release and the ASan build (SHARDCTL_BIN).
+# The writes provably raced each operation, as t_rebalance_writer.sh and t_archive_writer.sh
+# require of theirs: each operation is held once with its first batch in flight (copied,
+# offline on its source, not yet flipped: SHARDCTL_FAULT_PAUSE=journal.copied:1) until writes
+# were acknowledged meanwhile and writes to that batch's keys were refused naming the operation
+# and its target (shardctl-split(1): "is being moved by shardctl operation ... to shard ...");
+# and the writers run on until every operation's fence has refused a stale write. Each is
+# counted and required, waited for on the writers' logs, never on the clock.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/writer_harness.sh"
 source "$(dirname "$0")/zoo_lib.sh"
@@ -24,20 +31,49 @@ before=$(zoo_fingerprint "${old_rows[@]}")
 start_writers 20 stale stale routing routing
 
 # --- split, merge, move while they write ----------------------------------------------------
-t0=$SECONDS
-expect_exit 0 shardctl split --map customers --at 875 --to shard_1 --batch-size 20
-acks_split=$(acks)
-expect_exit 0 shardctl merge --map customers --range 501.. --into shard_3 --batch-size 20
-expect_exit 0 shardctl move --map customers --key 300 --to shard_4 --batch-size 20
-echo "# operations took $((SECONDS - t0)) s"
+# in_flight OP: writes refused because OP's batch was in flight ("being moved by ... OP").
+in_flight() { cat "$TEST_TMP"/writer.*.log | grep -c "^REF.*is being moved by shardctl operation $1 to shard " || true; }
+# fenced OP: stale writes refused by a fence OP left ("... (shardctl operation OP)").
+fenced() { cat "$TEST_TMP"/writer.1.log "$TEST_TMP"/writer.2.log | grep -c "^REF.*has moved to shard .* (shardctl operation $1)" || true; }
+raced() {  # raced OP ACKS: writes acknowledged since ACKS, and writes refused by OP in flight
+  [ "$(acks)" -ge $(($2 + 10)) ] && [ "$(in_flight "$1")" -ge 1 ]
+}
+ops=() targets=() summary=()
+# live_op NAME TARGET ARGS...: runs `shardctl ARGS` (whose target is TARGET), held at its first
+# batch in flight until raced.
+live_op() {
+  local name=$1 target=$2 pid op a0 a1
+  shift 2
+  a0=$(acks)
+  SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" "$@" >"$TEST_TMP/$name.out" 2>&1 &
+  pid=$!
+  wait_stopped "$pid" "the $name" "$TEST_TMP/$name.out"
+  op=$(last_op)
+  a1=$(acks)
+  wait_until "$name: writes acknowledged, and writes to its first batch refused, while that batch is in flight" raced "$op" "$a1"
+  kill -CONT "$pid"
+  wait "$pid" || fail "$name: exited $?: $(cat "$TEST_TMP/$name.out")"
+  ops+=("$op") targets+=("$target")
+  summary+=("$name: $(($(acks) - a0)) writes acknowledged while it ran, $(in_flight "$op") refused in flight")
+}
+live_op split shard_1 split --map customers --at 875 --to shard_1 --batch-size 20
+live_op merge shard_3 merge --map customers --range 501.. --into shard_3 --batch-size 20
+live_op move shard_4 move --map customers --key 300 --to shard_4 --batch-size 20
 assert_eq "$(zoo_mappings customers)" "..251>shard_1 251..501>shard_4 501..>shard_3"
-# Stale writers keep writing to the shards that gave their keys away for a moment longer.
-sleep 2
+# The stale writers keep writing to the shards that gave their keys away until each operation's
+# fence has refused them, and the routing writers until they have written enough to judge by.
+routing_acks() { cat "$TEST_TMP"/writer.3.log "$TEST_TMP"/writer.4.log | grep -c '^ACK' || true; }
+enough() {
+  local op
+  for op in "${ops[@]}"; do [ "$(fenced "$op")" -ge 1 ] || return 1; done
+  [ "$(acks)" -ge 100 ] && [ "$(routing_acks)" -ge 20 ]
+}
+wait_until "every operation's fence to refuse a stale write, 100 writes acknowledged, 20 by routing writers" enough
 stop_writers
 cat "$TEST_TMP"/writer.*.log > "$TEST_TMP/all.log"
 echo "# writes: $(grep -c '^ACK' "$TEST_TMP/all.log") acknowledged, $(grep -c '^REF' "$TEST_TMP/all.log") refused (55000)," \
-  "$(grep -c '^MISS' "$TEST_TMP/all.log") updates matched nothing, $(grep -c '^ERR' "$TEST_TMP/all.log") errors;" \
-  "$acks_split acknowledged by the end of the split"
+  "$(grep -c '^MISS' "$TEST_TMP/all.log") updates matched nothing, $(grep -c '^ERR' "$TEST_TMP/all.log") errors"
+for i in 0 1 2; do echo "# ${summary[$i]}, $(fenced "${ops[$i]}") stale writes fenced"; done
 
 # --- no write failed with anything but 55000 ------------------------------------------------
 if grep -q '^ERR' "$TEST_TMP/all.log"; then
@@ -47,10 +83,16 @@ fi
 
 # --- every acknowledged write exactly once, where the map routes it, with its last value ----
 # The verification can fail: a write acknowledged but absent, a row no acknowledged write explains.
+# (zoo_lib.sh's must_fail: each control fails with exactly the message of its own check.)
 { cat "$TEST_TMP/all.log"; printf 'ACK\tins_order\t7\t1999999\tshard_1\tw9\n'; } > "$TEST_TMP/control1.log"
-must_fail "acknowledged write missing" verify_writes "$TEST_TMP/control1.log" 4
+must_fail "acknowledged write missing" \
+  "acknowledged writes missing or with another value (1 rows; kind cid oid value): O 7 1999999 w9;" \
+  verify_writes "$TEST_TMP/control1.log" 4
 forget_first_write "$TEST_TMP/all.log" ins_customer > "$TEST_TMP/control2.log"
-must_fail "row that no acknowledged write explains" verify_writes "$TEST_TMP/control2.log" 4
+forgotten=$(awk -F'\t' '$1 == "ACK" && $2 == "ins_customer" { print "C " $3 " 0 " $6 ";"; exit }' "$TEST_TMP/all.log")
+[ -n "$forgotten" ] || fail "no new customer was acknowledged: the second control has nothing to leave out"
+must_fail "row that no acknowledged write explains" "rows present that no acknowledged write explains (1): $forgotten" \
+  verify_writes "$TEST_TMP/control2.log" 4
 verify_writes "$TEST_TMP/all.log" 4
 
 # --- pre-existing rows unchanged ------------------------------------------------------------
@@ -83,8 +125,14 @@ fi
   grep -h '^REF' "$TEST_TMP"/writer.1.log "$TEST_TMP"/writer.2.log | cut -f7 | sed 's/[0-9a-f-]\{36\}/ID/g; s/[0-9]\+/N/g' | sort | uniq -c >&2
   fail "no stale write was refused by a fence naming the new shard (refusal messages above)"
 }
+# Refusals of a batch in flight name its operation's target.
+for i in 0 1 2; do
+  wrong=$(grep -h "^REF.*is being moved by shardctl operation ${ops[$i]} to shard " "$TEST_TMP"/writer.*.log |
+          grep -v "is being moved by shardctl operation ${ops[$i]} to shard ${targets[$i]};" | head -3 | cut -f3,5,7 || true)
+  [ -z "$wrong" ] || fail "in-flight refusals of the operation to ${targets[$i]} naming another shard (key, written to, message): $(echo "$wrong" | tr '\n\t' '; ')"
+done
 # Routing writers got through: their acknowledged writes outnumber their final refusals.
-r_ack=$(cat "$TEST_TMP"/writer.3.log "$TEST_TMP"/writer.4.log | grep -c '^ACK' || true)
+r_ack=$(routing_acks)
 [ "$r_ack" -ge 20 ] || fail "routing writers acknowledged only $r_ack writes"
 echo "# $n_ack acknowledged, $n_ref refused, $fenced stale writes fenced"
 

@@ -88,16 +88,17 @@ assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl.guard_ranges")" "
 expect_exit 64 shardctl op unfence not-an-id
 
 # Guard DDL behind a lock: an open transaction holding a row lock on orders blocks the
-# trigger's creation; the split gives up with 75 naming the session, and resumes later.
-psql_shard 2 -qc "begin; update orders set status = status where customer_id = 350; select pg_sleep(30); commit" &
-holder=$!
-sleep 1
+# trigger's creation; the split gives up with 75 naming the session, and resumes later. The
+# holder is a session that keeps its transaction open until the test ends it (lib.sh).
+session_open guard_holder "$(shard_dsn 2)"
+session_send guard_holder "begin; update orders set status = status where customer_id = 350;"
+wait_until "guard DDL behind a lock: the holder's lock on orders" sql_true "$(shard_dsn 2)" \
+  "select exists (select from pg_locks l join pg_stat_activity a using (pid) where a.application_name = 'guard_holder'
+                  and l.relation = 'orders'::regclass and l.mode = 'RowExclusiveLock' and l.granted)"
 expect_exit 75 shardctl split --map customers --at 640 --to shard_1 --batch-size 1000
-expect_stderr_contains "pid "
+expect_stderr_contains "held by pid $(session_pid guard_holder) "
 op=$(last_op)
-kill "$holder" 2>/dev/null || true
-psql_shard 2 -qAtc "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like '%pg_sleep(30)%' and pid <> pg_backend_pid()" >/dev/null
-wait "$holder" 2>/dev/null || true
+session_close guard_holder
 expect_exit 0 shardctl op resume "$op"
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
@@ -114,13 +115,23 @@ assert_eq "$(fleet_fingerprint)" "$before"
 expect_exit 0 shardctl op show "$op300"
 
 # A REPEATABLE READ writer whose snapshot predates the guard: the move waits for it, and its
-# row moves with the batch instead of staying behind on the source.
-psql_shard 2 -qc "begin isolation level repeatable read; select 1; select pg_sleep(3);
-                  insert into orders values (420, 999003, now(), 'new'); commit" &
-writer=$!
-sleep 1
-expect_exit 0 shardctl split --map customers --at 400 --to shard_3 --batch-size 1000
-wait "$writer" || fail "the repeatable-read writer failed"
+# row moves with the batch instead of staying behind on the source. The writer takes its
+# snapshot, the split installs its guard (the range offline on shard_2) and waits; only then
+# does the writer insert (its snapshot does not see the guard) and commit.
+session_open rr_writer "$(shard_dsn 2)"
+session_send rr_writer "begin isolation level repeatable read; select 1;"
+wait_until "repeatable-read writer: its snapshot" sql_true "$(shard_dsn 2)" \
+  "select exists (select from pg_stat_activity where application_name = 'rr_writer' and state = 'idle in transaction'
+                  and backend_xmin is not null)"
+"$SHARDCTL_BIN/shardctl" split --map customers --at 400 --to shard_3 --batch-size 1000 >"$TEST_TMP/split.out" 2>&1 &
+split_pid=$!
+wait_until "repeatable-read writer: the split's guard on shard_2" sql_true "$(shard_dsn 2)" \
+  "select exists (select from shardctl.guard_ranges where state = 'offline')"
+kill -0 "$split_pid" 2>/dev/null || fail "repeatable-read writer: the split did not wait for it: $(cat "$TEST_TMP/split.out")"
+session_send rr_writer "insert into orders values (420, 999003, now(), 'new'); commit;"
+wait "$split_pid" || fail "repeatable-read writer: the split failed: $(cat "$TEST_TMP/split.out")"
+session_close rr_writer
+! grep -q ERROR "$TEST_TMP/session.rr_writer.out" || fail "repeatable-read writer: $(cat "$TEST_TMP/session.rr_writer.out")"
 assert_eq "$(psql_shard 3 -XAtc "select count(*) from orders where order_id = 999003")" "1"
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from orders where order_id = 999003")" "0"
 psql_shard 3 -qc "delete from orders where order_id = 999003"
