@@ -40,7 +40,8 @@ struct RunShared {
   // A fault point (shardio/fault.hpp) of a shard's batch: context "SHARD/bN".
   void point(std::string_view step, const std::string& shard, int batch_no) {
     std::lock_guard lock(mu);
-    fault.point(step, shard + "/b" + std::to_string(batch_no));
+    std::string context = shard;
+    fault.point(step, context.append("/b").append(std::to_string(batch_no)));
   }
   void request_stop(StopReason r) {
     int none = 0;

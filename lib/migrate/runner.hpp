@@ -67,7 +67,10 @@ class Runner {
   bool points() const noexcept { return ctx_.map.kind == routing::MapKind::list; }
   // The context of the batch's fault points (shardio/fault.hpp): "b" and its number, the same
   // in every run of the operation.
-  static std::string context(const Batch& b) { return "b" + std::to_string(b.no); }
+  static std::string context(const Batch& b) {
+    std::string c = "b";  // (appended: GCC 12 warns, wrongly, about "b" + std::to_string)
+    return c.append(std::to_string(b.no));
+  }
   CatalogRange catalog_range(const routing::KeyRange& r) const;
   const catalog::Shard& shard(std::int64_t id) const;
   shardio::RawConn& source(const Batch& b);

@@ -49,8 +49,10 @@ for stop in offline.guard@b2:1 journal.copied@b2:1; do
   before=$(fleet_fingerprint)
   SHARDCTL_FAULT=$stop expect_exit 99 shardctl "${split_args[@]}"
   op=$(last_op)
+  rm -f "$TEST_TMP/trace"
   SHARDCTL_FAULT_TRACE="$TEST_TMP/trace" expect_exit 0 shardctl op cancel "$op"
   mapfile -t points < <(sed 's/ \([0-9]*\)$/:\1/' "$TEST_TMP/trace")
+  [ "$(printf '%s\n' "${points[@]}" | sort | uniq -d)" = "" ] || fail "a boundary is named twice: ${points[*]}"
   [ "${#points[@]}" -ge 3 ] || fail "only ${#points[@]} step boundaries in a cancel: ${points[*]}"
   for p in rollback.target@b2:1 rollback.mapping@b2:1; do
     printf '%s\n' "${points[@]}" | grep -qxF "$p" || fail "the cancel has no boundary $p: ${points[*]}"
