@@ -65,7 +65,7 @@ class ShardWorker {
           return;
         }
         journal([&](pqxx::work& tx) { batch = insert_batch(tx, run_.run, shard_id_, state.cursor, *end); });
-        run_.point("archive-selected");
+        run_.point("archive-selected", shard_.name, batch->batch_no);
       }
       wait_for_replicas();
       for (int attempt = 1;; ++attempt) {
@@ -169,7 +169,7 @@ class ShardWorker {
       if (!set_.cascade && !set_.referencing.empty())
         refused = std::stoll(src_.query("SELECT count(*) FROM " + set_.tables[0].quoted + " t0 WHERE " +
                                         set_.refused_filter(batch.low ? &low : nullptr, high))[0][0]);
-      run_.point("archive-locked");
+      run_.point("archive-locked", shard_.name, batch.batch_no);
       delivery_->begin(ref, set_);
       std::string extra = delivery_->extra_columns(ref, src_);
       auto copy_of = [](const std::string& query) { return "COPY (" + query + ") TO STDOUT"; };
@@ -177,7 +177,7 @@ class ShardWorker {
       std::vector<TableStats> sent(set_.tables.size()), deleted(set_.tables.size());
       for (std::size_t i = 0; i < set_.tables.size(); ++i)
         if (set_.staged(i)) sent[i] = delivery_->load(ref, set_, i, src_, copy_of(set_.select_sql(i, set_.rows_of(i, root), extra)));
-      run_.point("archive-loaded");
+      run_.point("archive-loaded", shard_.name, batch.batch_no);
       // ... then children first at the source. A leaf's DELETE ... RETURNING streams straight into
       // the destination: what it removes is what arrives, counted and hashed on the way. A staged
       // table's DELETE streams the same columns back here, and must remove exactly what was copied.
@@ -197,19 +197,19 @@ class ShardWorker {
                                sent[k].checksum + ")",
                                "nothing was deleted; `shardctl op resume ID` takes the batch again");
       }
-      run_.point("archive-deleted");
+      run_.point("archive-deleted", shard_.name, batch.batch_no);
       for (std::size_t i = 0; i < set_.tables.size(); ++i) delivery_->verify(ref, set_, i, deleted[i]);
       delivery_->commit(ref, set_);
-      run_.point("archive-delivered");
+      run_.point("archive-delivered", shard_.name, batch.batch_no);
       auto tables = stats_json(set_, deleted);
       journal([&](pqxx::work& tx) { mark_delivered(tx, run_.run, shard_id_, batch.batch_no, tables); });
-      run_.point("archive-journaled-delivery");
+      run_.point("archive-journaled-delivery", shard_.name, batch.batch_no);
       src_.query("INSERT INTO shardctl.archive_receipts (op_id, batch_no, tables, refused) VALUES ($1, $2, $3::jsonb, $4)",
                  {run_.run, std::to_string(batch.batch_no), tables.dump(), std::to_string(refused)});
       src_.exec("COMMIT");
-      run_.point("archive-committed");
+      run_.point("archive-committed", shard_.name, batch.batch_no);
       journal([&](pqxx::work& tx) { mark_deleted(tx, run_.run, shard_id_, batch, tables, refused); });
-      run_.point("archive-journaled");
+      run_.point("archive-journaled", shard_.name, batch.batch_no);
       report(tables);
     } catch (...) {
       delivery_->abort();

@@ -37,9 +37,11 @@ struct RunShared {
   std::function<void(const std::string& shard, std::int64_t rows)> on_batch;  // progress
   std::function<void(const std::string& line)> on_note;                       // "waiting for replica lag"
 
-  void point(std::string_view step) {
+  // A fault point (shardio/fault.hpp) of a shard's batch: context "SHARD/bN".
+  void point(std::string_view step, const std::string& shard, int batch_no) {
     std::lock_guard lock(mu);
-    fault.point(step);
+    std::string context = shard;
+    fault.point(step, context.append("/b").append(std::to_string(batch_no)));
   }
   void request_stop(StopReason r) {
     int none = 0;

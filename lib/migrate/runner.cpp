@@ -139,7 +139,7 @@ void Runner::take_offline(const Batch& b) {
                    ctx_.op_id, b.no);
     shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
   });
-  faults_.point("offline.mapping");
+  faults_.point("offline.mapping", context(b));
   guard_source(b);
 }
 
@@ -154,7 +154,7 @@ void Runner::guard_source(const Batch& b) {
       tx.exec_params("INSERT INTO shardctl.guards (op_id, shard_id, table_name) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                      ctx_.op_id, b.source_id, t.name);
   });
-  faults_.point("offline.guard");
+  faults_.point("offline.guard", context(b));
   wait_for_older_transactions(src, ctx_.guard_wait_seconds);
 }
 
@@ -245,12 +245,12 @@ std::int64_t Runner::copy(const Batch& b) {
       if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
       streamed_[t.name] = {digest.text(), kinds.empty() ? "" : digest.value_text()};
       rows += digest.rows();
-      faults_.point("copy.table");
+      faults_.point("copy.table", context(b));
     }
     target_->exec("COMMIT");
     streamed_batch_ = b.no;
   }
-  faults_.point("copy.commit");
+  faults_.point("copy.commit", context(b));
   if (present)
     for (const auto& t : ctx_.tables)
       rows += std::stoll(target_->query("SELECT count(*) FROM " + t.quoted + " WHERE " + filter(*target_, t, b.range))[0][0]);
@@ -271,7 +271,7 @@ void Runner::flip(const Batch& b, const std::string& verified) {
                    ctx_.op_id, b.no, verified);
     shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
   });
-  faults_.point("flip");
+  faults_.point("flip", context(b));
 }
 
 // Deletes the moved rows from the source, children first, and turns the batch's guard into a
@@ -280,7 +280,7 @@ void Runner::flip(const Batch& b, const std::string& verified) {
 // transaction rolls back. A batch already fenced was purged by an earlier run.
 void Runner::purge(const Batch& b, const std::string& verified) {
   shardio::RawConn& src = source(b);
-  if (purge_rows(src, b, verified)) purge_commit(src);
+  if (purge_rows(src, b, verified)) purge_commit(src, b);
 }
 
 // The purge up to its COMMIT; false when an earlier run purged the batch (nothing to commit).
@@ -328,16 +328,16 @@ bool Runner::purge_rows(shardio::RawConn& src, const Batch& b, const std::string
 
 // Commits a purge once this process still holds the operation: a runner that lost its lease
 // must not delete what another may be handling.
-void Runner::purge_commit(shardio::RawConn& src) {
+void Runner::purge_commit(shardio::RawConn& src, const Batch& b) {
   catalog_.read([&](pqxx::work& tx) { fence(tx); });
   src.exec("COMMIT");
-  faults_.point("purge");
+  faults_.point("purge", context(b));
 }
 
 // Journals a purged batch as done.
 void Runner::done(const Batch& b, std::int64_t rows) {
   journal(b, "done");
-  faults_.point("journal.done");
+  faults_.point("journal.done", context(b));
   stats_.rows += rows;
   if (progress_) progress_(stats_);
 }
@@ -364,14 +364,14 @@ std::string Runner::verify_flip_beside_purge(const Batch& b, const Flipped& p) {
   }
   auto verify_end = clock::now();
   flip(b, verified);
-  faults_.point("journal.flipped");
+  faults_.point("journal.flipped", context(b));
   auto [commit, purge_end] = purging.get();
   auto overlap = std::min(verify_end, purge_end) - std::max(verify_start, purge_start);
   if (overlap.count() > 0) stats_.verify_beside_seconds += std::chrono::duration<double>(overlap).count();
   stats_.purge_seconds += std::chrono::duration<double>(purge_end - purge_start).count();
   if (commit) {
     Stopwatch w(stats_.purge_seconds);
-    purge_commit(src);
+    purge_commit(src, p.batch);
   }
   return verified;
 }
@@ -384,7 +384,7 @@ void Runner::roll_back(const Batch& b) {
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
     target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
   target_->exec("COMMIT");
-  faults_.point("rollback.target");
+  faults_.point("rollback.target", context(b));
   CatalogRange c = catalog_range(b.range);
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
@@ -395,7 +395,7 @@ void Runner::roll_back(const Batch& b) {
                    "WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no);
   });
-  faults_.point("rollback.mapping");
+  faults_.point("rollback.mapping", context(b));
 }
 
 void Runner::copy_references(shardio::RawConn& from) {
@@ -516,7 +516,7 @@ void Runner::run() {
         Stopwatch w(stats_.catalog_seconds);
         take_offline(b);
       }
-      faults_.point("journal.offline");
+      faults_.point("journal.offline", context(b));
     } else if (b.step == "offline" || b.step == "copied") {
       if (cancel) {  // cancelled while interrupted: undo the batch in flight
         purge_pending();
@@ -540,7 +540,7 @@ void Runner::run() {
       stats_.verify_seconds += read_in_load_seconds_;
       read_in_load_seconds_ = 0;
       if (b.step != "copied") journal(b, "copied", rows);
-      faults_.point("journal.copied");
+      faults_.point("journal.copied", context(b));
       // Beside a purge only when the verify needs nothing from a source (the stream's digest
       // is at hand): the purging thread owns its source connection until it is done.
       if (pending && streamed_batch_ == b.no) {
@@ -553,7 +553,7 @@ void Runner::run() {
           verified = verify(b);
         }
         flip(b, verified);
-        faults_.point("journal.flipped");
+        faults_.point("journal.flipped", context(b));
       }
     } else {
       purge_pending();

@@ -65,6 +65,12 @@ class Runner {
   };
 
   bool points() const noexcept { return ctx_.map.kind == routing::MapKind::list; }
+  // The context of the batch's fault points (shardio/fault.hpp): "b" and its number, the same
+  // in every run of the operation.
+  static std::string context(const Batch& b) {
+    std::string c = "b";  // (appended: GCC 12 warns, wrongly, about "b" + std::to_string)
+    return c.append(std::to_string(b.no));
+  }
   CatalogRange catalog_range(const routing::KeyRange& r) const;
   const catalog::Shard& shard(std::int64_t id) const;
   shardio::RawConn& source(const Batch& b);
@@ -80,7 +86,7 @@ class Runner {
   void flip(const Batch& b, const std::string& verified);
   void purge(const Batch& b, const std::string& verified);
   bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
-  void purge_commit(shardio::RawConn& src);
+  void purge_commit(shardio::RawConn& src, const Batch& b);
   // A batch flipped and not yet purged, with what its flip journaled.
   struct Flipped {
     Batch batch;

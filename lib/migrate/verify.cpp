@@ -49,7 +49,7 @@ std::string Runner::verify(const Batch& b) {
     // The purge holds its deletes to the stream's digest: every byte of the rows that left.
     verified[t.name] = on_source[i].stream;
   }
-  faults_.point("verify");
+  faults_.point("verify", context(b));
   return verified.dump();
 }
 

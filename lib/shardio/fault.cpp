@@ -8,33 +8,65 @@
 
 namespace shardctl::shardio {
 
-namespace {
-// "STEP" or "STEP:N" from the environment variable `name`.
-void read_spec(const char* name, std::optional<std::string>& step, int& occurrence) {
-  const char* f = std::getenv(name);
-  if (!f || !*f) return;
-  std::string spec = f;
-  auto colon = spec.rfind(':');
-  if (colon != std::string::npos) {
-    occurrence = std::atoi(spec.c_str() + colon + 1);
-    spec.resize(colon);
+FaultSpec FaultSpec::parse(std::string_view text) {
+  FaultSpec spec;
+  // Step names and contexts (shard names, batch numbers) hold no ':' (catalog::require_name).
+  if (auto colon = text.rfind(':'); colon != std::string_view::npos) {
+    spec.occurrence = std::atoi(std::string(text.substr(colon + 1)).c_str());
+    text = text.substr(0, colon);
   }
-  step = spec;
+  if (auto at = text.find('@'); at != std::string_view::npos) {
+    spec.context = std::string(text.substr(at + 1));
+    text = text.substr(0, at);
+  }
+  spec.step = std::string(text);
+  return spec;
+}
+
+std::vector<FaultSpec> FaultSpec::parse_list(std::string_view text) {
+  std::vector<FaultSpec> out;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    auto item = text.substr(0, comma);
+    if (!item.empty()) out.push_back(parse(item));
+    if (comma == std::string_view::npos) break;
+    text = text.substr(comma + 1);
+  }
+  return out;
+}
+
+namespace {
+std::vector<FaultSpec> read_specs(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? FaultSpec::parse_list(v) : std::vector<FaultSpec>{};
+}
+
+bool any_matches(const std::vector<FaultSpec>& specs, std::string_view step, std::string_view context, int n_step,
+                 int n_context) {
+  for (const auto& s : specs) {
+    if (s.step != step) continue;
+    if (s.context ? (*s.context == context && s.occurrence == n_context) : s.occurrence == n_step) return true;
+  }
+  return false;
 }
 }  // namespace
 
-FaultInjector::FaultInjector() {
-  read_spec("SHARDCTL_FAULT", fail_step_, fail_occurrence_);
-  read_spec("SHARDCTL_FAULT_PAUSE", pause_step_, pause_occurrence_);
+FaultInjector::FaultInjector() : fail_(read_specs("SHARDCTL_FAULT")), pause_(read_specs("SHARDCTL_FAULT_PAUSE")) {
   if (const char* t = std::getenv("SHARDCTL_FAULT_TRACE"); t && *t) trace_file_ = t;
 }
 
-void FaultInjector::point(std::string_view step) {
-  if (!fail_step_ && !pause_step_ && !trace_file_) return;
-  int n = ++seen_[std::string(step)];
-  if (trace_file_) std::ofstream(*trace_file_, std::ios::app) << step << ' ' << n << '\n';
-  if (fail_step_ && *fail_step_ == step && n == fail_occurrence_) _exit(99);  // no cleanup: a crash
-  if (pause_step_ && *pause_step_ == step && n == pause_occurrence_) raise(SIGSTOP);
+void FaultInjector::point(std::string_view step, std::string_view context) {
+  if (fail_.empty() && pause_.empty() && !trace_file_) return;
+  std::string id(step);
+  int n_step = ++seen_[id];
+  int n_context = n_step;
+  if (!context.empty()) {
+    id.append(1, '@').append(context);
+    n_context = ++seen_[id];
+  }
+  if (trace_file_) std::ofstream(*trace_file_, std::ios::app) << id << ' ' << n_context << '\n';
+  if (any_matches(fail_, step, context, n_step, n_context)) _exit(99);  // no cleanup: a crash
+  if (any_matches(pause_, step, context, n_step, n_context)) raise(SIGSTOP);
 }
 
 }  // namespace shardctl::shardio

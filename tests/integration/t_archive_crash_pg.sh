@@ -1,3 +1,4 @@
-# Archive runs killed at every step boundary, to a PostgreSQL archive database (archive_crash.inc).
+# An archive run to a PostgreSQL archive database, killed at every step boundary and resumed,
+# in chains; see archive_crash.inc for what it proves.
 ARCH_KIND=pg
 source "$(dirname "$0")/archive_crash.inc"
