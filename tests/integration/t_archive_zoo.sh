@@ -71,7 +71,7 @@ _unique archzoodb
 psql -X -q "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$UNIQUE_NAME\"" >/dev/null
 ARCH="$CATALOG_CLUSTER dbname=$UNIQUE_NAME"
 for DEST in "postgres:$ARCH" "dir:$TEST_TMP/zoo"; do
-  # SHARDCTL_FAULT_TRACE (lib/shardio/fault.hpp) writes "archive-committed N" once per batch
+  # SHARDCTL_FAULT_TRACE (lib/shardio/fault.hpp) writes "archive-committed@SHARD/bBATCH N" once per batch
   # whose source transaction committed (lib/archive/shard_worker.cpp).
   rm -f "$TEST_TMP/archive.trace"
   SHARDCTL_FAULT_TRACE="$TEST_TMP/archive.trace" expect_exit 0 shardctl archive run --table '"Billing"."Accounts"' \
@@ -80,7 +80,7 @@ for DEST in "postgres:$ARCH" "dir:$TEST_TMP/zoo"; do
   batches=$(jq -c '[.shards[] | [.shard, .batches]]' "$STDOUT")
   jq -e '(.shards | length) == 2 and all(.shards[]; .batches >= 2)' "$STDOUT" >/dev/null ||
     fail "archive to ${DEST%%:*}: want more than one batch on each of the 2 shards, the journal has $batches"
-  committed=$(grep -c '^archive-committed ' "$TEST_TMP/archive.trace" || true)
+  committed=$(grep -c '^archive-committed[@ ]' "$TEST_TMP/archive.trace" || true)
   [ "$committed" = "$(jq '[.shards[].batches] | add' "$STDOUT")" ] ||
     fail "archive to ${DEST%%:*}: the process committed $committed batch(es), the journal has $batches"
   echo "# archive to ${DEST%%:*}: batches per shard $batches"

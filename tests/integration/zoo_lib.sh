@@ -230,7 +230,7 @@ zoo_mappings() {
 # than one batch (the zoo tests exist to take unusual schemas across batch boundaries: a
 # single batch would hide what the second one gets wrong), then verifies. The batches are
 # counted twice and must agree: the flips the process itself reached (SHARDCTL_FAULT_TRACE
-# writes one "journal.flipped N" line per batch, lib/shardio/fault.hpp, lib/migrate/runner.cpp)
+# writes one "journal.flipped@bBATCH N" line per batch, lib/shardio/fault.hpp, lib/migrate/runner.cpp)
 # and the operation's journal (batches done of batches planned: the command's JSON is the
 # journal's status read back after the run, Engine::run in lib/migrate/engine.cpp, the same
 # as `shardctl op show ID`).
@@ -242,7 +242,7 @@ zoo_op() {
   [ "$(jq -r .status "$STDOUT")" = done ] || { cat "$STDOUT" >&2; fail "$label: operation not done"; }
   IFS=$'\t' read -r op map rows journal < <(jq -r '[.id, .map, .rows_moved, "\(.batches_done)/\(.batches)"] | @tsv' "$STDOUT")
   flips=0
-  if [ -f "$trace" ]; then flips=$(grep -c '^journal\.flipped ' "$trace" || true); fi
+  if [ -f "$trace" ]; then flips=$(grep -c '^journal\.flipped[@ ]' "$trace" || true); fi
   [ "$journal" = "$flips/$flips" ] ||
     fail "$label: the journal of operation $op says $journal batch(es) done, the process flipped $flips"
   [ "$flips" -ge 2 ] || fail "$label: ran in $flips batch(es), the test needs more than one"
