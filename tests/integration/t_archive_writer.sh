@@ -21,8 +21,7 @@ psql -X -At "$S1" -c "select customer_id from customers order by random() limit 
 mapfile -t cold < "$TEST_TMP/cold"
 mapfile -t custs < "$TEST_TMP/customers"
 
-PSQL=psql
-for p in $(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1); do PSQL=$p; done
+PSQL=psql  # PostgreSQL's own, not pg_wrapper (lib.sh puts its bin first in PATH)
 LOG="$TEST_TMP/writes.log"
 STOP="$TEST_TMP/stop"
 writer() {

@@ -53,12 +53,6 @@ zoo_reference() {
   ZOO_REFS+=("$1")
 }
 
-# psql without Debian's perl wrapper (pg_wrapper costs a fifth of a second per call on a busy
-# machine); lib.sh's psql_shard and psql_catalog use it too.
-for _zoo_psql in $(ls -d /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1); do
-  eval "psql() { \"$_zoo_psql\" \"\$@\"; }"
-done
-
 # SQL for one relation's fingerprint: LABEL, count, and the sums of the high and the low 32 bits
 # of a 64-bit hash of each row's text (two sums that fit in 64 bits, so the shell can add them
 # up exactly). SPEC is REL or REL|CONDITION (CONDITION on alias x). Row text includes every
