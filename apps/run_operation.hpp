@@ -11,8 +11,7 @@
 #include <string>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
+#include "cli/app.hpp"
 #include "cli/checks.hpp"
 #include "cli/context.hpp"
 #include "migrate/operation.hpp"
@@ -36,7 +35,7 @@ struct RunFlags {
   std::optional<int> parallel;
   bool verify_fk = false;
 
-  void add_to(CLI::App& app) {
+  void add_to(cli::App& app) {
     app.add_option("--parallel", parallel,
                    "Connections the target is read over to verify a batch, tables and key parts at once (default 1)")
         ->check(cli::whole_number(1, 64))

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
                "Overlapping or unmapped key space, mappings to bad shards, offline mappings, left-over guards, "
                "expired leases, missing tables");
   app.add_option("--fix", fix, "What to do with bad rows (default report: change nothing)")
-      ->check(CLI::IsMember({"report", "quarantine", "delete", "rehome"}))
+      ->check(cli::IsMember({"report", "quarantine", "delete", "rehome"}))
       ->type_name("report|quarantine|delete|rehome");
   app.add_flag("--restore", restore, "Put the rows --fix quarantine moved aside back into their tables");
   app.add_option("--sample", sample, "Example keys kept per finding (default: [check] sample, else 10)")

@@ -1,6 +1,8 @@
 // shardctl lookup: which shard holds these keys. Keys as arguments, or `-` to stream stdin.
 #include <unistd.h>
 
+#include <iostream>
+
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
 #include "cli/family.hpp"

@@ -36,11 +36,11 @@ int main(int argc, char** argv) {
   create->add_option("NAME", name, "Map name")->required();
   create->add_option("--kind", kind, "Routing kind")
       ->required()
-      ->check(CLI::IsMember({"list", "range", "hash"}))
+      ->check(cli::IsMember({"list", "range", "hash"}))
       ->type_name("list|range|hash");
   create->add_option("--key-type", key_type, "Key type")
       ->required()
-      ->check(CLI::IsMember({"int", "bigint", "text", "uuid"}))
+      ->check(cli::IsMember({"int", "bigint", "text", "uuid"}))
       ->type_name("int|bigint|text|uuid");
   create->add_option("--shards", shards, "Hash maps: spread the hash space evenly over these shards")
       ->delimiter(',')

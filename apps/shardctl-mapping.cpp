@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   add_point->excludes(add_range);
   add->add_option("--shard", shard, "Shard the keys live on")->required()->type_name("SHARD");
   add->callback([&] {
-    if (!point && !range) throw CLI::RequiredError("--point or --range");
+    if (!point && !range) throw cli::RequiredError("--point or --range");
   });
 
   auto* list = fam.command("list", "List mappings", [&](cli::Context& ctx) {
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   auto* rm_range = remove->add_option("--range", range, "The exact range to remove")->type_name("LOW..HIGH");
   rm_point->excludes(rm_range);
   remove->callback([&] {
-    if (!point && !range) throw CLI::RequiredError("--point or --range");
+    if (!point && !range) throw cli::RequiredError("--point or --range");
   });
 
   return fam.main(argc, argv);

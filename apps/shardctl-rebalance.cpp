@@ -102,17 +102,17 @@ int main(int argc, char** argv) {
   });
   plan->add_option("--map", map, "Only this map's mappings move (default: every map)")->type_name("MAP");
   plan->add_option("--objective", objective, "What to balance: bytes (size), load, or both")
-      ->check(CLI::IsMember({"size", "load", "both"}))
+      ->check(cli::IsMember({"size", "load", "both"}))
       ->type_name("size|load|both");
   plan->add_option("--max-moves", max_moves, "At most this many steps")->check(cli::whole_number(1))->type_name("N");
   plan->add_option("--max-bytes", max_bytes, "At most this many bytes moved in all (e.g. 500M, 10GB)")->type_name("BYTES");
   plan->add_option("--exclude-shard", exclude, "A shard that neither gives nor receives (repeatable)")->type_name("SHARD");
   plan->add_option("--drain", drain, "A shard to empty: it gives everything away and receives nothing (repeatable)")->type_name("SHARD");
   plan->add_option("--threshold", threshold, "Within this fraction of its target a shard counts as balanced (default 0.05)")
-      ->check(CLI::Range(0.0, 10.0))
+      ->check(cli::Range(0.0, 10.0))
       ->type_name("X");
   plan->add_option("--min-improvement", min_improvement, "A step must improve balance at least this much per byte moved (default 0)")
-      ->check(CLI::Range(0.0, 1e9))
+      ->check(cli::Range(0.0, 1e9))
       ->type_name("X");
   plan->add_option("-o,--output", output, "Also write the plan file for `rebalance apply`")->type_name("PLAN.json");
 

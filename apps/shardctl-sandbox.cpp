@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   sandbox::FleetOptions fleet_opts;
   bool no_fleet = false;
   std::string fleet_name;
-  auto add_dir = [&](CLI::App* cmd) {
+  auto add_dir = [&](cli::App* cmd) {
     cmd->add_option("--dir", dir, "Sandbox directory (default: $SHARDCTL_SANDBOX_DIR, else ./.shardctl/sandbox)")
         ->type_name("DIR");
   };

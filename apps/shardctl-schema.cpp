@@ -54,7 +54,7 @@ struct Shared {
   }
 };
 
-void add_selection(CLI::App* cmd, Shared& o) {
+void add_selection(cli::App* cmd, Shared& o) {
   cmd->add_option("--map", o.map, "Only the shards this map has mappings on")->type_name("MAP");
   cmd->add_option("--shards", o.shards, "Only these shards (comma-separated)")->type_name("LIST");
   cmd->add_option("--parallel", o.parallel, "Shards worked on at once (default: [defaults] parallel)")

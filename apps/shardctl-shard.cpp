@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   add->add_option("NAME", name, "Shard name")->required();
   add->add_option("--dsn", dsn, "Connection string (no password: use ~/.pgpass)")->required()->type_name("DSN");
   add->add_option("--status", status, "Initial status")
-      ->check(CLI::IsMember({"online", "readonly", "offline"}))
+      ->check(cli::IsMember({"online", "readonly", "offline"}))
       ->type_name("online|readonly|offline");
 
   fam.command("list", "List the shards", [&](cli::Context& ctx) {
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   set->add_option("NAME", name, "Shard name")->required();
   set->add_option("--status", status, "New status")
       ->required()
-      ->check(CLI::IsMember({"online", "readonly", "offline"}))
+      ->check(cli::IsMember({"online", "readonly", "offline"}))
       ->type_name("online|readonly|offline");
 
   auto* remove = fam.command("remove", "Remove a shard from the catalog (never touches its data)",

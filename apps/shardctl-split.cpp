@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   fam.app().add_option("--map", req.map, "Map to split")->required()->type_name("MAP");
   fam.app().add_option("--at", req.at, "Split point: the first key of the upper part")->required()->type_name("KEY");
   fam.app().add_option("--to", req.to, "Shard that receives the moving part")->required()->type_name("SHARD");
-  fam.app().add_option("--move", move, "Which side moves")->check(CLI::IsMember({"upper", "lower"}))->type_name("upper|lower");
+  fam.app().add_option("--move", move, "Which side moves")->check(cli::IsMember({"upper", "lower"}))->type_name("upper|lower");
   fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
       ->type_name("N");
   apps::RunFlags flags;

@@ -3,10 +3,7 @@
 // 0.000000 to 1797693…") when they refuse a value.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
-#include <charconv>
-#include <string>
+#include "cli/app.hpp"
 
 namespace shardctl::cli {
 
@@ -14,18 +11,6 @@ namespace shardctl::cli {
 // saying so. The help shows only the option's type name (N, SECONDS).
 inline constexpr long long kNoLimit = 1'000'000'000;
 
-inline CLI::Validator whole_number(long long min, long long max = kNoLimit) {
-  return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
-        long long value = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max)
-          return "'" + text + "' is not a whole number " +
-                 (max == kNoLimit ? "of at least " + std::to_string(min)
-                                  : "from " + std::to_string(min) + " to " + std::to_string(max));
-        return {};
-      },
-      "");
-}
+Validator whole_number(long long min, long long max = kNoLimit);  // defined in app.cpp
 
 }  // namespace shardctl::cli

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/build_info.hpp"
 #include "cli/help_spec.hpp"
 #include "core/error.hpp"
@@ -97,13 +99,16 @@ Family::Family(std::string name, std::string description)
   // Hidden (empty group): dumps the command definitions as JSON for completions and docs.
   // main() answers it before parsing; it is declared so the parser accepts it.
   app_->add_flag("--help-spec")->group("");
+  commands_.emplace_back(app_.get(), options_);
 }
 
-CLI::App* Family::command(const std::string& name, const std::string& description, Handler handler) {
+Family::~Family() = default;
+
+App* Family::command(const std::string& name, const std::string& description, Handler handler) {
   auto* sub = app_->add_subcommand(name, description);
   sub->fallthrough();
   handlers_.emplace_back(sub, std::move(handler));
-  return sub;
+  return &commands_.emplace_back(sub, options_);
 }
 
 void Family::root_handler(Handler handler) { root_ = std::move(handler); }

@@ -1,16 +1,17 @@
 // The frame every shardctl-<family> binary is built on: one definition of each command and
 // its options feeds the parser, --help, and the hidden --help-spec dump that completions and
-// the docs-agreement test read. Global options (SPEC §2) are added here, once.
+// the docs-agreement test read. Global options (SPEC §2) are added here, once. CLI11 stays in
+// family.cpp: a family sees only cli::App and cli::Option (cli/app.hpp says why).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
+#include <deque>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "cli/app.hpp"
 #include "cli/context.hpp"
 
 namespace shardctl::cli {
@@ -24,13 +25,14 @@ class Family {
   // The --format check refers to formats_, so a Family stays where it was built.
   Family(const Family&) = delete;
   Family& operator=(const Family&) = delete;
+  ~Family();
 
   // Adds a subcommand run by `handler`; define its options on the returned App.
-  CLI::App* command(const std::string& name, const std::string& description, Handler handler);
+  App* command(const std::string& name, const std::string& description, Handler handler);
   // For families that are one command (init, lookup): the handler of the family itself.
   void root_handler(Handler handler);
 
-  CLI::App& app() noexcept { return *app_; }
+  App& app() noexcept { return commands_.front(); }
 
   // Adds output formats this family accepts beyond text and json (check adds nagios); the
   // other families keep refusing them.
@@ -45,6 +47,8 @@ class Family {
 
   std::string name_;
   std::unique_ptr<CLI::App> app_;
+  std::deque<Option> options_;  // what App::add_option returned, for every App below
+  std::deque<App> commands_;    // the family itself, then each command()
   GlobalOptions globals_;
   std::vector<std::string> formats_{"text", "json"};
   CLI::Option* format_option_ = nullptr;

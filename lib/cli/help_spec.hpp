@@ -3,9 +3,12 @@
 // parser stays the one definition of every command.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace shardctl::cli {
 
