@@ -70,6 +70,41 @@ std::vector<CheckedShard> check_shards(const std::vector<catalog::Shard>& shards
   return out;
 }
 
+// What a run would take from the shard, counted in a read-only transaction that is rolled back:
+// whatever the predicate calls, a dry run changes nothing.
+ShardPreview count_shard(shardio::RawConn& raw, const ArchiveSet& set, const std::string& shard) {
+  ShardPreview sp;
+  sp.shard = shard;
+  shardio::in_rolled_back_transaction(raw, [&] {
+    raw.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    auto up = upper_bound(raw, set);
+    if (!up) {
+      for (const auto& t : set.tables) sp.rows.emplace_back(t.name, 0);
+      return;
+    }
+    std::vector<std::string> quoted;
+    for (const auto& v : *up) quoted.push_back(raw.literal(v));
+    auto high = set.keyset.literal_row(quoted);
+    auto preds = set.predicates(set.root_filter(nullptr, high));
+    for (std::size_t i = 0; i < set.tables.size(); ++i) {
+      const auto& t = set.tables[i];
+      sp.rows.emplace_back(t.name,
+                           std::stoll(raw.query("SELECT count(*) FROM " + t.quoted + " " + t.alias + " WHERE " + preds[i])[0][0]));
+    }
+    auto order = set.keyset.key_order();
+    auto firsts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] + " ORDER BY " +
+                            order + " LIMIT 1");
+    if (!firsts.empty()) sp.first_key = firsts[0];
+    auto lasts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] + " ORDER BY " +
+                           set.keyset.key_order_desc() + " LIMIT 1");
+    if (!lasts.empty()) sp.last_key = lasts[0];
+    if (!set.cascade && !set.referencing.empty())
+      sp.refused = std::stoll(
+          raw.query("SELECT count(*) FROM " + set.tables[0].quoted + " t0 WHERE " + set.refused_filter(nullptr, high))[0][0]);
+  });
+  return sp;
+}
+
 nlohmann::json key_json(const std::optional<KeyValues>& k) { return k ? nlohmann::json(*k) : nlohmann::json(nullptr); }
 
 }  // namespace
@@ -151,40 +186,16 @@ Preview Archiver::preview(const Job& job) {
   auto checked = check_shards(shards, job, xref_children(store));
   p.notes = checked.front().set.notes;
   for (auto& c : checked) {
-    auto& raw = *c.conn;
-    const auto& set = c.set;
-    ShardPreview sp;
-    sp.shard = c.shard.name;
-    // Counted in a read-only transaction that is rolled back: whatever the predicate calls, a
-    // dry run changes nothing.
-    shardio::in_rolled_back_transaction(raw, [&] {
-      raw.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-      auto up = upper_bound(raw, set);
-      if (!up) {
-        for (const auto& t : set.tables) sp.rows.emplace_back(t.name, 0);
-        return;
-      }
-      std::vector<std::string> quoted;
-      for (const auto& v : *up) quoted.push_back(raw.literal(v));
-      auto high = set.keyset.literal_row(quoted);
-      auto preds = set.predicates(set.root_filter(nullptr, high));
-      for (std::size_t i = 0; i < set.tables.size(); ++i) {
-        const auto& t = set.tables[i];
-        sp.rows.emplace_back(t.name, std::stoll(raw.query("SELECT count(*) FROM " + t.quoted + " " + t.alias + " WHERE " +
-                                                          preds[i])[0][0]));
-      }
-      auto order = set.keyset.key_order();
-      auto firsts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] +
-                              " ORDER BY " + order + " LIMIT 1");
-      if (!firsts.empty()) sp.first_key = firsts[0];
-      auto lasts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] +
-                             " ORDER BY " + set.keyset.key_order_desc() + " LIMIT 1");
-      if (!lasts.empty()) sp.last_key = lasts[0];
-      if (!set.cascade && !set.referencing.empty())
-        sp.refused = std::stoll(
-            raw.query("SELECT count(*) FROM " + set.tables[0].quoted + " t0 WHERE " + set.refused_filter(nullptr, high))[0][0]);
-    });
-    p.shards.push_back(std::move(sp));
+    try {
+      p.shards.push_back(count_shard(*c.conn, c.set, c.shard.name));
+    } catch (const Error& e) {
+      // Only a function that says it is stable or immutable and writes anyway gets this far.
+      if (e.kind() != ErrorKind::internal || std::string(e.what()).find("in a read-only transaction") == std::string::npos)
+        throw;
+      throw usage_error(std::string("the dry run stopped: the archive predicate tried to write (") + e.what() + ")",
+                        "a function declared STABLE or IMMUTABLE must not write; declare it VOLATILE, and archive "
+                        "refuses it before anything runs");
+    }
   }
   SharedManifest manifest(run_directory(job.to, "dry-run"), Manifest{});
   make_delivery(job.to, &manifest)->prepare(checked.front().set, false);
