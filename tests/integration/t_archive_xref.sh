@@ -81,6 +81,14 @@ assert_eq "$(sum "select count(*) from orders where $WHERE")" "0"
 assert_eq "$(sum 'select count(*) from order_note')" "$(( notes - cold_notes ))"
 expect_exit 0 shardctl check --orphans
 
+# --- restore --where is checked like a run's predicate: refused before anything changes ---------
+archived=$(fp; cat "$TEST_TMP/b"/*/manifest.json | md5sum)
+expect_exit 64 shardctl archive restore "$RUN2" --where "o_orderkey < 0) or (true"
+expect_stderr_contains "error: the archive predicate is refused at character 15: ')' closes a parenthesis the predicate did not open"
+expect_exit 64 shardctl archive restore "$RUN2" --where "random() < 0.5" --dry-run
+expect_stderr_contains "error: the archive predicate calls volatile function random()"
+assert_eq "$(fp; cat "$TEST_TMP/b"/*/manifest.json | md5sum)" "$archived"
+
 # --- restore brings every row back, notes included ---------------------------------------------
 expect_exit 0 shardctl archive restore "$RUN2"
 expect_exit 0 shardctl archive restore "$RUN1"
