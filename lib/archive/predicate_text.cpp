@@ -18,8 +18,20 @@ bool dollar_tag_cont(unsigned char c) { return ident_start(c) || digit(c); }
 
 unsigned char at(std::string_view s, std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0; }
 
+// Where a string that ends just before `from` goes on: 'a'<newline>'b' is one string in SQL
+// (scan.l's quotecontinue: blanks, a line break, any white space, a quote). The index of the
+// continuing quote, or npos.
+std::size_t continuation(std::string_view s, std::size_t from) {
+  std::size_t k = from;
+  while (at(s, k) == ' ' || at(s, k) == '\t' || at(s, k) == '\f') ++k;
+  if (at(s, k) != '\n' && at(s, k) != '\r') return npos;
+  while (k < s.size() && std::string_view(" \t\n\r\f\v").find(s[k]) != npos) ++k;
+  return at(s, k) == '\'' ? k : npos;
+}
+
 // The index just past the quoted text opened by s[open] (a quote doubled inside stands for
-// itself; with `backslash`, as in E'...', a backslash escapes the next byte), or npos.
+// itself; with `backslash`, as in E'...', a backslash escapes the next byte, in the string's
+// continuations too), or npos.
 std::size_t past_quoted(std::string_view s, std::size_t open, bool backslash) {
   char q = s[open];
   for (std::size_t j = open + 1; j < s.size(); ++j) {
@@ -30,6 +42,10 @@ std::size_t past_quoted(std::string_view s, std::size_t open, bool backslash) {
     if (s[j] != q) continue;
     if (at(s, j + 1) == static_cast<unsigned char>(q)) {
       ++j;
+      continue;
+    }
+    if (auto next = backslash ? continuation(s, j + 1) : npos; next != npos) {
+      j = next;
       continue;
     }
     return j + 1;

@@ -43,6 +43,13 @@ TEST_CASE("the screen refuses what could reach past the parentheses, and says wh
   CHECK(screened("note = U&'x") == "8: a string is never closed");
   // In a plain string a backslash is only a backslash (standard_conforming_strings).
   CHECK(screened("note = 'a\\') OR (true") == "12: ')' closes a parenthesis the predicate did not open");
+  // An E'' string continued on the next line keeps its backslash escapes (so the server reads
+  // "a'b) OR (true" as one string, and the screen must not see a parenthesis there) ...
+  CHECK(screened("note = E'x'\n'a\\'b) OR (true'") == "");
+  CHECK(screened("note = E'x' \n\t 'a\\') OR (true") == "8: a string is never closed");
+  // ... while a plain string's continuation has none, and without a line break there is none.
+  CHECK(screened("note = 'x'\n'a\\') OR (true") == "16: ')' closes a parenthesis the predicate did not open");
+  CHECK(screened("note = E'x' 'a\\') OR (true") == "17: ')' closes a parenthesis the predicate did not open");
   CHECK(screened("") == "0: it is empty");
   CHECK(screened(" \t\n") == "0: it is empty");
 }
