@@ -45,6 +45,16 @@ ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, in
   return t;
 }
 
+// A reference's (child column, parent column) pairs in a fixed order: an xref may list the
+// columns of a foreign key in another order and still be the same reference.
+std::vector<std::pair<std::string, std::string>> column_pairs(const std::vector<std::string>& child,
+                                                              const std::vector<std::string>& parent) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < child.size() && i < parent.size(); ++i) out.emplace_back(child[i], parent[i]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 std::string fk_join(const std::vector<std::string>& child_columns, const std::vector<std::string>& parent_columns,
@@ -212,7 +222,8 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job, const X
       auto child = catalog::split_stored(x.child_table);
       std::string quoted = quote_ident(child.schema) + "." + quote_ident(child.table);
       bool covered = std::any_of(fk_children.begin(), fk_children.end(), [&](const shardio::FkNode& fk) {
-        return fk.quoted == quoted && fk.child_columns == x.child_columns && fk.parent_columns == x.parent_columns;
+        return fk.quoted == quoted && column_pairs(fk.child_columns, fk.parent_columns) ==
+                                          column_pairs(x.child_columns, x.parent_columns);
       });
       if (covered) continue;
       if (shard.query("SELECT to_regclass($1) IS NOT NULL", {quoted})[0][0] != "t") continue;  // no children here

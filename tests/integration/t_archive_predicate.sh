@@ -123,4 +123,11 @@ expect_exit 0 shardctl archive run --table orders --where "is_cold(o_date) and o
 assert_eq "$(jq '[.shards[].rows["public.orders"]] | add' "$STDOUT")" "$cold"
 assert_eq "$(( $(psql_shard 1 -XAtc 'select count(*) from order_tag') + $(psql_shard 2 -XAtc 'select count(*) from order_tag') ))" "600"
 assert_eq "$(psql_shard 1 -XAtc 'select count(*) from calls') $(psql_shard 2 -XAtc 'select count(*) from calls')" "0 0"
+
+# An xref that declares the foreign key again (its columns in another order) is that foreign key:
+# --cascade follows it once.
+expect_exit 0 shardctl xref add tags --child "order_tag(t_orderkey, t_custkey)" --parent "orders(o_orderkey, o_custkey)" \
+  --route t_custkey --map cust
+expect_exit 0 shardctl archive run --table orders --where "o_orderkey % 10 = 0" --cascade --to "dir:$DEST" --dry-run --format json
+assert_eq "$(jq -c '[.shards[].rows["public.order_tag"]] | add' "$STDOUT")" "600"
 pass
