@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
     if (ctx.dry_run()) {
       auto p = archiver.preview(job);
+      for (const auto& n : p.notes) ctx.warn(n);
       if (ctx.json()) return ctx.print_json(archive::to_json(p));
       ctx.out() << "would archive rows of " << job.table << " where " << job.where
                 << (job.cascade ? ", with every row that references them," : "") << " to " << job.to.describe() << '\n';
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
       std::cerr << line << std::flush;
     };
     opt.on_note = [&](const std::string& line) { ctx.note(line); };
+    opt.on_warning = [&](const std::string& line) { ctx.warn(line); };
     auto r = archiver.run(job, opt);
     if (tty) std::cerr << '\n';
     for (const auto& s : r.shards)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "archive/predicate.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "shardio/fk_tree.hpp"
@@ -42,6 +43,16 @@ ArchivedTable from_node(shardio::RawConn& shard, const shardio::FkNode& node, in
         "(SELECT array_agg(c ORDER BY c) FROM unnest($3::text[]) c))",
         {node.quoted, std::to_string(node.child_columns.size()), catalog::text_array_literal(node.child_columns)})[0][0] == "t";
   return t;
+}
+
+// A reference's (child column, parent column) pairs in a fixed order: an xref may list the
+// columns of a foreign key in another order and still be the same reference.
+std::vector<std::pair<std::string, std::string>> column_pairs(const std::vector<std::string>& child,
+                                                              const std::vector<std::string>& parent) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < child.size() && i < parent.size(); ++i) out.emplace_back(child[i], parent[i]);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace
@@ -165,15 +176,17 @@ std::string ArchiveSet::delete_sql(std::size_t i, const std::string& predicate, 
 
 nlohmann::json ArchiveSet::describe() const {
   nlohmann::json arr = nlohmann::json::array();
-  for (const auto& t : tables)
+  for (const auto& t : tables) {
     arr.push_back({{"table", t.name},
                    {"parent", t.parent < 0 ? nlohmann::json(nullptr) : nlohmann::json(tables[static_cast<std::size_t>(t.parent)].name)},
                    {"columns", t.child_columns},
                    {"parent_columns", t.parent_columns}});
+    if (!t.xref.empty()) arr.back()["xref"] = t.xref;  // runs without xrefs journal what they always did
+  }
   return arr;
 }
 
-ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
+ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job, const XrefChildren& xrefs) {
   auto name = catalog::split_stored(job.table);
   shardio::FkNode root;
   root.schema = name.schema;
@@ -191,7 +204,7 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
     throw usage_error("table " + job.table + " has no primary key on " + shard.role(),
                       "an archive run walks the root table by its primary key; add one");
   set.keyset.table = r.quoted;
-  set.keyset.predicate = job.where;
+  set.keyset.predicate = checked_predicate(shard, name.schema, name.table, job.table, job.where);
   for (const auto& k : r.primary_key)
     for (const auto& c : r.columns)
       if (c.name == k) set.keyset.key.push_back({k, c.type});
@@ -199,26 +212,81 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
     throw usage_error("the primary key of " + job.table + " includes a generated column",
                       "an archive run walks the root table by stored key columns");
   shardio::add_referencing_tables(shard, root);
+
+  // The same-shard xrefs from table `parent` (display name) that the foreign keys of `fk_children`
+  // do not already cover, as nodes of a tree (their own foreign-key children found below them).
+  auto xref_nodes = [&](const std::string& parent, const std::vector<shardio::FkNode>& fk_children) {
+    std::vector<std::pair<std::string, shardio::FkNode>> out;
+    for (const auto& x : xrefs.same_shard) {
+      if (x.parent_table != parent) continue;
+      auto child = catalog::split_stored(x.child_table);
+      std::string quoted = quote_ident(child.schema) + "." + quote_ident(child.table);
+      bool covered = std::any_of(fk_children.begin(), fk_children.end(), [&](const shardio::FkNode& fk) {
+        return fk.quoted == quoted && column_pairs(fk.child_columns, fk.parent_columns) ==
+                                          column_pairs(x.child_columns, x.parent_columns);
+      });
+      if (covered) continue;
+      if (shard.query("SELECT to_regclass($1) IS NOT NULL", {quoted})[0][0] != "t") continue;  // no children here
+      shardio::FkNode node;
+      node.schema = child.schema;
+      node.table = child.table;
+      node.quoted = quoted;
+      node.predicate = "true";
+      node.child_columns = x.child_columns;
+      node.parent_columns = x.parent_columns;
+      out.emplace_back(x.name, std::move(node));
+    }
+    return out;
+  };
+
   if (job.cascade) {
-    std::function<void(const shardio::FkNode&, int)> walk = [&](const shardio::FkNode& node, int parent) {
-      for (const auto& child : node.children) {
-        set.tables.push_back(from_node(shard, child, parent));
-        walk(child, static_cast<int>(set.tables.size() - 1));
+    // Parents before children, each table once: a table reached along two paths (foreign keys
+    // or xrefs) would be copied and deleted twice.
+    std::function<void(const shardio::FkNode&, int, int, const std::string&)> add =
+        [&](const shardio::FkNode& node, int parent, int depth, const std::string& xref) {
+          if (parent >= 0) {  // the root is there already
+            for (const auto& t : set.tables)
+              if (t.quoted == node.quoted)
+                throw usage_error("table " + t.name + " references the archived rows along two foreign keys" +
+                                      (xref.empty() ? "" : " or xrefs (xref " + xref + ")"),
+                                  "--cascade follows each table once; archive its rows in a job of their own first");
+            auto t = from_node(shard, node, parent);
+            t.alias = "t" + std::to_string(depth);
+            t.xref = xref;
+            set.tables.push_back(std::move(t));
+          }
+          int index = static_cast<int>(set.tables.size()) - 1;
+          for (const auto& child : node.children) add(child, index, depth + 1, "");
+          for (auto& [x, child] : xref_nodes(set.tables[static_cast<std::size_t>(index)].name, node.children)) {
+            if (child.quoted == node.quoted)
+              throw usage_error("--cascade cannot follow xref " + x + " of " + set.tables[static_cast<std::size_t>(index)].name +
+                                    ": it references its own table",
+                                "archive without --cascade (a row that is still referenced stays), or archive the "
+                                "referencing rows in a job of their own first");
+            shardio::add_referencing_tables(shard, child);
+            add(child, index, depth + 1, x);
+          }
+        };
+    add(root, -1, 0, "");
+    // A foreign key the set does not follow names rows of the set from rows the batch may leave
+    // behind: deleting the referenced rows would cascade to, or fail on, them.
+    std::vector<std::string> quoted;
+    for (const auto& t : set.tables) quoted.push_back(t.quoted);
+    for (auto fk : shardio::foreign_keys_among(shard, quoted)) {
+      bool followed = std::any_of(set.tables.begin(), set.tables.end(), [&](const ArchivedTable& t) {
+        return t.parent >= 0 && t.xref.empty() && t.quoted == fk.child &&
+               set.tables[static_cast<std::size_t>(t.parent)].quoted == fk.parent && t.child_columns == fk.child_columns &&
+               t.parent_columns == fk.parent_columns;
+      });
+      if (followed) continue;
+      for (const auto& t : set.tables) {
+        if (t.quoted == fk.child) fk.child = t.name;
+        if (t.quoted == fk.parent) fk.parent = t.name;
       }
-    };
-    walk(root, 0);
-    // A table reached along two foreign-key paths would be copied and deleted twice.
-    for (std::size_t i = 0; i < set.tables.size(); ++i)
-      for (std::size_t k = i + 1; k < set.tables.size(); ++k)
-        if (set.tables[i].quoted == set.tables[k].quoted)
-          throw usage_error("table " + set.tables[k].name + " references the archived rows along two foreign keys",
-                            "--cascade follows each table once; archive its rows in a job of their own first");
-    // A foreign key the tree does not follow names rows of the set from rows the batch may
-    // leave behind: deleting the referenced rows would cascade to, or fail on, them.
-    for (const auto& fk : shardio::unfollowed_foreign_keys(shard, root))
       throw usage_error("--cascade cannot follow " + shardio::describe_unfollowed(fk),
                         "archive without --cascade (a row that is still referenced stays), or archive the "
                         "referencing rows in a job of their own first");
+    }
   } else {
     for (const auto& child : root.children) set.referencing.push_back(from_node(shard, child, 0));
     // A root row another root row references stays too (a tree of rows: parent_id). The
@@ -230,7 +298,18 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job) {
       self.parent_columns = fk.parent_columns;
       set.referencing.push_back(std::move(self));
     }
+    for (auto& [x, child] : xref_nodes(r.name, root.children)) {
+      ArchivedTable t = from_node(shard, child, 0);
+      t.alias = "t1";
+      t.xref = x;
+      set.referencing.push_back(std::move(t));
+    }
   }
+  for (const auto& x : xrefs.elsewhere)
+    for (const auto& t : set.cascade ? set.tables : std::vector<ArchivedTable>{set.tables.front()})
+      if (x.parent_table == t.name)
+        set.notes.push_back("rows of " + x.child_table + " that reference archived rows of " + t.name + " through xref " +
+                            x.name + " may be on other shards; this run leaves them (`shardctl check --orphans` reports them)");
   return set;
 }
 

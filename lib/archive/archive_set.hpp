@@ -5,6 +5,9 @@
 //
 // Without --cascade a root row that is still referenced stays where it is: the batch filter
 // leaves it out and the run reports how many were refused, so no child is ever orphaned.
+//
+// A declared xref whose children live on their parent's shard (xref_children.hpp) counts as a
+// foreign key here, for both: its children keep a root row, or go along with --cascade.
 #pragma once
 
 #include <string>
@@ -14,6 +17,7 @@
 
 #include "archive/job.hpp"
 #include "archive/keyset.hpp"
+#include "archive/xref_children.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/shard_schema.hpp"
 
@@ -33,6 +37,7 @@ struct ArchivedTable {
   // from the parent's staged keys. (The planner, guessing the stage's size, may otherwise scan
   // the whole child per batch once batches are large.)
   bool fk_indexed = false;
+  std::string xref{};  // the declared xref `parent` is reached through; empty for a foreign key
 
   // "a", "b" quoted, optionally qualified by `qualifier` ("t1." -> t1."a").
   std::string column_list(const std::string& qualifier = "") const;
@@ -50,6 +55,9 @@ struct ArchiveSet {
   // Without --cascade: the foreign keys that keep a root row (the root's direct referencers,
   // the root itself among them when it references itself).
   std::vector<ArchivedTable> referencing;
+  // Declared xrefs from a table of the set whose children may be on other shards: a run leaves
+  // those children behind, and says so.
+  std::vector<std::string> notes;
 
   // The root rows of the batch (low_row, high_row] (Keyset::literal_row) that the run takes.
   std::string root_filter(const std::string* low_row, const std::string& high_row) const;
@@ -83,8 +91,10 @@ struct ArchiveSet {
   nlohmann::json describe() const;
 };
 
-// Reads the set from the shard's catalog. Usage Error (64) when the table is missing, has no
-// primary key, or (with --cascade) a referencing table nests deeper than 16.
-ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job);
+// Reads the set from the shard's catalog and the declared xrefs, and checks the job's predicate
+// there (predicate.hpp: the set's keyset holds the server's rendering). Usage Error (64) when the
+// table is missing, has no primary key, the predicate is refused, or (with --cascade) a
+// referencing table nests deeper than 16 or is reached along two paths.
+ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job, const XrefChildren& xrefs);
 
 }  // namespace shardctl::archive

@@ -11,6 +11,7 @@
 #include "archive/delivery.hpp"
 #include "archive/predicate.hpp"
 #include "archive/shard_worker.hpp"
+#include "archive/xref_children.hpp"
 #include "catalog/catalog.hpp"
 #include "catalog/locks.hpp"
 #include "catalog/names.hpp"
@@ -48,15 +49,60 @@ std::optional<KeyValues> upper_bound(shardio::RawConn& shard, const ArchiveSet& 
   return r[0];
 }
 
-// Everything a run checks on a shard before anything changes; returns the shard's set.
-ArchiveSet validate_on_shard(const catalog::Shard& s, const Job& job) {
-  {
-    pg::Connection conn(s.dsn, "shard " + s.name);
-    auto name = catalog::split_stored(job.table);
-    validate_predicate(conn, name.schema, name.table, job.table, job.where);
+// Everything a run checks, on every shard, before anything changes or any shard's rows are
+// read: the predicate (parsed and rendered by each shard's server), the primary key, the tables
+// and foreign keys, which must be the same everywhere. Returns each shard's connection and set.
+struct CheckedShard {
+  catalog::Shard shard;
+  std::unique_ptr<shardio::RawConn> conn;
+  ArchiveSet set;
+};
+std::vector<CheckedShard> check_shards(const std::vector<catalog::Shard>& shards, const Job& job, const XrefChildren& xrefs) {
+  std::vector<CheckedShard> out;
+  for (const auto& s : shards) {
+    auto conn = std::make_unique<shardio::RawConn>(s.dsn, "shard " + s.name);
+    auto set = discover_archive_set(*conn, job, xrefs);
+    if (!out.empty() && set.describe() != out.front().set.describe())
+      throw usage_error("the tables of " + job.table + " differ between shards (" + out.front().shard.name + " and " + s.name + ")",
+                        "an archive run needs the same tables and foreign keys on every shard; `shardctl schema drift` shows differences");
+    out.push_back({s, std::move(conn), std::move(set)});
   }
-  shardio::RawConn raw(s.dsn, "shard " + s.name);
-  return discover_archive_set(raw, job);
+  return out;
+}
+
+// What a run would take from the shard, counted in a read-only transaction that is rolled back:
+// whatever the predicate calls, a dry run changes nothing.
+ShardPreview count_shard(shardio::RawConn& raw, const ArchiveSet& set, const std::string& shard) {
+  ShardPreview sp;
+  sp.shard = shard;
+  shardio::in_rolled_back_transaction(raw, [&] {
+    raw.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    auto up = upper_bound(raw, set);
+    if (!up) {
+      for (const auto& t : set.tables) sp.rows.emplace_back(t.name, 0);
+      return;
+    }
+    std::vector<std::string> quoted;
+    for (const auto& v : *up) quoted.push_back(raw.literal(v));
+    auto high = set.keyset.literal_row(quoted);
+    auto preds = set.predicates(set.root_filter(nullptr, high));
+    for (std::size_t i = 0; i < set.tables.size(); ++i) {
+      const auto& t = set.tables[i];
+      sp.rows.emplace_back(t.name,
+                           std::stoll(raw.query("SELECT count(*) FROM " + t.quoted + " " + t.alias + " WHERE " + preds[i])[0][0]));
+    }
+    auto order = set.keyset.key_order();
+    auto firsts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] + " ORDER BY " +
+                            order + " LIMIT 1");
+    if (!firsts.empty()) sp.first_key = firsts[0];
+    auto lasts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] + " ORDER BY " +
+                           set.keyset.key_order_desc() + " LIMIT 1");
+    if (!lasts.empty()) sp.last_key = lasts[0];
+    if (!set.cascade && !set.referencing.empty())
+      sp.refused = std::stoll(
+          raw.query("SELECT count(*) FROM " + set.tables[0].quoted + " t0 WHERE " + set.refused_filter(nullptr, high))[0][0]);
+  });
+  return sp;
 }
 
 nlohmann::json key_json(const std::optional<KeyValues>& k) { return k ? nlohmann::json(*k) : nlohmann::json(nullptr); }
@@ -74,7 +120,8 @@ nlohmann::json to_json(const Preview& p) {
   return {{"job", p.job.name},       {"table", p.job.table},
           {"where", p.job.where},    {"cascade", p.job.cascade},
           {"to", p.job.to.describe()}, {"continues", p.continues ? nlohmann::json(*p.continues) : nlohmann::json(nullptr)},
-          {"shards", shards},        {"skipped", p.skipped}};
+          {"shards", shards},        {"skipped", p.skipped},
+          {"warnings", p.notes}};
 }
 
 nlohmann::json to_json(const RunReport& r) {
@@ -136,41 +183,22 @@ Preview Archiver::preview(const Job& job) {
   p.job = job;
   catalog_.read([&](pqxx::work& tx) { p.continues = unfinished_run(tx, job.name); });
   auto shards = job_shards(store, job, p.skipped);
-  std::optional<ArchiveSet> first;
-  for (const auto& s : shards) {
-    auto set = validate_on_shard(s, job);
-    shardio::RawConn raw(s.dsn, "shard " + s.name);
-    raw.exec(shardio::session_settings);
-    ShardPreview sp;
-    sp.shard = s.name;
-    if (auto up = upper_bound(raw, set)) {
-      std::vector<std::string> quoted;
-      for (const auto& v : *up) quoted.push_back(raw.literal(v));
-      auto high = set.keyset.literal_row(quoted);
-      auto preds = set.predicates(set.root_filter(nullptr, high));
-      for (std::size_t i = 0; i < set.tables.size(); ++i) {
-        const auto& t = set.tables[i];
-        sp.rows.emplace_back(t.name, std::stoll(raw.query("SELECT count(*) FROM " + t.quoted + " " + t.alias + " WHERE " +
-                                                          preds[i])[0][0]));
-      }
-      auto order = set.keyset.key_order();
-      auto firsts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] +
-                              " ORDER BY " + order + " LIMIT 1");
-      if (!firsts.empty()) sp.first_key = firsts[0];
-      auto lasts = raw.query("SELECT " + order + " FROM " + set.tables[0].quoted + " t0 WHERE " + preds[0] +
-                             " ORDER BY " + set.keyset.key_order_desc() + " LIMIT 1");
-      if (!lasts.empty()) sp.last_key = lasts[0];
-      if (!set.cascade && !set.referencing.empty())
-        sp.refused = std::stoll(
-            raw.query("SELECT count(*) FROM " + set.tables[0].quoted + " t0 WHERE " + set.refused_filter(nullptr, high))[0][0]);
-    } else {
-      for (const auto& t : set.tables) sp.rows.emplace_back(t.name, 0);
+  auto checked = check_shards(shards, job, xref_children(store));
+  p.notes = checked.front().set.notes;
+  for (auto& c : checked) {
+    try {
+      p.shards.push_back(count_shard(*c.conn, c.set, c.shard.name));
+    } catch (const Error& e) {
+      // Only a function that says it is stable or immutable and writes anyway gets this far.
+      if (e.kind() != ErrorKind::internal || std::string(e.what()).find("in a read-only transaction") == std::string::npos)
+        throw;
+      throw usage_error(std::string("the dry run stopped: the archive predicate tried to write (") + e.what() + ")",
+                        "a function declared STABLE or IMMUTABLE must not write; declare it VOLATILE, and archive "
+                        "refuses it before anything runs");
     }
-    p.shards.push_back(std::move(sp));
-    if (!first) first = std::move(set);
   }
   SharedManifest manifest(run_directory(job.to, "dry-run"), Manifest{});
-  make_delivery(job.to, &manifest)->prepare(*first, false);
+  make_delivery(job.to, &manifest)->prepare(checked.front().set, false);
   return p;
 }
 
@@ -187,7 +215,7 @@ RunReport Archiver::run(const Job& job, const RunOptions& options) {
                          "finish it with `shardctl op resume " + *unfinished + "` or drop it with `shardctl op cancel " +
                              *unfinished + "`");
     if (options.on_note) options.on_note("continuing archive run " + *unfinished + " of job " + job.name);
-    return execute(*unfinished, options);
+    return execute(*unfinished, options, false);
   }
   // Everything is checked on every shard, and the destination prepared, before the journal's
   // first write: a bad predicate or an unreachable destination changes nothing.
@@ -196,20 +224,17 @@ RunReport Archiver::run(const Job& job, const RunOptions& options) {
   auto shards = job_shards(store, job, skipped);
   for (const auto& s : skipped)
     if (options.on_note) options.on_note("shard " + s + " is skipped; its rows wait for a later run");
+  auto checked = check_shards(shards, job, xref_children(store));
   std::vector<std::pair<std::int64_t, std::optional<KeyValues>>> upper;
-  std::optional<ArchiveSet> first;
   std::string encoding;
-  for (const auto& s : shards) {
-    auto set = validate_on_shard(s, job);
-    if (first && set.describe() != first->describe())
-      throw usage_error("the tables of " + job.table + " differ between shards (" + shards.front().name + " and " + s.name + ")",
-                        "an archive run needs the same tables and foreign keys on every shard; `shardctl schema drift` shows differences");
-    shardio::RawConn raw(s.dsn, "shard " + s.name);
-    raw.exec(shardio::session_settings);
-    upper.emplace_back(s.id, upper_bound(raw, set));
-    encoding = raw.query("SHOW server_encoding")[0][0];
-    if (!first) first = std::move(set);
+  for (auto& c : checked) {
+    upper.emplace_back(c.shard.id, upper_bound(*c.conn, c.set));
+    encoding = c.conn->query("SHOW server_encoding")[0][0];
   }
+  auto first = std::make_optional(std::move(checked.front().set));
+  checked.clear();  // the workers open their own connections
+  for (const auto& n : first->notes)
+    if (options.on_warning) options.on_warning(n);
   SharedManifest probe(run_directory(job.to, "check"), Manifest{});
   auto delivery = make_delivery(job.to, &probe);
   if (job.to.kind == Destination::Kind::postgres) delivery->prepare(*first, true);
@@ -226,10 +251,10 @@ RunReport Archiver::run(const Job& job, const RunOptions& options) {
     make_delivery(job.to, &manifest)->prepare(*first, true);  // unavailable (69) before any row moves
     write_manifest(run_directory(job.to, id), m);
   }
-  return execute(id, options);
+  return execute(id, options, true);
 }
 
-RunReport Archiver::resume(const std::string& run_id, const RunOptions& options) { return execute(run_id, options); }
+RunReport Archiver::resume(const std::string& run_id, const RunOptions& options) { return execute(run_id, options, false); }
 
 RunReport Archiver::report(const std::string& run_id) {
   RunReport r;
@@ -256,7 +281,7 @@ std::vector<shardio::OpStatus> Archiver::runs_of(const std::string& name) {
   return out;
 }
 
-RunReport Archiver::execute(const std::string& run_id, const RunOptions& options) {
+RunReport Archiver::execute(const std::string& run_id, const RunOptions& options, bool checked) {
   if (!shardio::is_operation_id(run_id))
     throw usage_error("'" + run_id + "' is not an operation id", "`shardctl op list` shows them");
   bool locked = false;
@@ -277,7 +302,23 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   if (before.op.status == "done" || before.op.status == "cancelled") return before;
   lock_job(before.job.name);
 
+  catalog::Store store(catalog_);
+  std::map<std::int64_t, catalog::Shard> by_id;
+  for (const auto& s : store.list_shards()) by_id[s.id] = s;
+  std::vector<std::pair<catalog::Shard, std::int64_t>> todo;
+  for (const auto& s : before.shards)
+    if (s.state != "done") todo.emplace_back(by_id.at(s.shard_id), s.shard_id);
+  auto xrefs = xref_children(store);
+  // A run continued later checks every shard it has left again before touching any: a function
+  // the predicate calls may have been redefined since, or a table changed.
+  if (!checked) {
+    std::vector<catalog::Shard> left;
+    for (const auto& t : todo) left.push_back(t.first);
+    check_shards(left, before.job, xrefs);
+  }
+
   RunShared shared;
+  shared.xrefs = std::move(xrefs);
   shared.run = run_id;
   shared.job = before.job;
   if (options.max_runtime) shared.job.max_runtime = options.max_runtime;
@@ -299,13 +340,6 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
     manifest.emplace(dir, read_manifest(dir));
     shared.manifest = &*manifest;
   }
-
-  catalog::Store store(catalog_);
-  std::map<std::int64_t, catalog::Shard> by_id;
-  for (const auto& s : store.list_shards()) by_id[s.id] = s;
-  std::vector<std::pair<catalog::Shard, std::int64_t>> todo;
-  for (const auto& s : before.shards)
-    if (s.state != "done") todo.emplace_back(by_id.at(s.shard_id), s.shard_id);
 
   std::atomic<std::size_t> next{0};
   std::mutex err_mu;

@@ -23,6 +23,7 @@ struct RunOptions {
   std::optional<std::chrono::milliseconds> max_runtime, sleep, max_lag;
   std::function<void(const std::string& shard, std::int64_t rows)> on_batch;  // after each batch
   std::function<void(const std::string& line)> on_note;                       // operator notes
+  std::function<void(const std::string& line)> on_warning;                    // rows a run leaves behind
 };
 
 // What `archive run --dry-run` shows per shard.
@@ -38,6 +39,7 @@ struct Preview {
   std::optional<std::string> continues;  // the unfinished run a real run would continue
   std::vector<ShardPreview> shards;
   std::vector<std::string> skipped;  // shards not online, with why
+  std::vector<std::string> notes;    // rows a run would leave behind (xrefs across shards)
 };
 
 struct RunReport {
@@ -74,7 +76,8 @@ class Archiver {
 
  private:
   void lock_job(const std::string& name);
-  RunReport execute(const std::string& run_id, const RunOptions& options);
+  // `checked`: run() has just checked every shard (else execute checks those left first).
+  RunReport execute(const std::string& run_id, const RunOptions& options, bool checked);
 
   pg::Connection& catalog_;
   std::string catalog_dsn_;

@@ -1,71 +1,140 @@
 #include "archive/predicate.hpp"
 
-#include <nlohmann/json.hpp>
+#include <vector>
 
-#include <set>
-#include <utility>
-
+#include "archive/predicate_text.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "shardio/row_checksum.hpp"
 
 namespace shardctl::archive {
 using catalog::quote_ident;
 namespace {
 
-using Relation = std::pair<std::string, std::string>;  // schema, name
+constexpr const char* constraint_name = "shardctl_predicate";
+constexpr const char* predicate_hint =
+    "a predicate is one boolean expression over the root table's columns, e.g. \"created_at < now() - interval '400 days'\"";
 
-// Every relation a plan reads, at any depth (subplans and init plans included).
-void collect_relations(const nlohmann::json& node, std::set<Relation>& out) {
-  if (node.is_object()) {
-    if (node.contains("Relation Name") && node["Relation Name"].is_string())
-      out.insert({node.value("Schema", ""), node["Relation Name"].get<std::string>()});
-    for (const auto& [key, value] : node.items()) collect_relations(value, out);
-  } else if (node.is_array()) {
-    for (const auto& item : node) collect_relations(item, out);
+// Every function the parsed expression (pg_constraint.conbin, as node text) can call: the
+// functions it names, those behind its operators, the input and output functions of the types it
+// converts between, and the same for the CHECK constraints of the domains it casts to. Node text
+// escapes a space inside a name with a backslash, so ":funcid 12" never comes from a name. The
+// volatile ones are returned by name.
+constexpr const char* volatile_functions_sql = R"SQL(
+WITH RECURSIVE trees(tree) AS (
+  SELECT conbin::text FROM pg_constraint WHERE conrelid = $1::oid AND conname = $2
+  UNION
+  SELECT d.conbin::text FROM trees, regexp_matches(tree, ':[a-z_]*type(id)? (\d+)', 'gi') AS m
+    JOIN pg_constraint d ON d.contypid = m[2]::oid AND d.contype = 'c'
+), called(f) AS (
+  SELECT m[1]::oid FROM trees, regexp_matches(tree, ':(?:funcid|opfuncid|hashfuncid|negfuncid|aggfnoid|winfnoid) (\d+)', 'g') AS m
+  UNION
+  SELECT o.oprcode::oid FROM trees, regexp_matches(tree, ':opno (\d+)', 'g') AS m JOIN pg_operator o ON o.oid = m[1]::oid
+  UNION
+  SELECT o.oprcode::oid FROM trees, regexp_matches(tree, ':opnos \(o([ 0-9]*)\)', 'g') AS m,
+    unnest(string_to_array(btrim(m[1]), ' ')) AS n(opno) JOIN pg_operator o ON o.oid = n.opno::oid
+  UNION
+  SELECT unnest(ARRAY[t.typinput, t.typoutput])::oid FROM trees, regexp_matches(tree, ':[a-z_]*type(id)? (\d+)', 'gi') AS m
+    JOIN pg_type t ON t.oid = m[2]::oid
+)
+SELECT p.oid::regprocedure::text FROM called JOIN pg_proc p ON p.oid = called.f WHERE p.provolatile = 'v' ORDER BY 1
+)SQL";
+
+std::string field(const PGresult* r, int code) {
+  const char* v = PQresultErrorField(r, code);
+  return v ? v : "";
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
+// The server's refusal of the CHECK constraint as a refusal of the predicate: what it says, in
+// the predicate's words, and at which of the predicate's characters.
+[[noreturn]] void refuse_parse(const PGresult* r, const std::string& shown, std::size_t prefix_chars,
+                               const std::string& predicate) {
+  std::string state = field(r, PG_DIAG_SQLSTATE);
+  std::string msg = field(r, PG_DIAG_MESSAGE_PRIMARY);
+  const std::string not_boolean = "argument of CHECK must be type boolean, not type ";
+  if (msg.rfind(not_boolean, 0) == 0) msg = "its value is of type " + msg.substr(not_boolean.size()) + ", not boolean";
+  if (msg == "cannot use subquery in check constraint")
+    msg = "a subquery is not allowed (the predicate decides on the root table's row alone, never on another table)";
+  msg = replace_all(msg, "in check constraints", "in an archive predicate");
+  msg = replace_all(msg, "in check constraint", "in an archive predicate");
+  std::string where;
+  if (auto pos = field(r, PG_DIAG_STATEMENT_POSITION); !pos.empty()) {
+    auto p = static_cast<std::size_t>(std::stoul(pos));
+    auto length = characters_in(predicate, predicate.size());
+    // Past the end: the server stumbled on the ")" after it (the text stops short).
+    if (p > prefix_chars + length) {
+      if (state == "42601") msg = "syntax error at its end";
+      else where = " (at its end)";
+    } else if (p > prefix_chars) {
+      where = " (at character " + std::to_string(p - prefix_chars) + ")";
+    }
   }
+  throw usage_error("the archive predicate is not a valid condition on " + shown + ": " + msg + where, predicate_hint);
+}
+
+// Whether a failed statement failed because of what it said (the predicate), not because of the
+// server or the session (connection, resources, locks, conflicts, internal errors).
+bool statement_fault(const std::string& state) {
+  for (const char* cls : {"08", "40", "53", "55", "57", "58", "XX"})
+    if (state.rfind(cls, 0) == 0) return false;
+  return !state.empty();
 }
 
 }  // namespace
 
-void validate_predicate(pg::Connection& shard, const std::string& schema, const std::string& table,
-                        const std::string& shown, const std::string& predicate) {
-  if (predicate.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw usage_error("the archive predicate (--where) is empty", "write a condition, e.g. \"created_at < now() - interval '400 days'\"");
-  std::string plan_text;
-  std::set<Relation> allowed;
-  std::string sql_error;
-  shard.read([&](pqxx::work& tx) {
-    tx.exec("SET TRANSACTION READ ONLY");
-    auto exists = tx.exec_params("SELECT to_regclass($1) IS NOT NULL", quote_ident(schema) + "." + quote_ident(table));
-    if (!exists[0][0].as<bool>()) throw usage_error("table " + shown + " does not exist on " + shard.where());
-    // The root and, when it is partitioned, its partitions: the plan reads those.
-    for (const auto& r : tx.exec_params(
-             "SELECT n.nspname, c.relname FROM pg_partition_tree($1::regclass) t JOIN pg_class c ON c.oid = t.relid "
-             "JOIN pg_namespace n ON n.oid = c.relnamespace",
-             quote_ident(schema) + "." + quote_ident(table)))
-      allowed.insert({r[0].as<std::string>(), r[1].as<std::string>()});
-    allowed.insert({schema, table});
-    try {
-      pqxx::subtransaction sub(tx, "explain_predicate");
-      auto r = sub.exec_params("EXPLAIN (FORMAT JSON, VERBOSE) SELECT 1 FROM " + quote_ident(schema) + "." +
-                               quote_ident(table) + " WHERE (" + predicate + ")");
-      plan_text = r[0][0].as<std::string>();
-    } catch (const pqxx::sql_error& e) {
-      sql_error = e.what();
-    }
-  });
-  if (!sql_error.empty()) {
-    auto line = sql_error.substr(0, sql_error.find('\n'));
-    if (line.rfind("ERROR:  ", 0) == 0) line = line.substr(8);
-    throw usage_error("the archive predicate is not a valid condition on " + shown + ": " + line,
-                      "it is SQL for a WHERE clause over the root table's columns");
+std::string checked_predicate(shardio::RawConn& shard, const std::string& schema, const std::string& table,
+                              const std::string& shown, const std::string& predicate) {
+  if (auto flaw = screen_predicate(predicate)) {
+    if (flaw->character == 0) throw usage_error("the archive predicate (--where) is empty", predicate_hint);
+    throw usage_error("the archive predicate is refused at character " + std::to_string(flaw->character) + ": " + flaw->what,
+                      predicate_hint);
   }
-  std::set<Relation> read;
-  collect_relations(nlohmann::json::parse(plan_text), read);
-  for (const auto& rel : read)
-    if (!allowed.count(rel))
-      throw usage_error("the archive predicate reads another table (" + rel.first + "." + rel.second + ")",
-                        "an archive predicate may use only the columns of " + shown);
+  shard.exec(shardio::session_settings);
+  shard.exec(predicate_settings);
+  std::string root = quote_ident(schema) + "." + quote_ident(table);
+  if (shard.query("SELECT to_regclass($1) IS NOT NULL", {root})[0][0] != "t")
+    throw usage_error("table " + shown + " does not exist on " + shard.role());
+  std::string rendered;
+  shardio::in_rolled_back_transaction(shard, [&] {
+    // A copy named like the root, so a column may be qualified by the table's name.
+    std::string probe = "pg_temp." + quote_ident(table);
+    shard.exec("CREATE TEMPORARY TABLE " + quote_ident(table) + " (LIKE " + root + ")");
+    std::string prefix = "ALTER TABLE " + probe + " ADD CONSTRAINT " + constraint_name + " CHECK (";
+    std::string sql = prefix + predicate + ") NOT VALID";
+    // The extended protocol: one statement, whatever the text holds.
+    shardio::Result r(PQexecParams(shard.get(), sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0));
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+      if (!statement_fault(field(r.get(), PG_DIAG_SQLSTATE))) shard.fail(r.get(), "checking the archive predicate");
+      refuse_parse(r.get(), shown, characters_in(prefix, prefix.size()), predicate);
+    }
+    auto oid = shard.query("SELECT $1::regclass::oid::text", {probe})[0][0];
+    auto constraints = shard.query("SELECT count(*) FROM pg_constraint WHERE conrelid = $1::oid", {oid})[0][0];
+    if (constraints != "1")
+      throw usage_error("the archive predicate is not one expression on " + shown, predicate_hint);
+    std::vector<std::string> volatile_names;
+    for (const auto& row : shard.query(volatile_functions_sql, {oid, constraint_name})) volatile_names.push_back(row[0]);
+    if (!volatile_names.empty()) {
+      std::string names;
+      for (const auto& n : volatile_names) names += (names.empty() ? "" : ", ") + n;
+      throw usage_error("the archive predicate calls volatile function" + std::string(volatile_names.size() > 1 ? "s " : " ") +
+                            names,
+                        "an archive predicate may call immutable and stable functions only: a volatile one may write, or "
+                        "answer differently on each call, and even a dry run evaluates the predicate");
+    }
+    // Rendered with only pg_catalog on the search path: every other function, operator and type
+    // comes schema-qualified, so the text means the same in any session.
+    shard.exec("SET LOCAL search_path = pg_catalog");
+    rendered = shard.query("SELECT pg_get_expr(conbin, conrelid) FROM pg_constraint WHERE conrelid = $1::oid", {oid})[0][0];
+  });
+  if (auto flaw = screen_predicate(rendered))
+    throw internal_error("the server's rendering of the archive predicate on " + shard.role() + " is not one expression (" +
+                         flaw->what + "): " + rendered);
+  return rendered;
 }
 
 }  // namespace shardctl::archive

@@ -216,9 +216,9 @@ class RestoreRun {
       if (!found) throw usage_error("table " + t.name + " on shard " + any->name + " lacks its key column " + key_columns_[i]);
     }
     if (where_) {
-      pg::Connection conn(any->dsn, "shard " + any->name);
+      // What the restore's statements hold is the server's rendering of --where, never its text.
       auto root = catalog::split_stored(tables_[0].name);
-      validate_predicate(conn, root.schema, root.table, tables_[0].name, *where_);
+      condition_ = checked_predicate(probe, root.schema, root.table, tables_[0].name, *where_);
     }
   }
 
@@ -227,6 +227,7 @@ class RestoreRun {
     if (job_.to.kind == Destination::Kind::postgres) {
       dest_ = std::make_unique<shardio::RawConn>(job_.to.dsn, "archive database");
       dest_->exec(shardio::session_settings);
+      dest_->exec(predicate_settings);
       for (const auto& t : tables_) {
         auto cols = shardio::table_columns(*dest_, t.quoted);
         if (cols.empty()) throw data_error("the archive database lacks table " + t.name + " of run " + run_);
@@ -284,6 +285,7 @@ class RestoreRun {
     t.shard = loaded_.shards.at(index);
     t.conn = std::make_unique<shardio::RawConn>(t.shard.dsn, "shard " + t.shard.name);
     t.conn->exec(shardio::session_settings);
+    t.conn->exec(predicate_settings);
     t.conn->exec("BEGIN");
     for (const auto& r : tables_) {
       t.conn->exec("CREATE TEMP TABLE " + r.tmp + " ON COMMIT DROP AS SELECT " + r.cols() + " FROM " + r.quoted + " WITH NO DATA");
@@ -372,7 +374,7 @@ class RestoreRun {
   void check_and_insert(Target& tg, std::map<std::string, std::string>& remaining) {
     auto& c = *tg.conn;
     if (where_) {
-      c.exec("UPDATE " + tables_[0].tmp + " AS t0 SET " + restore_flag + " = coalesce((" + *where_ + "), false)");
+      c.exec("UPDATE " + tables_[0].tmp + " AS t0 SET " + restore_flag + " = coalesce((" + condition_ + "), false)");
       for (std::size_t i = 1; i < tables_.size(); ++i) {
         const auto& t = tables_[i];
         const auto& p = tables_[static_cast<std::size_t>(t.parent)];
@@ -426,7 +428,7 @@ class RestoreRun {
       if (!where_) {
         for (const auto& t : tables_) d.exec("DELETE FROM " + t.quoted + " WHERE " + batch);
       } else {
-        d.exec("DELETE FROM " + tables_[0].quoted + " AS t0 WHERE " + batch + " AND coalesce((" + *where_ + "), false)");
+        d.exec("DELETE FROM " + tables_[0].quoted + " AS t0 WHERE " + batch + " AND coalesce((" + condition_ + "), false)");
         for (std::size_t i = 1; i < tables_.size(); ++i) {
           const auto& t = tables_[i];
           const auto& p = tables_[static_cast<std::size_t>(t.parent)];
@@ -459,7 +461,8 @@ class RestoreRun {
 
   pg::Connection& catalog_;
   std::string run_;
-  std::optional<std::string> where_;
+  std::optional<std::string> where_;  // as the operator wrote it (the report and journal say this)
+  std::string condition_;             // its rendering by a shard's server (checked_predicate)
   bool dry_run_;
   Job job_;
   std::vector<RTable> tables_;

@@ -33,7 +33,7 @@ class ShardWorker {
   }
 
   void run() {
-    set_ = discover_archive_set(src_, run_.job);
+    set_ = discover_archive_set(src_, run_.job, run_.xrefs);
     find_map();
     if (set_.describe() != run_.tables)
       throw usage_error("the tables of archive run " + run_.run + " on shard " + shard_.name +

@@ -14,6 +14,7 @@
 #include "archive/delivery.hpp"
 #include "archive/job.hpp"
 #include "archive/run_journal.hpp"
+#include "archive/xref_children.hpp"
 #include "catalog/catalog.hpp"
 #include "shardio/fault.hpp"
 
@@ -28,6 +29,7 @@ struct RunShared {
   std::int64_t token = 0;  // fencing token of this process (shardio/journal.hpp)
   Job job;
   nlohmann::json tables;  // the tables the run started with (ArchiveSet::describe())
+  XrefChildren xrefs;     // the catalog's xrefs, read when the run (re)started
   std::string catalog_dsn;
   std::optional<std::chrono::steady_clock::time_point> deadline;  // --max-runtime
   std::atomic<int> stop{0};                                       // a StopReason
