@@ -1,6 +1,7 @@
 // shardctl query: one read-only statement on every shard (or a map's, or the named ones), in
-// parallel, streamed back as one result with a leading `shard` column; exit 3 when a shard
-// failed and the result is partial.
+// parallel, as the [query] user, streamed back as one result with a leading `shard` column;
+// exit 3 when a shard failed and the result is partial, 64 when a shard refused the statement
+// or the role.
 #include <iostream>
 #include <iterator>
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   std::optional<int> parallel;
   int connect_timeout = 5;
   std::optional<std::int64_t> limit;
+  bool allow_privileged = false;
   auto& app = fam.app();
   app.add_option("SQL", sql, "The statement (one; `-` reads it from stdin)")->required();
   app.add_option("--map", map, "Only the shards this map routes to")->type_name("MAP");
@@ -33,6 +35,8 @@ int main(int argc, char** argv) {
       ->check(cli::whole_number(1))
       ->type_name("SECONDS");
   app.add_option("--limit", limit, "At most N rows from each shard")->check(cli::whole_number(0))->type_name("N");
+  app.add_flag("--allow-privileged", allow_privileged,
+               "Run even when the login role can do more than read (superuser, REPLICATION, server files, signals)");
 
   fam.root_handler([&](cli::Context& ctx) {
     query::Options opt;
@@ -48,6 +52,8 @@ int main(int argc, char** argv) {
     }
     opt.connect_timeout = connect_timeout;
     opt.limit = limit;
+    opt.user = ctx.config().query.user;
+    opt.allow_privileged = allow_privileged;
     std::unique_ptr<query::Sink> sink;
     switch (ctx.format()) {
       case cli::Format::json: sink = query::json_sink(ctx.out()); break;

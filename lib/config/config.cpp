@@ -52,6 +52,8 @@ constexpr KeyDef known_keys[] = {
     {"shards.*", Type::table},
     {"shards.*.capacity_bytes", Type::integer},
     {"shards.*.weight", Type::number},
+    {"query", Type::table},
+    {"query.user", Type::string},
 };
 
 std::string_view type_name(Type t) {
@@ -277,6 +279,17 @@ void read_shards(const Reader& reader, const toml::table& root, std::vector<Shar
   }
 }
 
+// [query] user: a PostgreSQL role name (at most 63 bytes, as the server keeps them), put into
+// each shard's connection string in place of its user.
+void read_query(const Reader& reader, const toml::table& root, QueryConfig& out) {
+  auto node = root["query"]["user"];
+  if (!node) return;
+  auto user = *node.value<std::string>();
+  if (user.empty() || user.size() > 63 || user.find('\0') != std::string::npos)
+    reader.fail(*node.node(), "\"query.user\" must be a role name of 1 to 63 bytes");
+  out.user = user;
+}
+
 }  // namespace
 
 const ShardConfig* Config::shard(const std::string& name) const {
@@ -368,6 +381,7 @@ Config parse_config(std::string_view text, const std::string& origin) {
   }
   read_check(reader, root, cfg.check);
   read_shards(reader, root, cfg.shards);
+  read_query(reader, root, cfg.query);
   return cfg;
 }
 

@@ -51,6 +51,13 @@ struct ShardConfig {
   double weight = 1.0;                         // the shard's share relative to the others
 };
 
+// [query]: how `shardctl query` connects to the shards.
+struct QueryConfig {
+  // The login role it connects as instead of the user in each shard's DSN: a role that can
+  // only read (see shardctl-query(1)). None: the DSN's own user.
+  std::optional<std::string> user;
+};
+
 struct Config {
   std::optional<std::filesystem::path> path;  // the file read; empty when none was found
   std::optional<std::string> catalog;         // catalog DSN
@@ -62,6 +69,7 @@ struct Config {
   std::vector<ArchiveJob> archive_jobs;       // [[archive.job]]
   CheckConfig check;                          // [check]
   std::vector<ShardConfig> shards;            // [shards.NAME]
+  QueryConfig query;                          // [query]
   const ShardConfig* shard(const std::string& name) const;  // nullptr when not configured
 };
 

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "query/shard_reader.hpp"
+#include "query/statement.hpp"
 
 namespace shardctl::query {
 
@@ -28,7 +29,10 @@ std::string describe_columns(const std::vector<Column>& columns) {
 }
 
 Summary run(catalog::Store& store, const Options& options, Sink& sink, const std::function<void(const ShardResult&)>& on_done) {
-  if (options.sql.find_first_not_of(" \t\r\n;") == std::string::npos) throw usage_error("the statement is empty");
+  // What can be refused from the text alone is, before any shard is asked.
+  Options opts = options;
+  opts.sql = statement_text(options.sql);
+  read_shape(opts.sql);
   if (options.limit && *options.limit < 0) throw usage_error("--limit must be 0 or more");
   auto targets = fanout::select_targets(store, options.selection);
   Summary summary;
@@ -72,18 +76,31 @@ Summary run(catalog::Store& store, const Options& options, Sink& sink, const std
       std::lock_guard lock(mutex);
       return sink.closed();
     };
-    read_shard(t, options, hooks, result);
+    try {
+      read_shard(t, opts, hooks, result);
+    } catch (const Refusal&) {
+      result.refused = true;
+      throw;
+    }
   };
   auto done = [&](const fanout::Target& t, const fanout::Outcome& o) {
     ShardResult& result = summary.shards[index.at(t.shard)];
     result.outcome = o;
-    if (on_done) {
+    if (on_done && !result.refused) {
       std::lock_guard lock(mutex);
       on_done(result);
     }
   };
   fanout::run(targets.run, {options.parallel, false}, work, done);
+  // A refusal is the same on every shard it comes from, and it is the operator's to fix: one
+  // usage error, after the rows of any shard that did run (a role that can do more than read
+  // on some servers only). No rows: nothing is written at all.
+  const fanout::Outcome* refusal = nullptr;
+  for (const auto& s : summary.shards)
+    if (!refusal && s.refused) refusal = &s.outcome;
+  if (refusal && !have_columns) throw usage_error(refusal->error, refusal->hint);
   sink.finish(summary);
+  if (refusal) throw usage_error(refusal->error, refusal->hint);
   return summary;
 }
 

@@ -1,8 +1,10 @@
 // shardctl query: one read-only statement on many shards at once, the rows of all of them
-// streamed as one result with a leading `shard` column. Every shard runs it in its own
-// `BEGIN READ ONLY` transaction with a statement timeout and is always rolled back; a shard that
+// streamed as one result with a leading `shard` column. Every shard runs it as a role that can
+// only read (read_role.hpp), once the server has parsed it as a read (statement.hpp), in its
+// own `BEGIN READ ONLY` transaction with a statement timeout, always rolled back. A shard that
 // fails (error, timeout, columns unlike the others', unreachable) is that shard's outcome and the
-// result is partial (SPEC §4: exit 3), never a reason to hide the other shards' rows.
+// result is partial (exit 3), never a reason to hide the other shards' rows; a refusal (a
+// statement that is no read, a role that can do more) is a usage error (64).
 #pragma once
 
 #include <chrono>
@@ -32,6 +34,7 @@ struct ShardResult {
   fanout::Outcome outcome;
   std::int64_t rows = 0;
   bool limited = false;  // --limit reached: the shard had more rows
+  bool refused = false;  // the shard refused the statement or the role (outcome: failed, usage)
 };
 
 struct Summary {
@@ -64,11 +67,17 @@ struct Options {
   std::chrono::milliseconds timeout{30'000};  // statement_timeout on each shard
   int connect_timeout = 5;                    // seconds
   std::optional<std::int64_t> limit;          // rows per shard
+  // The login role on every shard, in place of each DSN's user ([query] user). None: the DSN's.
+  std::optional<std::string> user;
+  bool allow_privileged = false;  // run even as a role that can do more than read
 };
 
 // Runs the statement on the selected shards and streams every row into `sink`. `on_done` is
-// called as each shard finishes (stderr lines for failed shards). Usage Error for an unknown map
-// or shard, an empty statement or a negative limit.
+// called as each shard finishes (stderr lines for failed shards), but not for a shard that
+// refused to run it. Usage Error for an unknown map or shard, an empty statement, a statement
+// that is no read or a negative limit before anything is sent; and after the run, when any
+// shard refused the statement or the role (the first refusal; the sink is finished first if
+// rows were written).
 Summary run(catalog::Store& store, const Options& options, Sink& sink,
             const std::function<void(const ShardResult&)>& on_done = {});
 

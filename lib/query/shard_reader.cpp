@@ -6,7 +6,10 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "pg/dsn.hpp"
+#include "query/read_role.hpp"
+#include "query/statement.hpp"
 #include "shardio/raw_conn.hpp"
 
 namespace shardctl::query {
@@ -53,30 +56,80 @@ std::string oid_array(const std::vector<Column>& columns) {
   return out;
 }
 
+// Refuses (usage Error) a login that can do more than read, unless the options allow it.
+void check_role(PGconn* conn, const fanout::Target& target, const Options& options) {
+  if (options.allow_privileged) return;
+  Result r(PQexec(conn, member_roles_sql));
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail(conn, r.get(), target.shard, "reading the roles of its login");
+  std::vector<MemberRole> roles;
+  std::string login = PQuser(conn);
+  for (int i = 0; i < PQntuples(r.get()); ++i) {
+    roles.push_back({PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1)[0] == 't', PQgetvalue(r.get(), i, 2)[0] == 't'});
+    login = PQgetvalue(r.get(), i, 3);
+  }
+  if (auto why = privilege_refusal(login, roles))
+    throw Refusal("shard " + target.shard + ": role \"" + printable(login) + "\" can do more than read (" + *why + ")",
+                  read_role_hint());
+}
+
+// The statement's parse on the server (one statement, no parameters) and what kind it is
+// (statement.hpp): a refusal is a usage Error, the same on every shard; any other failure
+// (a table this shard lacks) is the shard's.
+void check_statement(PGconn* conn, const fanout::Target& target, const Options& options) {
+  {
+    Result r(PQprepare(conn, kStatement, options.sql.c_str(), 0, nullptr));
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+      std::string state = sqlstate(r.get());
+      if (state == "42601" || state == "42P18")
+        throw Refusal("the statement does not parse: " + first_line(PQresultErrorMessage(r.get())));
+      fail(conn, r.get(), target.shard, "parsing the statement");
+    }
+  }
+  {
+    Result d(PQdescribePrepared(conn, kStatement));
+    if (PQresultStatus(d.get()) != PGRES_COMMAND_OK) fail(conn, d.get(), target.shard, "describing the statement");
+    if (PQnparams(d.get()) > 0) throw Refusal("the statement has parameters ($1 ...), which query has no values for");
+  }
+  Shape shape = read_shape(options.sql);
+  if (shape.kind == StatementKind::show) return;
+  std::string select = options.sql.substr(shape.explained);
+  Result r(PQprepare(conn, "", select_check_sql(select).c_str(), 0, nullptr));
+  if (PQresultStatus(r.get()) == PGRES_COMMAND_OK) return;
+  std::string state = sqlstate(r.get());
+  if (PQstatus(conn) != CONNECTION_OK || state.empty() || state.rfind("08", 0) == 0 || state.rfind("57P", 0) == 0)
+    fail(conn, r.get(), target.shard, "parsing the statement");
+  throw Refusal(select_refusal(shape, state, first_line(PQresultErrorMessage(r.get()))), statement_hint());
+}
+
 }  // namespace
 
 void read_shard(const fanout::Target& target, const Options& options, const ReadHooks& hooks, ShardResult& result) {
-  shardio::RawConn raw(fanout::dsn_with_timeout(target.dsn, options.connect_timeout), "shard " + target.shard);
+  std::string dsn = fanout::dsn_with_timeout(target.dsn, options.connect_timeout);
+  if (options.user) dsn = dsn_with_user(dsn, *options.user);
+  shardio::RawConn raw(dsn, "shard " + target.shard);
   PGconn* conn = raw.get();
   auto exec = [&](const std::string& sql, const std::string& what) {
     Result r(PQexec(conn, sql.c_str()));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK)
       fail(conn, r.get(), target.shard, what);
   };
-  // READ ONLY refuses every write, also one hidden in a function; the transaction is rolled
-  // back however the statement ends, so nothing it did could stay.
+  check_role(conn, target, options);
+  // READ ONLY refuses every write to a table, also one hidden in a function; the transaction
+  // is rolled back however the statement ends, so nothing it did in the database could stay.
+  // What reaches beyond the database is the role's to refuse (check_role).
   exec("BEGIN READ ONLY", "BEGIN");
   {
+    // standard_conforming_strings on: the statement is read (statement.hpp) as it is parsed.
     std::string ms = std::to_string(std::max<std::int64_t>(1, options.timeout.count())) + "ms";
     const char* values[] = {ms.c_str()};
-    Result r(PQexecParams(conn, "SELECT set_config('statement_timeout', $1, true)", 1, nullptr, values, nullptr, nullptr, 0));
+    Result r(PQexecParams(conn,
+                          "SELECT pg_catalog.set_config('statement_timeout', $1, true), "
+                          "pg_catalog.set_config('standard_conforming_strings', 'on', true)",
+                          1, nullptr, values, nullptr, nullptr, 0));
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail(conn, r.get(), target.shard, "setting statement_timeout");
   }
   // The extended protocol takes exactly one statement: `SELECT 1; DELETE ...` is refused.
-  {
-    Result r(PQprepare(conn, kStatement, options.sql.c_str(), 0, nullptr));
-    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) fail(conn, r.get(), target.shard, "parsing the statement");
-  }
+  check_statement(conn, target, options);
   std::vector<Column> columns;
   {
     Result d(PQdescribePrepared(conn, kStatement));
@@ -87,8 +140,10 @@ void read_shard(const fanout::Target& target, const Options& options, const Read
     // Type names, not OIDs: a user type has a different OID on every shard.
     std::string oids = oid_array(columns);
     const char* values[] = {oids.c_str()};
-    Result r(PQexecParams(conn, "SELECT format_type(t, NULL) FROM unnest($1::oid[]) WITH ORDINALITY u(t, n) ORDER BY n", 1,
-                          nullptr, values, nullptr, nullptr, 0));
+    Result r(PQexecParams(conn,
+                          "SELECT pg_catalog.format_type(t, NULL) "
+                          "FROM pg_catalog.unnest($1::pg_catalog.oid[]) WITH ORDINALITY u(t, n) ORDER BY n",
+                          1, nullptr, values, nullptr, nullptr, 0));
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != static_cast<int>(columns.size()))
       fail(conn, r.get(), target.shard, "reading the column types");
     for (std::size_t i = 0; i < columns.size(); ++i) columns[i].type = PQgetvalue(r.get(), static_cast<int>(i), 0);

@@ -274,6 +274,7 @@ UpResult Sandbox::up(const UpOptions& options) {
         if (server_dir_ != dir_) state["server_dir"] = server_dir_.string();
         write_state(dir_, state);
       }
+      ensure_read_role();
     } catch (...) {
       // A half-made sandbox would make the next `up` harder, not easier.
       if (result.created) stop_and_remove();
@@ -289,7 +290,9 @@ UpResult Sandbox::up(const UpOptions& options) {
       fo.scale = options.scale;
       result.fleet = create_fleet("demo", fo);
     }
-    std::string toml = std::string(marker) + "\ncatalog = " + toml_string(result.fleet->catalog_dsn) + "\n";
+    std::string toml = std::string(marker) + "\ncatalog = " + toml_string(result.fleet->catalog_dsn) +
+                       "\n\n# `shardctl query` connects as this role: it can only read (see shardctl-query(1)).\n"
+                       "[query]\nuser = " + toml_string(read_role) + "\n";
     std::ofstream(result.config_file) << toml;
     // Commands run from here find the sandbox without flags; never overwrite an operator's file.
     fs::path cwd_config = fs::absolute("shardctl.toml");

@@ -14,6 +14,11 @@
 
 namespace shardctl::sandbox {
 
+// The login role `shardctl query` runs as in a sandbox: on every cluster, holding
+// pg_read_all_data and nothing more, named by the [query] user of the config `up` writes.
+// The clusters trust local connections, so it needs no password.
+inline constexpr const char* read_role = "shardctl_read";
+
 struct Cluster {
   std::string name;  // "catalog", "shards1", "shards2"
   int port;
@@ -88,6 +93,9 @@ class Sandbox {
   void choose_server_dir();
   void check_socket_path() const;
   void start_clusters(UpResult& result);
+  // Creates read_role on every running cluster unless it is there (`up` of a sandbox made
+  // before the role existed adds it too).
+  void ensure_read_role() const;
   std::vector<std::string> stop_and_remove();
   // Stops every running cluster at once (-m immediate): only for clusters about to be removed.
   void stop_clusters(std::vector<std::string>& stopped) const;
