@@ -97,7 +97,7 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
       in_dir.insert(*m.version);
       auto it = applied.find(*m.version);
       if (it != applied.end()) {
-        if (!it->second->checksum.empty() && it->second->checksum != m.checksum)
+        if (!it->second->checksum.empty() && !m.matches(it->second->checksum))
           plan.changed.push_back({m.file, it->second->checksum, m.checksum});
         continue;
       }
@@ -106,7 +106,7 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
       plan.pending.push_back(i);
     } else {
       auto it = repeatable.find(m.file);
-      if (it == repeatable.end() || it->second->checksum != m.checksum) plan.pending.push_back(i);
+      if (it == repeatable.end() || !m.matches(it->second->checksum)) plan.pending.push_back(i);
     }
   }
   for (const auto& [v, row] : applied)

@@ -95,6 +95,10 @@ void prepare_session(shardio::RawConn& conn, const RunSettings& s) {
   // A file's own SETs (search_path, role) must not leak into the next file: start each from
   // the session defaults, then the rollout's timeouts.
   conn.exec("RESET ALL");
+  // Files are checked with PostgreSQL's lexing rules as they are by default (standard strings):
+  // a database or role default of off would let the server read statements the check did not
+  // see (a backslash before a quote).
+  conn.exec("SET standard_conforming_strings = on");
   conn.exec("SET lock_timeout = " + std::to_string(s.lock_timeout.count()));
   conn.exec("SET statement_timeout = " + std::to_string(s.statement_timeout.count()));
 }
