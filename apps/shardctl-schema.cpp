@@ -1,6 +1,8 @@
 // shardctl schema: roll versioned migration files out to every shard (waves, canary, per-shard
 // locks and history), show the shard x version matrix, adopt an existing fleet (baseline), and
 // compare the shards' actual structure (drift, defined in schema_drift.hpp).
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include "catalog/catalog.hpp"
@@ -8,6 +10,7 @@
 #include "cli/family.hpp"
 #include "config/config.hpp"
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "fanout/fanout.hpp"
 #include "output/junit.hpp"
 #include "schema/files.hpp"
@@ -96,6 +99,7 @@ int main(int argc, char** argv) {
     opt.continue_on_error = continue_on_error;
     opt.dry_run = ctx.dry_run();
     opt.settings = o.settings();
+    opt.settings.directory = dir;
     opt.on_shard = [&](const schema::ShardReport& r) { ctx.note(schema::progress_line(r)); };
     schema::ApplyResult r;
     try {
@@ -162,6 +166,41 @@ int main(int argc, char** argv) {
   baseline->add_option("DIR", baseline_dir, "Also record each V file of DIR up to VERSION with its checksum")->type_name("DIR");
   add_selection(baseline, o);
   baseline->add_option("--lock-timeout", o.lock_timeout, "Wait at most this long for a shard's rollout lock (default 10s)")
+      ->type_name("DURATION");
+  std::optional<std::string> repair_dir, mark_applied, mark_failed;
+  auto* repair = fam.command("repair", "Record what a file that never finished did on a shard: applied, or failed to run again",
+                             [&](cli::Context& ctx) {
+    if (mark_applied.has_value() == mark_failed.has_value())
+      throw usage_error("give one of --mark-applied FILE and --mark-failed FILE",
+                        "--mark-applied if every statement of the file took effect, --mark-failed to run it again");
+    auto mark = mark_applied ? schema::RepairMark::applied : schema::RepairMark::failed;
+    // The file as history names it: its name in DIR (a path to it is taken by its name).
+    std::string name = std::filesystem::path(mark_applied ? *mark_applied : *mark_failed).filename().string();
+    auto migrations = schema::load_directory(*repair_dir);
+    auto file = std::find_if(migrations.begin(), migrations.end(), [&](const schema::Migration& m) { return m.file == name; });
+    if (file == migrations.end())
+      throw usage_error("no migration file '" + printable(name) + "' in " + printable(*repair_dir),
+                        "name the file as `shardctl schema apply` reported it, e.g. V3__add_index.sql");
+    auto targets = o.targets(ctx);
+    auto r = schema::repair(targets, *file, mark, o.parallel_or(ctx), ctx.dry_run(), o.settings());
+    for (const auto& s : r.shards) {
+      if (s.error.empty()) continue;
+      std::cerr << "shardctl schema: error: shard " << s.shard << " (" << s.state << "): " << s.error << '\n';
+      if (!s.hint.empty()) std::cerr << "hint: " << s.hint << '\n';
+    }
+    ctx.set_exit_status(r.exit_code);
+    if (ctx.json()) return ctx.print_json(schema::to_json(r));
+    schema::print_repair(ctx.out(), r);
+  });
+  repair->add_option("DIR", repair_dir, "Directory of the migration files")->required()->type_name("DIR");
+  auto* applied_opt = repair->add_option("--mark-applied", mark_applied,
+                                         "Record FILE as applied: every statement of it took effect")
+                          ->type_name("FILE");
+  repair->add_option("--mark-failed", mark_failed, "Record FILE as failed: the next apply runs it again")
+      ->type_name("FILE")
+      ->excludes(applied_opt);
+  add_selection(repair, o);
+  repair->add_option("--lock-timeout", o.lock_timeout, "Wait at most this long for a shard's rollout lock (default 10s)")
       ->type_name("DURATION");
   add_drift_command(fam);
   return fam.main(argc, argv);

@@ -1,11 +1,18 @@
 #include "schema/files.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <map>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/utf8.hpp"
 #include "digest/sha256.hpp"
 #include "schema/statements.hpp"
 
@@ -114,53 +121,180 @@ bool no_transaction_header(std::string_view text, const std::string& file) {
   return no_tx;
 }
 
-Migration load_file(const fs::path& path) {
-  std::string file = path.filename().string();
-  auto parsed = parse_file_name(file);
+namespace {
+
+constexpr std::string_view byte_order_mark = "\xEF\xBB\xBF";
+
+const char* type_name(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "not a regular file";
+  }
+}
+
+constexpr const char* name_hint =
+    "a name like a migration's (*.sql, V<digit>..., R_...) must be a migration file: rename or move it, or start its "
+    "name with '.' to have it ignored";
+
+// The regular file `path` (an entry of `dir`) is, following a symbolic link that stays inside
+// `dir`. Refuses anything else before it is opened: opening a FIFO would wait for a writer.
+fs::path regular_file_of(const fs::path& dir, const fs::path& path, const std::string& shown) {
+  std::error_code ec;
+  auto st = fs::symlink_status(path, ec);
+  if (ec) throw data_error(shown + ": cannot be read: " + ec.message());
+  fs::path target = path;
+  if (fs::is_symlink(st)) {
+    auto link = fs::read_symlink(path, ec);
+    std::string to = printable(link.string());
+    auto resolved = fs::canonical(path, ec);
+    if (ec)
+      throw data_error(shown + ": a symbolic link to '" + to + "', which does not exist",
+                       "the link is broken; a migration is never skipped: restore its target or remove the link");
+    auto base = fs::canonical(dir, ec);
+    if (ec) throw data_error(shown + ": cannot resolve the directory: " + ec.message());
+    auto rel = resolved.lexically_relative(base);
+    if (rel.empty() || *rel.begin() == "..")
+      throw data_error(shown + ": a symbolic link to '" + printable(resolved.string()) + "', outside the migration directory",
+                       "a symbolic link must lead to a regular file inside the migration directory; copy the file in");
+    st = fs::status(resolved, ec);
+    if (ec) throw data_error(shown + ": cannot be read: " + ec.message());
+    target = resolved;
+  }
+  if (!fs::is_regular_file(st))
+    throw data_error(shown + ": " + type_name(st.type()) + ", not a migration file", name_hint);
+  return target;
+}
+
+// The bytes of the regular file `path`. Opened without blocking and checked again once open, so
+// a FIFO put in its place meanwhile is refused rather than waited on.
+std::string read_regular_file(const fs::path& path, const std::string& shown) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) throw data_error(shown + ": cannot be read: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw data_error(shown + ": not a regular file", name_hint);
+  std::string out;
+  char buf[65536];
+  while (true) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw data_error(shown + ": cannot be read: " + std::strerror(errno));
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool looks_like_migration(std::string_view name) {
+  if (name.empty() || name[0] == '.') return false;
+  if (name.size() >= 4) {
+    auto ext = name.substr(name.size() - 4);
+    if (ext[0] == '.' && (ext[1] == 's' || ext[1] == 'S') && (ext[2] == 'q' || ext[2] == 'Q') && (ext[3] == 'l' || ext[3] == 'L'))
+      return true;
+  }
+  if (name.size() < 2) return false;
+  char c0 = name[0], c1 = name[1];
+  if ((c0 == 'V' || c0 == 'v') && (std::isdigit(static_cast<unsigned char>(c1)) || c1 == '_')) return true;
+  return (c0 == 'R' || c0 == 'r') && c1 == '_';
+}
+
+std::string migration_text(std::string_view bytes, const std::string& file) {
+  // Editors on Windows write a byte order mark: it is not SQL (the server would take it for
+  // part of the first word).
+  if (bytes.substr(0, byte_order_mark.size()) == byte_order_mark) bytes.remove_prefix(byte_order_mark.size());
+  std::string text = normalize_line_endings(bytes);
+  auto where = [&](std::size_t offset) {
+    auto [line, col] = line_col(text, offset);
+    return file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+  };
+  if (auto nul = text.find('\0'); nul != std::string::npos)
+    throw data_error(where(nul) + "a NUL byte; a migration file is text",
+                     "the server would receive only the text before it: remove it (or save the file as UTF-8, not UTF-16)");
+  for (std::size_t i = 0; i < text.size();) {
+    auto n = utf8_detail::sequence_length(text, i);
+    if (n == 0) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[i]));
+      throw data_error(where(i) + "not valid UTF-8 (byte " + byte + ")", "save the file as UTF-8");
+    }
+    i += n;
+  }
+  return text;
+}
+
+void refuse_transaction_control(const std::vector<Statement>& statements, std::string_view text, const std::string& file) {
+  for (const auto& st : statements) {
+    auto tc = transaction_control(st);
+    if (!tc) continue;
+    auto [line, col] = line_col(text, st.offset);
+    throw data_error(file + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + *tc +
+                         ": a migration file must not control transactions",
+                     "shardctl runs each file in a transaction of its own, recorded with it (a no-transaction file "
+                     "commits each statement by itself): remove it, and put what must commit first in a file of its own");
+  }
+}
+
+Migration load_file(const fs::path& dir, const std::string& name) {
+  fs::path path = dir / name;
+  std::string shown = printable(path.string());
+  // The name goes into every shard's history (text) and into reports: UTF-8, no control characters.
+  if (!valid_utf8(name)) throw data_error(shown + ": the file name is not valid UTF-8", "rename the file");
+  for (char c : name)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)
+      throw data_error(shown + ": the file name holds a control character", "rename the file");
+  auto parsed = parse_file_name(name);
   if (!parsed)
-    throw data_error(path.string() + ": not a migration file name",
+    throw data_error(shown + ": not a migration file name",
                      "name migrations V<version>__<name>.sql (e.g. V3__add_email.sql) or R__<name>.sql");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw data_error(path.string() + ": cannot be read");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw data_error(path.string() + ": cannot be read");
+  auto bytes = read_regular_file(regular_file_of(dir, path, shown), shown);
   Migration m;
   m.kind = parsed->kind;
   m.version = parsed->version;
   m.description = parsed->description;
-  m.file = file;
-  m.sql = normalize_line_endings(buf.str());
+  m.file = name;
+  m.sql = migration_text(bytes, shown);
   m.checksum = checksum_of(m.sql);
-  m.no_transaction = no_transaction_header(m.sql, path.string());
-  if (split_statements(m.sql).empty())
-    throw data_error(path.string() + ": holds no SQL statement", "an empty migration is most likely a mistake");
+  if (std::string_view(bytes).substr(0, byte_order_mark.size()) == byte_order_mark)
+    m.checksum_with_bom = checksum_of(std::string(byte_order_mark) + m.sql);
+  m.no_transaction = no_transaction_header(m.sql, shown);
+  auto statements = split_statements(m.sql);
+  if (statements.empty()) throw data_error(shown + ": holds no SQL statement", "an empty migration is most likely a mistake");
+  refuse_transaction_control(statements, m.sql, shown);
   return m;
 }
 
 std::vector<Migration> load_directory(const fs::path& dir) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) throw usage_error("migration directory " + dir.string() + " does not exist");
-  if (!fs::is_directory(dir, ec)) throw usage_error(dir.string() + " is not a directory", "give the directory holding the V*__*.sql files");
-  std::vector<fs::path> paths;
+  std::string shown_dir = printable(dir.string());
+  if (!fs::exists(dir, ec)) throw usage_error("migration directory " + shown_dir + " does not exist");
+  if (!fs::is_directory(dir, ec)) throw usage_error(shown_dir + " is not a directory", "give the directory holding the V*__*.sql files");
+  std::vector<std::string> names;
   fs::directory_iterator it(dir, ec);
-  if (ec) throw usage_error("cannot read the directory " + dir.string() + ": " + ec.message());
+  if (ec) throw usage_error("cannot read the directory " + shown_dir + ": " + ec.message());
   for (const auto& entry : it) {
     auto name = entry.path().filename().string();
-    if (name.empty() || name[0] == '.') continue;
-    if (name.size() < 4 || name.substr(name.size() - 4) != ".sql") continue;
-    if (!entry.is_regular_file(ec)) continue;
-    paths.push_back(entry.path());
+    // Every entry meant as a migration is loaded, so one that is not valid is refused: a typo,
+    // a broken link or a directory never skips a migration silently.
+    if (looks_like_migration(name)) names.push_back(name);
   }
-  std::sort(paths.begin(), paths.end());
+  std::sort(names.begin(), names.end());
   std::vector<Migration> versioned, repeatable;
   std::map<Version, std::string> by_version;
-  for (const auto& p : paths) {
-    auto m = load_file(p);
+  for (const auto& name : names) {
+    auto m = load_file(dir, name);
     if (m.kind == Kind::versioned) {
       auto [it2, fresh] = by_version.emplace(*m.version, m.file);
       if (!fresh)
-        throw data_error((dir / m.file).string() + ": version " + m.version->text() + " is also the version of " +
+        throw data_error(printable((dir / m.file).string()) + ": version " + m.version->text() + " is also the version of " +
                              it2->second,
                          "every versioned file needs its own version");
       versioned.push_back(std::move(m));
@@ -175,7 +309,7 @@ std::vector<Migration> load_directory(const fs::path& dir) {
   std::vector<Migration> out;
   out.reserve(versioned.size() + repeatable.size());
   for (const auto& [v, i] : order) out.push_back(std::move(versioned[i]));
-  // Repeatable files follow; paths were sorted, so they already are in file-name order.
+  // Repeatable files follow; names were sorted, so they already are in file-name order.
   for (auto& m : repeatable) out.push_back(std::move(m));
   return out;
 }

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/statements.hpp"
+
 namespace shardctl::schema {
 
 // A version is dot-separated non-negative integers compared part by part as numbers:
@@ -30,9 +32,13 @@ struct Migration {
   std::optional<Version> version;  // versioned files only
   std::string description;         // the <name> part
   std::string file;                // file name, e.g. "V2__add_email.sql": how history names it
-  std::string sql;                 // the file's text, line endings normalized to LF
+  std::string sql;                 // the file's text, a leading BOM removed, line endings normalized to LF
   std::string checksum;            // "sha256:<hex>" of `sql`
+  // A file that starts with a UTF-8 byte order mark: the checksum earlier versions recorded
+  // for it (the BOM included), which history rows written then may hold.
+  std::optional<std::string> checksum_with_bom;
   bool no_transaction = false;     // header `-- shardctl:no-transaction`
+  bool matches(const std::string& recorded) const { return recorded == checksum || recorded == checksum_with_bom; }
 };
 
 // What a file name says. nullopt: not a migration name at all (callers decide: a `.sql` file
@@ -54,14 +60,35 @@ std::string checksum_of(std::string_view normalized_text);
 // `file:line:col`, so a typo never silently runs a file inside a transaction.
 bool no_transaction_header(std::string_view normalized_text, const std::string& file);
 
-// Loads one file (path's file name must parse). Data Error (65) for a file that holds no SQL.
-Migration load_file(const std::filesystem::path& path);
+// Whether a directory entry is meant as a migration, so it must be one: its name ends in `.sql`
+// or starts with V and a digit, V_, R_ (either letter in either case). Names starting with '.'
+// and every other name (README.md, notes/) are left alone.
+bool looks_like_migration(std::string_view name);
+
+// Checks the text of a file before anything runs, and returns it ready to send: well-formed
+// UTF-8 without a NUL byte (the server would see only the text before it), a leading byte
+// order mark removed, line endings normalized. Data Error (65) naming `file:line:col`.
+std::string migration_text(std::string_view bytes, const std::string& file);
+
+// Refuses (data Error 65, `file:line:col`) transaction control (BEGIN, COMMIT, ROLLBACK,
+// SAVEPOINT, ...) in a file: shardctl runs each file in a transaction of its own (or, for a
+// no-transaction file, commits each statement), and a COMMIT in the text would commit part of
+// a file whose history says it failed.
+void refuse_transaction_control(const std::vector<Statement>& statements, std::string_view text,
+                                const std::string& file);
+
+// Loads one file of `dir` (its name must parse): a regular file, or a symbolic link to a
+// regular file inside `dir`; anything else (a directory, a FIFO, a device, a dangling link, a
+// link leading out of `dir`) is refused before it is opened. Data Error (65) naming the file
+// for those, for text migration_text refuses, for transaction control, and for a file that
+// holds no SQL.
+Migration load_file(const std::filesystem::path& dir, const std::string& name);
 
 // All migrations of `dir`, versioned ones in version order, then repeatable ones by name.
-// Only regular files directly in `dir` count; names starting with '.' and files not ending in
-// `.sql` are ignored. Usage Error (64) when `dir` is missing or not a directory; data Error (65)
-// naming the file for a `.sql` file whose name is not a migration name, for two files with the
-// same version, or for an unreadable or empty file.
+// Only entries directly in `dir` whose name looks_like_migration count, and each of them must
+// be a valid migration. Usage Error (64) when `dir` is missing or not a directory; data Error
+// (65) naming the file for such an entry that is not a valid migration (name, file type,
+// text), for two files with the same version, or for an unreadable or empty file.
 std::vector<Migration> load_directory(const std::filesystem::path& dir);
 
 // 1-based line and column (in characters) of the byte `offset` in `text`: error positions.

@@ -1,9 +1,5 @@
 #include "schema/history.hpp"
 
-#include <libpq-fe.h>
-
-#include <memory>
-
 namespace shardctl::schema {
 
 std::vector<HistoryRow> read_history(shardio::RawConn& conn) {
@@ -11,7 +7,7 @@ std::vector<HistoryRow> read_history(shardio::RawConn& conn) {
   if (exists.empty() || exists[0][0] != "t") return {};
   auto rows = conn.query(
       "SELECT id::text, coalesce(version, ''), version IS NULL, name, kind, coalesce(checksum, ''), "
-      "applied_at::text, duration_ms::text, applied_by, success "
+      "applied_at::text, duration_ms::text, applied_by, coalesce(success::text, 'null') "
       "FROM shardctl.schema_history ORDER BY id");
   std::vector<HistoryRow> out;
   out.reserve(rows.size());
@@ -25,7 +21,8 @@ std::vector<HistoryRow> read_history(shardio::RawConn& conn) {
     h.applied_at = r[6];
     h.duration_ms = std::stoll(r[7]);
     h.applied_by = r[8];
-    h.success = r[9] == "t";
+    h.success = r[9] == "true";
+    h.unfinished = r[9] == "null";
     out.push_back(std::move(h));
   }
   return out;
@@ -33,7 +30,8 @@ std::vector<HistoryRow> read_history(shardio::RawConn& conn) {
 
 void ensure_history(shardio::RawConn& conn) {
   // One row per attempt; failures stay as the audit trail and a later success of the same file
-  // closes them. `checksum` is "<algorithm>:<hex>" so another algorithm can follow.
+  // closes them. `checksum` is "<algorithm>:<hex>" so another algorithm can follow. `success`
+  // NULL: a no-transaction file started and has not (or never) recorded its outcome.
   conn.exec(
       "CREATE SCHEMA IF NOT EXISTS shardctl;"
       "CREATE TABLE IF NOT EXISTS shardctl.schema_history ("
@@ -45,17 +43,37 @@ void ensure_history(shardio::RawConn& conn) {
       " applied_at timestamptz NOT NULL DEFAULT now(),"
       " duration_ms bigint NOT NULL DEFAULT 0,"
       " applied_by text NOT NULL DEFAULT current_user,"
-      " success boolean NOT NULL,"
+      " success boolean,"
+      " note text,"
       " CHECK ((kind = 'repeatable') = (version IS NULL)))");
+  // The first shape had `success boolean NOT NULL` and no `note`. Upgraded in place (under the
+  // rollout lock; ALTER TABLE only when needed, so a current table is never locked for it).
+  // Earlier versions still read the upgraded table: to them an unfinished row looks failed.
+  auto old = conn.query(
+      "SELECT (SELECT attnotnull FROM pg_attribute WHERE attrelid = 'shardctl.schema_history'::regclass "
+      "AND attname = 'success' AND NOT attisdropped), "
+      "NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'shardctl.schema_history'::regclass "
+      "AND attname = 'note' AND NOT attisdropped)");
+  if (!old.empty() && (old[0][0] == "t" || old[0][1] == "t"))
+    conn.exec(
+        "ALTER TABLE shardctl.schema_history ALTER COLUMN success DROP NOT NULL, "
+        "ADD COLUMN IF NOT EXISTS note text");
 }
 
-void insert_history(shardio::RawConn& conn, const NewRow& row) {
+std::int64_t insert_history(shardio::RawConn& conn, const NewRow& row) {
   // RawConn::query binds text parameters and has no NULL: NULLIF('') stands for it.
-  conn.query(
-      "INSERT INTO shardctl.schema_history (version, name, kind, checksum, duration_ms, success) "
-      "VALUES (NULLIF($1, ''), $2, $3, NULLIF($4, ''), $5::bigint, $6::boolean)",
+  auto r = conn.query(
+      "INSERT INTO shardctl.schema_history (version, name, kind, checksum, duration_ms, success, note) "
+      "VALUES (NULLIF($1, ''), $2, $3, NULLIF($4, ''), $5::bigint, NULLIF($6, '')::boolean, NULLIF($7, '')) "
+      "RETURNING id::text",
       {row.version.value_or(""), row.name, row.kind, row.checksum.value_or(""), std::to_string(row.duration_ms),
-       row.success ? "true" : "false"});
+       row.success ? (*row.success ? "true" : "false") : "", row.note});
+  return std::stoll(r.at(0).at(0));
+}
+
+void finish_history(shardio::RawConn& conn, std::int64_t id, bool success, std::int64_t duration_ms) {
+  conn.query("UPDATE shardctl.schema_history SET success = $2::boolean, duration_ms = $3::bigint WHERE id = $1::bigint",
+             {std::to_string(id), success ? "true" : "false", std::to_string(duration_ms)});
 }
 
 }  // namespace shardctl::schema

@@ -20,8 +20,12 @@ inline constexpr int rollout_lock_object = 0x5343484D;
 void acquire_rollout_lock(shardio::RawConn& conn, std::chrono::milliseconds timeout, const std::string& shard);
 void release_rollout_lock(shardio::RawConn& conn);
 
-// "pid 123 (application_name psql, client local, user postgres, connected since ...)" or
-// "another session" when the holder is not visible.
+// "pid 123 (application_name psql, client local, user postgres, connected since ..., active)"
+// (fields the server leaves empty are left out) or "another session" when the holder is not
+// visible.
 std::string describe_rollout_lock_holder(shardio::RawConn& conn);
+
+// Whether some session holds the shard's rollout lock now (read from pg_locks, never taken).
+bool rollout_lock_held(shardio::RawConn& conn);
 
 }  // namespace shardctl::schema

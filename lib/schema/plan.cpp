@@ -41,19 +41,46 @@ std::string row_key(const HistoryRow& r) {
   return "R:" + r.name;
 }
 
+// The id of the last row of each file.
+std::map<std::string, std::int64_t> last_ids(const std::vector<HistoryRow>& history) {
+  std::map<std::string, std::int64_t> out;
+  for (const auto& r : history) out[row_key(r)] = std::max(out[row_key(r)], r.id);
+  return out;
+}
+
+// Failed rows with no later success of their file, and no later unfinished row (that is the
+// file's state then).
 std::vector<std::string> open_failures(const std::vector<HistoryRow>& history) {
-  std::map<std::string, std::int64_t> last_success;
-  for (const auto& r : history)
+  std::map<std::string, std::int64_t> last_success, last_unfinished;
+  for (const auto& r : history) {
     if (r.success) last_success[row_key(r)] = std::max(last_success[row_key(r)], r.id);
+    if (r.unfinished) last_unfinished[row_key(r)] = std::max(last_unfinished[row_key(r)], r.id);
+  }
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const auto& r : history) {
-    if (r.success) continue;
-    auto it = last_success.find(row_key(r));
-    if (it != last_success.end() && it->second > r.id) continue;
+    if (r.success || r.unfinished) continue;
+    auto later = [&](const std::map<std::string, std::int64_t>& m) {
+      auto it = m.find(row_key(r));
+      return it != m.end() && it->second > r.id;
+    };
+    if (later(last_success) || later(last_unfinished)) continue;
     if (seen.insert(r.name).second) out.push_back(r.name);
   }
   return out;
+}
+
+// Unfinished rows that are the last row of their file.
+std::vector<Started> open_started(const std::vector<HistoryRow>& history) {
+  auto last = last_ids(history);
+  std::vector<Started> out;
+  for (const auto& r : history)
+    if (r.unfinished && last[row_key(r)] == r.id) out.push_back({r.name, r.applied_at, r.applied_by});
+  return out;
+}
+
+std::string migration_key(const Migration& m) {
+  return m.kind == Kind::versioned ? "V:" + m.version->text() : "R:" + m.file;
 }
 
 }  // namespace
@@ -72,6 +99,11 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
   plan.baseline = baseline_any(history);
   auto marker = baseline_marker(history);
   plan.failed = open_failures(history);
+  plan.started = open_started(history);
+  auto last = last_ids(history);
+  std::set<std::string> started_keys;
+  for (const auto& r : history)
+    if (r.unfinished && last[row_key(r)] == r.id) started_keys.insert(row_key(r));
 
   // The last successful row per version, and per repeatable name.
   std::map<Version, const HistoryRow*> applied;
@@ -93,11 +125,12 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
   std::set<Version> in_dir;
   for (std::size_t i = 0; i < migrations.size(); ++i) {
     const auto& m = migrations[i];
+    if (m.kind == Kind::versioned) in_dir.insert(*m.version);
+    if (started_keys.count(migration_key(m))) continue;  // in plan.started: never run again as is
     if (m.kind == Kind::versioned) {
-      in_dir.insert(*m.version);
       auto it = applied.find(*m.version);
       if (it != applied.end()) {
-        if (!it->second->checksum.empty() && it->second->checksum != m.checksum)
+        if (!it->second->checksum.empty() && !m.matches(it->second->checksum))
           plan.changed.push_back({m.file, it->second->checksum, m.checksum});
         continue;
       }
@@ -106,7 +139,7 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
       plan.pending.push_back(i);
     } else {
       auto it = repeatable.find(m.file);
-      if (it == repeatable.end() || it->second->checksum != m.checksum) plan.pending.push_back(i);
+      if (it == repeatable.end() || !m.matches(it->second->checksum)) plan.pending.push_back(i);
     }
   }
   for (const auto& [v, row] : applied)
@@ -114,10 +147,24 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
   return plan;
 }
 
+std::string file_state(const std::vector<HistoryRow>& history, const Migration& m, const HistoryRow** last) {
+  const HistoryRow* found = nullptr;
+  auto key = migration_key(m);
+  for (const auto& r : history) {
+    if (r.kind == "baseline" && r.checksum.empty()) continue;  // a marker names no file
+    if (row_key(r) == key && (!found || found->id < r.id)) found = &r;
+  }
+  if (last) *last = found;
+  if (found) return found->success ? "applied" : found->unfinished ? "started" : "failed";
+  auto marker = baseline_marker(history);
+  if (m.kind == Kind::versioned && marker && !(*marker < *m.version)) return "applied";
+  return "not_run";
+}
+
 int StatusMatrix::exit_code() const {
   bool failed = false, unreachable = false, behind = false;
   for (const auto& r : rows) {
-    if (r.state == "failed") failed = true;
+    if (r.state == "failed" || r.state == "interrupted" || r.state == "invalid_index") failed = true;
     else if (r.state == "unreachable") unreachable = true;
     else if (r.state != "current") behind = true;
   }
@@ -157,11 +204,21 @@ StatusMatrix status_against_directory(const std::vector<Migration>& migrations, 
     if (plan.current) row.version = plan.current->text();
     auto failed = [&](const std::string& f) { return std::find(plan.failed.begin(), plan.failed.end(), f) != plan.failed.end(); };
     auto pending = [&](std::size_t i) { return std::find(plan.pending.begin(), plan.pending.end(), i) != plan.pending.end(); };
+    auto started = [&](const std::string& f) {
+      return std::any_of(plan.started.begin(), plan.started.end(), [&](const Started& st) { return st.file == f; });
+    };
+    auto invalid = [&](const std::string& f) {
+      return std::any_of(shards[s].invalid_indexes.begin(), shards[s].invalid_indexes.end(),
+                         [&](const InvalidIndex& ix) { return ix.file == f; });
+    };
+    row.started = plan.started;
+    row.invalid_indexes = shards[s].invalid_indexes;
     for (std::size_t i = 0; i < migrations.size(); ++i) {
       const auto& mig = migrations[i];
       std::string cell = "ok";
       bool changed = std::any_of(plan.changed.begin(), plan.changed.end(), [&](const Changed& c) { return c.file == mig.file; });
-      if (failed(mig.file)) cell = "failed";
+      if (started(mig.file)) cell = "started";
+      else if (failed(mig.file)) cell = "failed";
       else if (changed) cell = "changed";
       else if (pending(i)) cell = "pending";
       else if (mig.kind == Kind::versioned) {
@@ -170,11 +227,15 @@ StatusMatrix status_against_directory(const std::vector<Migration>& migrations, 
         });
         if (!own_row) cell = "baseline";
       }
+      if (cell == "ok" && invalid(mig.file)) cell = "invalid";
       row.cells.push_back(cell);
     }
     for (const auto& [v, name] : extra)
       row.cells.push_back(std::find(plan.unknown.begin(), plan.unknown.end(), name) != plan.unknown.end() ? "ok" : "");
     if (!plan.failed.empty()) row.state = "failed";
+    // A file at work (started, the lock held) is building its index, which is INVALID meanwhile.
+    else if (!plan.started.empty()) row.state = shards[s].lock_held ? "running" : "interrupted";
+    else if (!row.invalid_indexes.empty()) row.state = "invalid_index";
     else if (!plan.changed.empty()) row.state = "changed";
     else if (!plan.pending.empty()) row.state = "pending";
     else if (!plan.unknown.empty()) row.state = "different";
@@ -212,11 +273,14 @@ StatusMatrix status_between_shards(const std::vector<ShardHistory>& shards) {
   }
   for (const auto& [v, name] : versions) m.columns.push_back({name, "versioned"});
   for (const auto& [name, sums] : repeatable_sums) m.columns.push_back({name, "repeatable"});
-  // A file that failed everywhere it ran has no successful row: it still gets a column.
+  // A file that failed (or never finished) everywhere it ran has no successful row: it still
+  // gets a column.
   std::vector<std::string> failed_only;
   for (const auto& s : shards) {
     if (!s.rows) continue;
-    for (const auto& f : open_failures(*s.rows))
+    auto files = open_failures(*s.rows);
+    for (const auto& st : open_started(*s.rows)) files.push_back(st.file);
+    for (const auto& f : files)
       if (std::none_of(m.columns.begin(), m.columns.end(), [&](const StatusColumn& c) { return c.label == f; }) &&
           std::find(failed_only.begin(), failed_only.end(), f) == failed_only.end())
         failed_only.push_back(f);
@@ -263,7 +327,14 @@ StatusMatrix status_between_shards(const std::vector<ShardHistory>& shards) {
     for (const auto& f : failures)
       for (std::size_t c = 0; c < m.columns.size(); ++c)
         if (m.columns[c].label == f) row.cells[c] = "failed";
+    row.started = open_started(hist);
+    for (const auto& st : row.started)
+      for (std::size_t c = 0; c < m.columns.size(); ++c)
+        if (m.columns[c].label == st.file) row.cells[c] = "started";
+    row.invalid_indexes = shards[s].invalid_indexes;
     if (!failures.empty()) row.state = "failed";
+    else if (!row.started.empty()) row.state = shards[s].lock_held ? "running" : "interrupted";
+    else if (!row.invalid_indexes.empty()) row.state = "invalid_index";
     else if (behind) row.state = "pending";
     else if (differs) row.state = "different";
     else row.state = "current";

@@ -23,6 +23,24 @@ struct HistoryRow {
   std::int64_t duration_ms = 0;
   std::string applied_by;
   bool success = false;
+  // success IS NULL: a no-transaction file recorded that it started and never recorded how it
+  // ended (its run was killed or lost its connection): its statements may have run, or not.
+  bool unfinished = false;
+};
+
+// An index in the state a failed CREATE INDEX CONCURRENTLY leaves (pg_index.indisvalid = false).
+struct InvalidIndex {
+  std::string index;     // schema-qualified, quoted
+  std::string table;
+  std::string drop_sql;  // DROP INDEX CONCURRENTLY IF EXISTS ...;
+  std::string file{};    // the migration file that creates an index of that name ("" when unknown)
+};
+
+// A file that started on a shard and never finished (an unfinished row and nothing after it).
+struct Started {
+  std::string file;
+  std::string at;  // when it started (applied_at of its row)
+  std::string by;
 };
 
 struct Changed {
@@ -35,11 +53,12 @@ struct ShardPlan {
   std::vector<std::size_t> pending;        // indexes into the migrations, in the order to apply
   std::vector<Changed> changed;            // applied versioned files whose checksum differs
   std::vector<std::string> failed;         // files whose last recorded attempt failed
+  std::vector<Started> started;            // files started and never finished: not run again
   std::vector<std::string> unknown;        // applied versions the directory does not have
   std::vector<std::string> out_of_order;   // pending versioned files below the shard's version
   std::optional<Version> current;          // highest version applied (or baselined)
   std::optional<Version> baseline;         // highest baseline version
-  bool up_to_date() const noexcept { return pending.empty() && changed.empty() && failed.empty(); }
+  bool up_to_date() const noexcept { return pending.empty() && changed.empty() && failed.empty() && started.empty(); }
 };
 
 // The highest successful versioned or baseline version of `history` (rows with a version
@@ -50,29 +69,43 @@ std::optional<Version> current_version(const std::vector<HistoryRow>& history);
 // version exists (versioned or baseline kind; its checksum, when recorded, must match or the
 // file is `changed`), or when a baseline without files covers its version. A repeatable file
 // is pending when no successful row has its name or the last one's checksum differs. A failed
-// row stays reported until a later successful row of the same file.
+// row stays reported until a later successful row of the same file (or a later unfinished one,
+// which is then what is reported). A file whose last row is unfinished is `started` and not
+// pending: nobody knows what it did, so it is never simply run again.
 ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector<HistoryRow>& history);
+
+// What a shard's history says about one file: "applied" (a successful row, a baseline row, or
+// covered by a baseline marker), "failed", "started" (unfinished) or "not_run", from its last
+// row; `last` is set to that row (nullptr when none or only a marker covers it).
+std::string file_state(const std::vector<HistoryRow>& history, const Migration& m, const HistoryRow** last = nullptr);
 
 // `schema status`: one column per migration (with DIR) or per version any shard has (without).
 // Cell values: "ok" applied, "baseline" covered by a baseline, "pending" (not applied),
-// "failed", "changed" (applied with another checksum), "" not applicable.
+// "failed", "changed" (applied with another checksum), "started" (started, never finished),
+// "invalid" (applied, but an index it creates is INVALID), "" not applicable.
 struct StatusColumn {
   std::string label;  // file name (with DIR) or version text (without)
   std::string kind;   // versioned | repeatable
 };
 struct StatusRow {
   std::string shard;
-  std::string state;    // current | pending | failed | changed | different | unreachable
+  // current | pending | running | failed | interrupted | invalid_index | changed | different |
+  // unreachable. running: a file started and the shard's rollout lock is held (a rollout is
+  // at work); interrupted: a file started, never finished, and nobody holds the lock.
+  std::string state;
   std::string version;  // highest applied, "" when none
   std::vector<std::string> cells;  // one per column; empty for an unreachable shard
   std::string error;    // unreachable: why
+  std::vector<Started> started{};
+  std::vector<InvalidIndex> invalid_indexes{};
 };
 struct StatusMatrix {
   std::vector<StatusColumn> columns;
   std::vector<StatusRow> rows;
   std::string head;  // the version every shard should be at ("" when none)
-  // SPEC: 0 all current, 1 pending or different, 2 a failed migration recorded, 3 a shard
-  // unreachable. When several hold, the most severe: 2, then 3, then 1.
+  // 0 all current, 1 pending, running or different, 2 a failed migration recorded, a file
+  // interrupted or an INVALID index of a file, 3 a shard unreachable. When several hold, the
+  // most severe: 2, then 3, then 1 (shardctl-schema(1), EXIT STATUS).
   int exit_code() const;
 };
 
@@ -80,6 +113,8 @@ struct ShardHistory {
   std::string shard;
   std::optional<std::vector<HistoryRow>> rows;  // nullopt: unreachable
   std::string error;
+  bool lock_held = false;                     // the shard's rollout lock was held when it was read
+  std::vector<InvalidIndex> invalid_indexes{};  // INVALID indexes the directory's files create
 };
 
 // Against the directory's migrations.

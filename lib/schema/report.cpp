@@ -8,6 +8,37 @@
 namespace shardctl::schema {
 namespace {
 
+nlohmann::json invalid_json(const std::vector<InvalidIndex>& invalid) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& ix : invalid)
+    out.push_back({{"index", ix.index},
+                   {"table", ix.table},
+                   {"drop", ix.drop_sql},
+                   {"file", ix.file.empty() ? nlohmann::json(nullptr) : nlohmann::json(ix.file)}});
+  return out;
+}
+
+nlohmann::json started_json(const std::vector<Started>& started) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& st : started) out.push_back({{"file", st.file}, {"started_at", st.at}, {"by", st.by}});
+  return out;
+}
+
+// "shard_2: index public.x on public.t is INVALID (V2__x.sql creates it); drop it with: DROP ..."
+void print_invalid(std::ostream& out, const std::string& shard, const std::vector<InvalidIndex>& invalid) {
+  for (const auto& ix : invalid) {
+    out << shard << ": index " << ix.index << " on " << ix.table << " is INVALID";
+    if (!ix.file.empty()) out << " (" << ix.file << " creates it)";
+    out << "; drop it with: " << ix.drop_sql << '\n';
+  }
+}
+
+void print_started(std::ostream& out, const std::string& shard, const std::vector<Started>& started) {
+  for (const auto& st : started)
+    out << shard << ": " << st.file << " started at " << st.at << " and never finished; apply stops there until "
+        << "`shardctl schema repair` records what it did\n";
+}
+
 std::string ms_text(std::int64_t ms) {
   if (ms < 10'000) return std::to_string(ms) + " ms";
   return std::to_string(ms / 1000) + "." + std::to_string((ms % 1000) / 100) + " s";
@@ -22,9 +53,8 @@ nlohmann::json shard_json(const ShardReport& s) {
                      {"state", f.state},
                      {"duration_ms", f.duration_ms},
                      {"error", f.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.error)}});
-  nlohmann::json invalid = nlohmann::json::array();
-  for (const auto& ix : s.invalid_indexes) invalid.push_back({{"index", ix.index}, {"table", ix.table}, {"drop", ix.drop_sql}});
   auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  auto invalid = invalid_json(s.invalid_indexes);
   return {{"shard", s.shard},
           {"state", s.state},
           {"version_before", opt(s.version_before)},
@@ -41,6 +71,8 @@ std::string cell_text(const std::string& c) {
   if (c == "pending") return "-";
   if (c == "failed") return "FAILED";
   if (c == "changed") return "CHANGED";
+  if (c == "started") return "STARTED";
+  if (c == "invalid") return "INVALID";
   if (c == "baseline") return "base";
   return c;
 }
@@ -72,6 +104,8 @@ nlohmann::json to_json(const ApplyResult& r) {
                         {"out_of_order", p.out_of_order},
                         {"unknown", p.unknown},
                         {"failed", p.failed},
+                        {"started", started_json(p.started)},
+                        {"invalid_indexes", invalid_json(p.invalid_indexes)},
                         {"error", opt(p.error)}});
     doc["shards"] = shards;
   } else {
@@ -102,6 +136,8 @@ nlohmann::json to_json(const StatusMatrix& m) {
                     {"state", r.state},
                     {"version", r.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.version)},
                     {"migrations", cells},
+                    {"started", started_json(r.started)},
+                    {"invalid_indexes", invalid_json(r.invalid_indexes)},
                     {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)}});
   }
   return {{"head", m.head.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.head)},
@@ -135,6 +171,8 @@ void print_apply(std::ostream& out, const ApplyResult& r) {
       for (const auto& f : p.out_of_order) out << p.shard << ": " << f << " is below the shard's version; it would run out of order\n";
       for (const auto& f : p.unknown) out << p.shard << ": applied " << f << " is not in the directory\n";
       for (const auto& f : p.failed) out << p.shard << ": " << f << " failed before; it would run again\n";
+      print_started(out, p.shard, p.started);
+      print_invalid(out, p.shard, p.invalid_indexes);
     }
     return;
   }
@@ -148,10 +186,7 @@ void print_apply(std::ostream& out, const ApplyResult& r) {
     counts[s.state]++;
   }
   t.print(out);
-  for (const auto& s : r.shards)
-    for (const auto& ix : s.invalid_indexes)
-      out << s.shard << ": index " << ix.index << " on " << ix.table << " is INVALID (left by the failed file); drop it with: "
-          << ix.drop_sql << '\n';
+  for (const auto& s : r.shards) print_invalid(out, s.shard, s.invalid_indexes);
   out << r.shards.size() << " shard(s)";
   const char* sep = ": ";
   for (const char* st : {"ok", "failed", "locked", "unreachable", "skipped"})
@@ -174,8 +209,14 @@ void print_status(std::ostream& out, const StatusMatrix& m) {
     t.add_row(row);
   }
   t.print(out);
-  for (const auto& r : m.rows)
+  for (const auto& r : m.rows) {
     if (!r.error.empty()) out << r.shard << ": " << r.error << '\n';
+    for (const auto& st : r.started)
+      out << r.shard << ": " << st.file << " started at " << st.at << " and never finished"
+          << (r.state == "running" ? " (the rollout lock is held: a rollout may be running it)" : "; `shardctl schema repair` records what it did")
+          << '\n';
+    print_invalid(out, r.shard, r.invalid_indexes);
+  }
   out << "head " << (m.head.empty() ? "-" : m.head) << "; ok applied, - pending, base covered by a baseline\n";
 }
 
@@ -186,6 +227,31 @@ void print_baseline(std::ostream& out, const BaselineResult& r, bool dry_run) {
   out << (dry_run ? "would record" : "recorded") << " version " << r.version;
   if (!r.files.empty()) out << " with " << r.files.size() << " file(s) and their checksums";
   out << " as applied; nothing was run\n";
+}
+
+nlohmann::json to_json(const RepairResult& r) {
+  nlohmann::json shards = nlohmann::json::array();
+  auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  for (const auto& s : r.shards)
+    shards.push_back({{"shard", s.shard},
+                      {"state", s.state},
+                      {"was", opt(s.was)},
+                      {"recorded", s.recorded},
+                      {"error", opt(s.error)}});
+  return {{"file", r.file}, {"mark", r.mark}, {"dry_run", r.dry_run}, {"shards", shards}, {"exit_code", r.exit_code}};
+}
+
+void print_repair(std::ostream& out, const RepairResult& r) {
+  output::TextTable t({"SHARD", "STATE", "WAS", "RECORDED", "ERROR"});
+  std::size_t n = 0;
+  for (const auto& s : r.shards) {
+    t.add_row({s.shard, s.state, s.was.empty() ? "-" : s.was, s.recorded ? "marked " + r.mark : "-", s.error});
+    n += s.recorded;
+  }
+  t.print(out);
+  out << (r.dry_run ? "would mark " : "marked ") << r.file << " " << r.mark << " on " << n << " shard(s)";
+  if (n) out << (r.mark == "applied" ? "; apply takes it as applied" : "; the next apply runs it again");
+  out << '\n';
 }
 
 std::string progress_line(const ShardReport& r) {
@@ -209,6 +275,15 @@ std::vector<output::JunitCase> junit_cases(const ApplyResult& r, const std::vect
                           s.error, s.hint, false};
       cases.push_back(c);
       continue;
+    }
+    // A shard that failed without a file failing (an interrupted file stopped it before any ran,
+    // or an INVALID index under an applied file): one failed case "shard" says why.
+    bool file_failed = std::any_of(s.files.begin(), s.files.end(), [](const FileResult& f) { return f.state != "applied"; });
+    if (s.state == "failed" && !file_failed) {
+      std::string details = s.hint;
+      for (const auto& ix : s.invalid_indexes) details += "\n" + ix.drop_sql;
+      cases.push_back({cls, "shard", static_cast<double>(s.duration_ms) / 1000.0, s.error, details, false});
+      if (s.files.empty()) continue;
     }
     std::vector<std::string> pending = s.planned;
     if (s.state == "skipped")
@@ -251,6 +326,8 @@ std::vector<output::JunitCase> junit_cases(const StatusMatrix& m) {
       else if (cell == "pending") c.failure = "pending on " + r.shard;
       else if (cell == "failed") c.failure = "the last attempt failed on " + r.shard;
       else if (cell == "changed") c.failure = "applied with another checksum on " + r.shard;
+      else if (cell == "started") c.failure = "started and never finished on " + r.shard;
+      else if (cell == "invalid") c.failure = "an index it creates is INVALID on " + r.shard;
       else if (cell != "ok" && cell != "baseline") c.failure = "differs on " + r.shard + ": " + cell;
       cases.push_back(std::move(c));
     }

@@ -15,10 +15,12 @@ namespace shardctl::schema {
 nlohmann::json to_json(const ApplyResult& r);
 nlohmann::json to_json(const StatusMatrix& m);
 nlohmann::json to_json(const BaselineResult& r);
+nlohmann::json to_json(const RepairResult& r);
 
 void print_apply(std::ostream& out, const ApplyResult& r);
 void print_status(std::ostream& out, const StatusMatrix& m);
 void print_baseline(std::ostream& out, const BaselineResult& r, bool dry_run);
+void print_repair(std::ostream& out, const RepairResult& r);
 
 // One progress line for a finished shard ("shard_1: ok at 5, 3 applied in 120 ms").
 std::string progress_line(const ShardReport& r);

@@ -4,6 +4,8 @@
 
 #include "core/error.hpp"
 #include "schema/history.hpp"
+#include "schema/indexes.hpp"
+#include "schema/lock.hpp"
 #include "shardio/raw_conn.hpp"
 
 namespace shardctl::schema {
@@ -59,7 +61,8 @@ int apply_exit_code(const std::vector<ShardReport>& reports) {
 
 }  // namespace
 
-std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int parallel, int connect_timeout) {
+std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int parallel, int connect_timeout,
+                                 const std::vector<Migration>* files) {
   std::vector<ShardHistory> out(targets.size());
   auto idx = index_of(targets);
   for (std::size_t i = 0; i < targets.size(); ++i) out[i].shard = targets[i].shard;
@@ -67,7 +70,10 @@ std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int
   policy.parallel = parallel;
   auto outcomes = fanout::run(targets, policy, [&](const fanout::Target& t) {
     shardio::RawConn conn(rollout_dsn(t, connect_timeout), "shard " + t.shard);
-    out[idx.at(t.shard)].rows = read_history(conn);
+    auto& h = out[idx.at(t.shard)];
+    h.rows = read_history(conn);
+    h.lock_held = rollout_lock_held(conn);
+    if (files) h.invalid_indexes = invalid_file_indexes(conn, *files);
   });
   for (std::size_t i = 0; i < outcomes.size(); ++i)
     if (!outcomes[i].ok()) {
@@ -84,7 +90,7 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
   result.dry_run = options.dry_run;
   for (const auto& m : migrations)
     if (m.version) result.head = m.version->text();
-  auto histories = survey(targets, options.parallel, options.settings.connect_timeout);
+  auto histories = survey(targets, options.parallel, options.settings.connect_timeout, &migrations);
 
   // Refuse every edited applied file before anything runs, naming all of them and their shards.
   std::map<std::string, std::vector<std::string>> changed;  // file -> shards
@@ -107,7 +113,12 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
     p.out_of_order = plan.out_of_order;
     p.unknown = plan.unknown;
     p.failed = plan.failed;
-    p.state = p.pending.empty() ? "up_to_date" : "pending";
+    p.started = plan.started;
+    p.invalid_indexes = h.invalid_indexes;
+    // As `status` says it: a file at work (the lock held) builds an index that is INVALID meanwhile.
+    p.state = !p.started.empty() ? (h.lock_held ? "running" : "interrupted")
+              : !p.invalid_indexes.empty() ? "invalid_index"
+              : p.pending.empty() ? "up_to_date" : "pending";
     result.plan.push_back(std::move(p));
   }
   if (!changed.empty()) {
@@ -129,9 +140,13 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
                      "`shardctl schema status DIR` shows which shards have which checksum");
   }
   if (options.dry_run) {
-    bool unreachable = false;
-    for (const auto& p : result.plan) unreachable = unreachable || p.state == "unreachable";
-    result.exit_code = unreachable ? exit_code::unavailable : 0;
+    // What apply would answer where it can tell: a shard it would stop at fails it.
+    bool unreachable = false, stops = false;
+    for (const auto& p : result.plan) {
+      unreachable = unreachable || p.state == "unreachable";
+      stops = stops || p.state == "interrupted" || p.state == "invalid_index";
+    }
+    result.exit_code = stops ? apply_exit::migration_failed : unreachable ? exit_code::unavailable : 0;
     return result;
   }
 
@@ -234,9 +249,61 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
   return result;
 }
 
+RepairResult repair(const std::vector<fanout::Target>& targets, const Migration& file, RepairMark mark, int parallel,
+                    bool dry_run, const RunSettings& settings) {
+  RepairResult result;
+  result.file = file.file;
+  result.mark = mark_name(mark);
+  result.dry_run = dry_run;
+  std::vector<Migration> files{file};
+  auto histories = survey(targets, parallel, settings.connect_timeout, &files);
+  std::vector<std::string> refused;
+  std::vector<fanout::Target> reachable;
+  result.shards.resize(targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    auto& rep = result.shards[i];
+    rep.shard = targets[i].shard;
+    if (!histories[i].rows) {
+      rep.state = "unreachable";
+      rep.error = histories[i].error;
+      continue;
+    }
+    rep.was = file_state(*histories[i].rows, file);
+    bool needed = false;
+    auto why = repair_refusal(*histories[i].rows, file, mark, histories[i].invalid_indexes, &needed);
+    if (!why.empty()) refused.push_back(targets[i].shard + " (" + why + ")");
+    if (dry_run) {
+      rep.state = "ok";
+      rep.recorded = needed;
+    }
+    reachable.push_back(targets[i]);
+  }
+  if (!refused.empty()) {
+    std::string msg = "cannot mark " + file.file + " " + result.mark + "; refused, nothing changed: ";
+    for (std::size_t k = 0; k < refused.size(); ++k) msg += (k ? "; " : "") + refused[k];
+    throw data_error(msg, "`shardctl schema status DIR` shows each shard's state of the file");
+  }
+  if (!dry_run) {
+    auto idx = index_of(targets);
+    fanout::Policy policy;
+    policy.parallel = parallel;
+    fanout::run(reachable, policy, [&](const fanout::Target& t) {
+      result.shards[idx.at(t.shard)] = repair_shard(t, file, mark, settings);
+    });
+  }
+  bool refused_now = false, locked = false, unreachable = false;
+  for (const auto& r : result.shards) {
+    refused_now = refused_now || r.state == "refused";
+    locked = locked || r.state == "locked";
+    unreachable = unreachable || r.state == "unreachable";
+  }
+  result.exit_code = refused_now ? exit_code::data : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
+  return result;
+}
+
 StatusMatrix status(const std::vector<fanout::Target>& targets, const std::optional<std::vector<Migration>>& migrations,
                     int parallel, int connect_timeout) {
-  auto histories = survey(targets, parallel, connect_timeout);
+  auto histories = survey(targets, parallel, connect_timeout, migrations ? &*migrations : nullptr);
   return migrations ? status_against_directory(*migrations, histories) : status_between_shards(histories);
 }
 

@@ -15,8 +15,10 @@
 namespace shardctl::schema {
 
 // Every target's history, read without the lock and without creating anything (an
-// unreachable shard has no rows and its error).
-std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int parallel, int connect_timeout);
+// unreachable shard has no rows and its error), whether its rollout lock is held, and (with
+// `files`) the INVALID indexes found where those files create theirs.
+std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int parallel, int connect_timeout,
+                                 const std::vector<Migration>* files = nullptr);
 
 // Apply exit codes (documented in shardctl-schema(1)).
 namespace apply_exit {
@@ -35,13 +37,18 @@ struct ApplyOptions {
 
 struct PlannedShard {
   std::string shard;
-  std::string state;    // up_to_date | pending | unreachable
+  // up_to_date | pending | unreachable | interrupted (a file started and never finished: apply
+  // stops there) | running (a file started and the rollout lock is held) | invalid_index (an
+  // index a file creates is INVALID: apply fails there)
+  std::string state;
   std::string version;  // current
   std::vector<std::string> pending;
   std::vector<std::string> out_of_order;
   std::vector<std::string> unknown;
   std::vector<std::string> failed;  // recorded failures (they are retried)
   std::string error;
+  std::vector<Started> started{};
+  std::vector<InvalidIndex> invalid_indexes{};
 };
 
 struct ApplyResult {
@@ -75,6 +82,19 @@ struct BaselineResult {
 // checksums (empty: only the version).
 BaselineResult baseline(const std::vector<fanout::Target>& targets, const Version& version,
                         const std::vector<Migration>& files, int parallel, bool dry_run, const RunSettings& settings);
+
+// `schema repair`: records on every selected shard that `file` is applied or failed (see
+// repair_refusal). Refuses (data Error 65, nothing changed anywhere) when a reachable shard
+// refuses it. Shards that already say so are left alone.
+struct RepairResult {
+  std::string file;
+  std::string mark;  // applied | failed
+  bool dry_run = false;
+  std::vector<RepairShard> shards;
+  int exit_code = 0;  // 0, or 75 a lock held, 69 a shard unreachable, 65 refused under the lock
+};
+RepairResult repair(const std::vector<fanout::Target>& targets, const Migration& file, RepairMark mark, int parallel,
+                    bool dry_run, const RunSettings& settings);
 
 // `schema status`: against the directory's migrations, or (nullopt) between the shards.
 StatusMatrix status(const std::vector<fanout::Target>& targets, const std::optional<std::vector<Migration>>& migrations,

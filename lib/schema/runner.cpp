@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "schema/history.hpp"
+#include "schema/indexes.hpp"
 #include "schema/lock.hpp"
 #include "schema/statements.hpp"
 #include "shardio/raw_conn.hpp"
@@ -95,24 +96,12 @@ void prepare_session(shardio::RawConn& conn, const RunSettings& s) {
   // A file's own SETs (search_path, role) must not leak into the next file: start each from
   // the session defaults, then the rollout's timeouts.
   conn.exec("RESET ALL");
+  // Files are checked with PostgreSQL's lexing rules as they are by default (standard strings):
+  // a database or role default of off would let the server read statements the check did not
+  // see (a backslash before a quote).
+  conn.exec("SET standard_conforming_strings = on");
   conn.exec("SET lock_timeout = " + std::to_string(s.lock_timeout.count()));
   conn.exec("SET statement_timeout = " + std::to_string(s.statement_timeout.count()));
-}
-
-std::vector<InvalidIndex> invalid_indexes(shardio::RawConn& conn) {
-  auto rows = conn.query(
-      "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), quote_ident(n.nspname) || '.' || quote_ident(t.relname) "
-      "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
-      "JOIN pg_class t ON t.oid = i.indrelid WHERE NOT i.indisvalid ORDER BY 1");
-  std::vector<InvalidIndex> out;
-  for (const auto& r : rows) {
-    InvalidIndex ix;
-    ix.index = r[0];
-    ix.table = r[1];
-    ix.drop_sql = "DROP INDEX CONCURRENTLY IF EXISTS " + ix.index + ";";
-    out.push_back(std::move(ix));
-  }
-  return out;
 }
 
 NewRow row_for(const Migration& m, std::int64_t ms, bool success) {
@@ -131,7 +120,26 @@ struct FileFailed {
   std::string state;  // failed | locked | unreachable
   std::string error;
   std::string hint;
+  std::vector<InvalidIndex> invalid;  // INVALID indexes found where the file's indexes should be
 };
+
+std::string index_list(const std::vector<InvalidIndex>& invalid) {
+  std::string out;
+  for (std::size_t i = 0; i < invalid.size(); ++i) out += (i ? ", " : "") + invalid[i].index + " on " + invalid[i].table;
+  return out;
+}
+
+// After the file's statements succeeded: an index it creates that is INVALID means the file did
+// not do what it says (CREATE INDEX ... IF NOT EXISTS kept the INVALID index an earlier failed
+// build left), so it fails.
+std::optional<FileFailed> invalid_after(shardio::RawConn& conn, const Migration& m, std::int64_t ms, FileResult& result) {
+  auto invalid = invalid_file_indexes(conn, {m});
+  if (invalid.empty()) return std::nullopt;
+  result.duration_ms = ms;
+  result.error = m.file + ": index " + index_list(invalid) + " that it creates is INVALID (an earlier CREATE INDEX "
+                 "CONCURRENTLY failed, and the file kept that index)";
+  return FileFailed{"failed", result.error, "drop it (the DROP is listed), then run apply again", invalid};
+}
 
 void rollback_quietly(shardio::RawConn& conn) {
   std::unique_ptr<PGresult, ResultClear> r(PQexec(conn.get(), "ROLLBACK"));
@@ -146,39 +154,79 @@ void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& set
     if (auto f = run_sql(conn, m.sql)) {
       result.duration_ms = ms_since(t0);
       result.error = locate(m, 0, m.sql, *f);
-      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the file's transaction was rolled back"};
+      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the file's transaction was rolled back", {}};
       rollback_quietly(conn);
       // A lock wait that timed out changed nothing: no failure to record, try again later.
       if (f->sqlstate == "55P03")
-        throw FileFailed{"locked", result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)"};
+        throw FileFailed{"locked", result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)", {}};
       insert_history(conn, row_for(m, result.duration_ms, false));
-      throw FileFailed{"failed", result.error, server_hint(*f)};
+      throw FileFailed{"failed", result.error, server_hint(*f), {}};
+    }
+    if (auto bad = invalid_after(conn, m, ms_since(t0), result)) {
+      rollback_quietly(conn);
+      insert_history(conn, row_for(m, result.duration_ms, false));
+      throw *bad;
     }
     result.duration_ms = ms_since(t0);
     insert_history(conn, row_for(m, result.duration_ms, true));
     if (auto f = run_sql(conn, "COMMIT")) {
       // A deferred constraint refused at commit: the file failed.
       result.error = locate(m, 0, m.sql, SqlFailure{f->sqlstate, f->message, f->detail, f->hint, 0, f->connection_lost});
-      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the commit's outcome is unknown; `shardctl schema status` shows it"};
+      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the commit's outcome is unknown; `shardctl schema status` shows it", {}};
       rollback_quietly(conn);
       insert_history(conn, row_for(m, result.duration_ms, false));
-      throw FileFailed{"failed", result.error, server_hint(*f)};
+      throw FileFailed{"failed", result.error, server_hint(*f), {}};
     }
     return;
   }
-  // No transaction: statement by statement, each committed on its own. The history row only
-  // after every statement succeeded.
+  // No transaction: statement by statement, each committed on its own. Its row says "started"
+  // (success NULL) before the first statement, and how it ended after the last one: a run
+  // killed in between leaves the row unfinished, and the next run stops there instead of
+  // running statements again whose effects nobody knows.
+  auto started = row_for(m, 0, false);
+  started.success = std::nullopt;
+  auto id = insert_history(conn, started);
   for (const auto& st : split_statements(m.sql)) {
     if (auto f = run_sql(conn, st.sql)) {
       result.duration_ms = ms_since(t0);
       result.error = locate(m, st.offset, st.sql, *f, true);
-      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "statements before it are committed"};
-      insert_history(conn, row_for(m, result.duration_ms, false));
-      throw FileFailed{"failed", result.error, server_hint(*f)};
+      // The statement's outcome is unknown: the row stays unfinished.
+      if (f->connection_lost) throw FileFailed{"unreachable", result.error,
+                         "statements before it are committed, and the file stays recorded as started: the next apply "
+                         "stops there and says how to record what it did", {}};
+      finish_history(conn, id, false, result.duration_ms);
+      throw FileFailed{"failed", result.error, server_hint(*f), {}};
     }
   }
+  if (auto bad = invalid_after(conn, m, ms_since(t0), result)) {
+    finish_history(conn, id, false, result.duration_ms);
+    throw *bad;
+  }
   result.duration_ms = ms_since(t0);
-  insert_history(conn, row_for(m, result.duration_ms, true));
+  finish_history(conn, id, true, result.duration_ms);
+}
+
+// Every INVALID index of the shard, each named with the file that creates an index of its name
+// where one does.
+std::vector<InvalidIndex> all_invalid_indexes(shardio::RawConn& conn, const std::vector<Migration>& migrations) {
+  auto all = invalid_indexes(conn);
+  auto owned = invalid_file_indexes(conn, migrations);
+  for (auto& ix : all)
+    for (const auto& o : owned)
+      if (o.index == ix.index) ix.file = o.file;
+  return all;
+}
+
+std::string started_message(const Started& st) {
+  return st.file + " started at " + st.at + " (by " + st.by + ") and never finished: its run was interrupted, so what " +
+         "its statements did is not known; nothing ran on this shard";
+}
+
+std::string started_hint(const Started& st, const std::string& shard, const std::string& directory) {
+  return "check what " + st.file + " did on shard " + shard + " (an INVALID index it left is listed below), then record " +
+         "it: `shardctl schema repair " + directory + " --shards " + shard + " --mark-applied " + st.file +
+         "` if all of it took effect, or `--mark-failed " + st.file + "` to have the next apply run it again (after " +
+         "undoing what it did)";
 }
 
 // Fills the report from an Error thrown around the shard's work.
@@ -212,6 +260,16 @@ ShardReport apply_shard(const fanout::Target& target, const std::vector<Migratio
     if (!plan.changed.empty())
       throw data_error(plan.changed.front().file + " was changed after it was applied on shard " + target.shard,
                        "never edit an applied migration; add a new V<next>__ file instead");
+    if (!plan.started.empty()) {
+      // Under the lock, so the run that started it is gone (with its backend, which held the lock).
+      rep.state = "failed";
+      rep.error = started_message(plan.started.front());
+      rep.hint = started_hint(plan.started.front(), target.shard, settings.directory);
+      rep.invalid_indexes = all_invalid_indexes(*conn, migrations);
+      release_rollout_lock(*conn);
+      rep.duration_ms = ms_since(t0);
+      return rep;
+    }
     rep.state = "ok";
     for (auto i : plan.pending) {
       const auto& m = migrations[i];
@@ -232,8 +290,25 @@ ShardReport apply_shard(const fanout::Target& target, const std::vector<Migratio
         rep.state = f.state;
         rep.error = f.error;
         rep.hint = f.hint;
-        if (m.no_transaction && f.state == "failed") rep.invalid_indexes = invalid_indexes(*conn);
+        if (!f.invalid.empty()) rep.invalid_indexes = f.invalid;
+        else if (m.no_transaction && f.state == "failed") rep.invalid_indexes = all_invalid_indexes(*conn, {m});
+        // A leftover INVALID index of the file's name makes a plain CREATE INDEX fail with
+        // "already exists": name it too.
+        else if (f.state == "failed") rep.invalid_indexes = invalid_file_indexes(*conn, {m});
         break;
+      }
+    }
+    if (rep.state == "ok") {
+      // Files applied before (also by an earlier version that recorded an IF NOT EXISTS over an
+      // INVALID index as applied): an index they create must be valid.
+      conn->exec("RESET ALL");
+      auto invalid = invalid_file_indexes(*conn, migrations);
+      if (!invalid.empty()) {
+        rep.state = "failed";
+        rep.invalid_indexes = invalid;
+        rep.error = "index " + index_list(invalid) + " is INVALID, where " + invalid.front().file +
+                    " (recorded as applied) creates it";
+        rep.hint = "drop it (the DROP is listed) and create it again in a new V<next>__ file";
       }
     }
     if (rep.state != "unreachable") {
@@ -324,6 +399,62 @@ ShardReport baseline_shard(const fanout::Target& target, const Version& version,
     fail_report(rep, e);
   }
   rep.duration_ms = ms_since(t0);
+  return rep;
+}
+
+const char* mark_name(RepairMark mark) noexcept { return mark == RepairMark::applied ? "applied" : "failed"; }
+
+std::string repair_refusal(const std::vector<HistoryRow>& history, const Migration& file, RepairMark mark,
+                           const std::vector<InvalidIndex>& invalid, bool* needed) {
+  *needed = false;
+  const HistoryRow* last = nullptr;
+  auto state = file_state(history, file, &last);
+  if (state == "not_run") return file.file + " never ran there (`shardctl schema apply` runs it)";
+  if (mark == RepairMark::applied) {
+    if (state == "applied") return "";
+    if (!invalid.empty())
+      return "index " + invalid.front().index + ", which " + file.file + " creates, is INVALID: the file did not " +
+             "complete (drop the index with " + invalid.front().drop_sql + " and mark the file failed instead)";
+    if (last && !last->checksum.empty() && !file.matches(last->checksum))
+      return file.file + " was changed since it ran there (it ran with " + last->checksum + ")";
+    *needed = true;
+    return "";
+  }
+  if (state == "applied") return file.file + " is recorded as applied there (undo it in a new V<next>__ file)";
+  *needed = state == "started";
+  return "";
+}
+
+RepairShard repair_shard(const fanout::Target& target, const Migration& file, RepairMark mark, const RunSettings& settings) {
+  RepairShard rep;
+  rep.shard = target.shard;
+  try {
+    shardio::RawConn conn(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard);
+    acquire_rollout_lock(conn, settings.lock_timeout, target.shard);
+    ensure_history(conn);
+    // Again under the lock: the survey's answer may be stale.
+    auto history = read_history(conn);
+    rep.was = file_state(history, file);
+    bool needed = false;
+    auto why = repair_refusal(history, file, mark, invalid_file_indexes(conn, {file}), &needed);
+    if (!why.empty()) {
+      rep.state = "refused";
+      rep.error = why;
+    } else {
+      if (needed) {
+        auto row = row_for(file, 0, mark == RepairMark::applied);
+        row.note = std::string("marked ") + mark_name(mark) + " by shardctl schema repair (it was " + rep.was + ")";
+        insert_history(conn, row);
+        rep.recorded = true;
+      }
+      rep.state = "ok";
+    }
+    release_rollout_lock(conn);
+  } catch (const Error& e) {
+    rep.state = e.kind() == ErrorKind::unavailable ? "unreachable" : e.kind() == ErrorKind::locked ? "locked" : "refused";
+    rep.error = e.what();
+    rep.hint = e.hint();
+  }
   return rep;
 }
 

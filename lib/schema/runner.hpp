@@ -18,6 +18,7 @@ struct RunSettings {
   std::chrono::milliseconds lock_timeout{10'000};  // rollout lock wait and SET lock_timeout
   std::chrono::milliseconds statement_timeout{0};  // SET statement_timeout; 0 = none
   int connect_timeout = 5;                         // seconds
+  std::string directory = "DIR";                   // the migration directory as given, for hints
 };
 
 // One file's outcome on a shard.
@@ -30,16 +31,11 @@ struct FileResult {
   std::string error;    // "FILE:LINE:COL: message" when the server said where
 };
 
-// An index a failed no-transaction file left behind (pg_index.indisvalid = false).
-struct InvalidIndex {
-  std::string index;  // schema-qualified, quoted
-  std::string table;
-  std::string drop_sql;  // DROP INDEX CONCURRENTLY IF EXISTS ...;
-};
-
 // State of a shard after a run:
 //   ok          every planned file applied (or nothing was pending)
-//   failed      a migration failed (recorded in its history) or the shard refused the plan
+//   failed      a migration failed (recorded in its history), the shard refused the plan, a
+//               file started there and never finished (nothing runs until `schema repair`),
+//               or an index a file creates is INVALID
 //   locked      the rollout lock stayed taken for --lock-timeout, or a migration's lock wait
 //               timed out (nothing of that file is kept)
 //   unreachable no connection (before or during the run)
@@ -71,6 +67,31 @@ ShardReport apply_shard(const fanout::Target& target, const std::vector<Migratio
 // same baseline is refused (state failed). Never throws for the shard's own failures.
 ShardReport baseline_shard(const fanout::Target& target, const Version& version, const std::vector<Migration>& files,
                            const RunSettings& settings);
+
+// `schema repair`: what to record about a file on a shard.
+enum class RepairMark { applied, failed };
+const char* mark_name(RepairMark mark) noexcept;  // "applied" | "failed"
+
+// One shard's answer to a repair.
+struct RepairShard {
+  std::string shard;
+  std::string state = "skipped";  // ok | refused | locked | unreachable | skipped
+  std::string was;                // the file's state there before: applied | failed | started | not_run
+  bool recorded = false;          // a repair row was written (or, in a dry run, would be)
+  std::string error;
+  std::string hint;
+};
+
+// Why `repair` refuses to mark `file` on a shard with this history and these INVALID indexes of
+// the file, or "" when it may (`*needed` false: the history already says so). Refused: marking
+// applied a file that never ran, whose INVALID index is there, or that changed since it ran;
+// marking failed a file recorded as applied or that never ran.
+std::string repair_refusal(const std::vector<HistoryRow>& history, const Migration& file, RepairMark mark,
+                           const std::vector<InvalidIndex>& invalid, bool* needed);
+
+// Takes the rollout lock, checks again under it (repair_refusal), and writes one history row for
+// `file` with success = (mark == applied) and a note saying it was repaired.
+RepairShard repair_shard(const fanout::Target& target, const Migration& file, RepairMark mark, const RunSettings& settings);
 
 // Why `baseline` refuses a shard with this history, or "" when it may go ahead (or nothing
 // needs doing: `*already` is set when the same baseline is recorded).

@@ -15,10 +15,12 @@ shard_name() { jq -r ".shards[$(($1 - 1))].name" "$FLEET_JSON"; }
 # mig DIR FILE: the migration file DIR/FILE with the text on stdin.
 mig() { mkdir -p "$1"; cat > "$1/$2"; }
 
-# history N: shard N's history as "name|success" lines in id order ("" without the table).
+# history N: shard N's history as "name|success" lines in id order ("" without the table);
+# success is t, f, or ? for a file that started and never recorded how it ended.
 history() {
   [ "$(psql_shard "$1" -XAtc "select to_regclass('shardctl.schema_history') is null")" = f ] || return 0
-  psql_shard "$1" -XAtc "select name || '|' || case when success then 't' else 'f' end from shardctl.schema_history order by id"
+  psql_shard "$1" -XAtc "select name || '|' || case when success then 't' when not success then 'f' else '?' end
+                         from shardctl.schema_history order by id"
 }
 
 # shard_value N SQL: one value from shard N.

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <functional>
@@ -148,4 +149,100 @@ TEST_CASE("error positions: characters to bytes, bytes to line and column") {
   CHECK(text[off] == 'x');
   CHECK(line_col(text, off) == std::pair<int, int>{2, 13});
   CHECK(line_col(text, 0) == std::pair<int, int>{1, 1});
+}
+
+TEST_CASE("migration text: a leading BOM is left out (and of the checksum), NUL bytes and invalid UTF-8 are refused") {
+  CHECK(migration_text("\xEF\xBB\xBFselect 1;\r\n", "V1__a.sql") == "select 1;\n");
+  std::string nul("select 1;\nselect 'x\0';", 22);
+  CHECK(message_of([&] { migration_text(nul, "V1__a.sql"); }).rfind("V1__a.sql:2:10: a NUL byte", 0) == 0);
+  CHECK(message_of([] { migration_text("select 1;\n  select '\xff';", "V1__a.sql") ; })
+            .rfind("V1__a.sql:2:11: not valid UTF-8 (byte 0xFF)", 0) == 0);
+  CHECK(kind_of([] { migration_text("select '\xC0\xAF';", "f"); }) == ErrorKind::data);  // overlong
+  CHECK(kind_of([] { migration_text("\xFF\xFEs\0e\0", "f"); }) == ErrorKind::data);     // UTF-16
+  CHECK(migration_text("select 'é';", "f") == "select 'é';");
+  Scratch s;
+  s.write("V1__bom.sql", "\xEF\xBB\xBF" "create table t (a int);\n");
+  s.write("V2__plain.sql", "create table t (a int);\n");
+  auto ms = load_directory(s.dir);
+  REQUIRE(ms.size() == 2);
+  CHECK(ms[0].checksum == ms[1].checksum);
+  CHECK(ms[0].checksum_with_bom == checksum_of("\xEF\xBB\xBF" "create table t (a int);\n"));
+  CHECK_FALSE(ms[1].checksum_with_bom);
+}
+
+TEST_CASE("names meant as migrations must be migrations; others are left alone") {
+  for (const char* yes : {"V5__x.sql", "V5_x.sql", "v5__x.sql", "V1__a.SQL", "V5__x.sql~", "V5__x.txt", "R__v.sql",
+                          "r__v.txt", "R_v", "notes.sql", "V_5.sql"})
+    CHECK_MESSAGE(looks_like_migration(yes), yes);
+  for (const char* no : {"README.md", "Readme", "Vendor", "V", ".V5__x.sql", "rollback.txt", "notes/", "x.sql.orig"})
+    CHECK_MESSAGE(!looks_like_migration(no), no);
+}
+
+TEST_CASE("load_directory refuses what is named like a migration and is not a regular file, or leads out of DIR") {
+  auto refused = [](const Scratch& s, const std::string& what) {
+    CHECK(kind_of([&] { load_directory(s.dir); }) == ErrorKind::data);
+    auto msg = message_of([&] { load_directory(s.dir); });
+    CHECK_MESSAGE(msg.find(what) != std::string::npos, msg);
+  };
+  {
+    Scratch s;
+    fs::create_directory(s.dir / "V5__x.sql");
+    refused(s, "V5__x.sql: a directory, not a migration file");
+  }
+  {
+    Scratch s;
+    REQUIRE(mkfifo((s.dir / "V5__x.sql").c_str(), 0600) == 0);
+    refused(s, "V5__x.sql: a FIFO, not a migration file");  // and does not wait for a writer
+  }
+  {
+    Scratch s;
+    fs::create_symlink("V4__gone.sql", s.dir / "V5__x.sql");
+    refused(s, "V5__x.sql: a symbolic link to 'V4__gone.sql', which does not exist");
+  }
+  {
+    Scratch s;
+    Scratch outside;
+    outside.write("secret.sql", "select 1;");
+    fs::create_symlink(outside.dir / "secret.sql", s.dir / "V5__x.sql");
+    refused(s, "V5__x.sql: a symbolic link to '" + (fs::canonical(outside.dir) / "secret.sql").string() +
+                   "', outside the migration directory");
+  }
+  {
+    Scratch s;
+    s.write("V5__x.sql~", "select 1;");
+    refused(s, "V5__x.sql~: not a migration file name");
+  }
+  {
+    Scratch s;
+    s.write("V5__\xff.sql", "select 1;");
+    refused(s, "V5__\\xFF.sql: the file name is not valid UTF-8");
+  }
+  {
+    Scratch s;  // links that stay inside DIR are followed
+    fs::create_directory(s.dir / "shared");
+    s.write("shared/common.sql", "create table c (a int);");
+    s.write("V1__a.sql", "select 1;");
+    fs::create_symlink("shared/common.sql", s.dir / "V2__common.sql");
+    fs::create_symlink("V1__a.sql", s.dir / "R__again.sql");
+    auto ms = load_directory(s.dir);
+    REQUIRE(ms.size() == 3);
+    CHECK(ms[1].file == "V2__common.sql");
+    CHECK(ms[1].sql == "create table c (a int);");
+    CHECK(ms[2].file == "R__again.sql");
+  }
+}
+
+TEST_CASE("transaction control in a file is refused with its position, in either kind of file") {
+  Scratch s;
+  s.write("V1__a.sql", "create table t (a int);\n  commit;\ninsert into t values (1);\n");
+  CHECK(kind_of([&] { load_directory(s.dir); }) == ErrorKind::data);
+  CHECK(message_of([&] { load_directory(s.dir); }).find("V1__a.sql:2:3: COMMIT: a migration file must not control transactions") !=
+        std::string::npos);
+  Scratch n;
+  n.write("V1__a.sql", "-- shardctl:no-transaction\nbegin;\ncreate index concurrently i on t (a);\n");
+  CHECK(message_of([&] { load_directory(n.dir); }).find("V1__a.sql:2:1: BEGIN:") != std::string::npos);
+  Scratch ok;
+  ok.write("V1__a.sql", "-- commit;\ncreate function f() returns int language plpgsql as $$ begin return 1; end $$;\n"
+                        "select 'rollback';\n");
+  CHECK(load_directory(ok.dir).size() == 1);
 }

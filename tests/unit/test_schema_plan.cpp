@@ -172,3 +172,79 @@ TEST_CASE("status between shards: the head is the highest version any shard has"
   CHECK(f.rows[2].state == "failed");
   CHECK(f.exit_code() == 2);
 }
+
+TEST_CASE("a file started and never finished is neither pending nor failed: it is started until a later row") {
+  auto make_started = [] {
+    auto r = row(dir[1], false);
+    r.unfinished = true;
+    r.applied_at = "2026-11-25 10:00:00+00";
+    r.applied_by = "postgres";
+    return r;
+  };
+  auto started = make_started();
+  auto p = plan_shard(dir, {row(dir[0]), started});
+  CHECK(files(dir, p.pending) == std::vector<std::string>{"V10__c.sql", "R__views.sql"});
+  REQUIRE(p.started.size() == 1);
+  CHECK(p.started[0].file == "V2__b.sql");
+  CHECK(p.started[0].at == "2026-11-25 10:00:00+00");
+  CHECK(p.failed.empty());
+  CHECK_FALSE(p.up_to_date());
+  CHECK(file_state({row(dir[0]), started}, dir[1]) == "started");
+  // A retry that started after a failure: the file is started, not failed.
+  auto failure = row(dir[1], false);
+  auto p2 = plan_shard(dir, {row(dir[0]), failure, make_started()});
+  CHECK(p2.failed.empty());
+  CHECK(p2.started.size() == 1);
+  // A repair row closes it: marked applied (a success), or marked failed (retried, reported failed).
+  auto p3 = plan_shard(dir, {row(dir[0]), started, row(dir[1], true)});
+  CHECK(p3.started.empty());
+  CHECK(files(dir, p3.pending) == std::vector<std::string>{"V10__c.sql", "R__views.sql"});
+  auto p4 = plan_shard(dir, {row(dir[0]), started, row(dir[1], false)});
+  CHECK(p4.started.empty());
+  CHECK(p4.failed == std::vector<std::string>{"V2__b.sql"});
+  CHECK(files(dir, p4.pending) == std::vector<std::string>{"V2__b.sql", "V10__c.sql", "R__views.sql"});
+  CHECK(file_state({row(dir[0]), started, row(dir[1], false)}, dir[1]) == "failed");
+  CHECK(file_state({row(dir[0])}, dir[1]) == "not_run");
+  CHECK(file_state({baseline_marker("2")}, dir[1]) == "applied");
+}
+
+TEST_CASE("status: a started file is interrupted (2) unless the rollout lock is held (running, 1)") {
+  auto started = row(dir[1], false);
+  started.unfinished = true;
+  std::vector<HistoryRow> hist{row(dir[0]), started};
+  ShardHistory free_lock{"s1", hist, "", false, {}};
+  auto m = status_against_directory(dir, {free_lock});
+  CHECK(m.rows[0].state == "interrupted");
+  CHECK(m.rows[0].cells[1] == "started");
+  CHECK(m.exit_code() == 2);
+  ShardHistory held{"s1", hist, "", true, {}};
+  auto m2 = status_against_directory(dir, {held});
+  CHECK(m2.rows[0].state == "running");
+  CHECK(m2.exit_code() == 1);
+  auto between = status_between_shards({free_lock});
+  CHECK(between.rows[0].state == "interrupted");
+  CHECK(between.exit_code() == 2);
+}
+
+TEST_CASE("status: an INVALID index a file creates makes its cell invalid and the shard invalid_index (2)") {
+  std::vector<HistoryRow> hist{row(dir[0]), row(dir[1]), row(dir[2]), row(dir[3])};
+  ShardHistory h{"s1", hist, "", false, {{"public.i", "public.b", "DROP INDEX CONCURRENTLY IF EXISTS public.i;", "V2__b.sql"}}};
+  auto m = status_against_directory(dir, {h});
+  CHECK(m.rows[0].state == "invalid_index");
+  CHECK(m.rows[0].cells[1] == "invalid");
+  CHECK(m.rows[0].cells[0] == "ok");
+  CHECK(m.exit_code() == 2);
+}
+
+TEST_CASE("a file saved with a byte order mark matches the checksum recorded before the mark was left out") {
+  auto m = mig("V1__a.sql", "create table a();");
+  m.checksum_with_bom = checksum_of("\xEF\xBB\xBF" + m.sql);
+  auto old = row(m);
+  old.checksum = *m.checksum_with_bom;
+  auto p = plan_shard({m}, {old});
+  CHECK(p.changed.empty());
+  CHECK(p.pending.empty());
+  auto other = old;
+  other.checksum = checksum_of("something else");
+  CHECK(plan_shard({m}, {other}).changed.size() == 1);
+}

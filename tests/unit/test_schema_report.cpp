@@ -97,3 +97,23 @@ TEST_CASE("status JUnit and JSON: pending, failed and changed cells fail; unreac
   CHECK(text.str().rfind("SHARD  STATE        VERSION  V1       V2", 0) == 0);
   CHECK(text.str().find("CHANGED") != std::string::npos);
 }
+
+TEST_CASE("apply JUnit: a shard stopped at an interrupted file is one failed case, never a passed file") {
+  ApplyResult r;
+  ShardReport s;
+  s.shard = "s1";
+  s.state = "failed";
+  s.error = "V2__x.sql started at t (by u) and never finished";
+  s.hint = "check";
+  s.invalid_indexes.push_back({"public.i", "public.t", "DROP INDEX CONCURRENTLY IF EXISTS public.i;", "V2__x.sql"});
+  r.shards.push_back(s);
+  Migration m;
+  m.file = "V2__x.sql";
+  auto cases = junit_cases(r, {m});
+  REQUIRE(cases.size() == 1);
+  CHECK(cases[0].name == "shard");
+  CHECK(cases[0].failure == s.error);
+  CHECK(cases[0].details == "check\nDROP INDEX CONCURRENTLY IF EXISTS public.i;");
+  auto json = to_json(r);
+  CHECK(json["shards"][0]["invalid_indexes"][0]["file"] == "V2__x.sql");
+}

@@ -46,3 +46,59 @@ TEST_CASE("each statement knows its byte offset in the file") {
   CHECK(st[1].offset == 50);
   CHECK(st[1].sql == "select 2");
 }
+
+namespace {
+std::vector<std::string> controls(const std::string& sql) {
+  std::vector<std::string> out;
+  for (const auto& s : split_statements(sql))
+    if (auto tc = transaction_control(s)) out.push_back(*tc);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("parentheses and SQL-standard routine bodies hold their semicolons, as psql reads them") {
+  std::string body =
+      "create function f(x int) returns int language sql begin atomic select case when x > 0 then 1 else 0 end; "
+      "select 2; end";
+  CHECK(texts(body + "; select 3") == std::vector<std::string>{body, "select 3"});
+  std::string proc = "CREATE OR REPLACE PROCEDURE p() BEGIN ATOMIC insert into t values (1); END";
+  CHECK(texts(proc + ";\nselect 3;") == std::vector<std::string>{proc, "select 3"});
+  std::string rule = "create rule r as on insert to t do also (insert into a values (1); insert into b values (2))";
+  CHECK(texts(rule + "; select 3") == std::vector<std::string>{rule, "select 3"});
+  // BEGIN outside a routine is a statement of its own.
+  CHECK(texts("begin; select 1; commit;") == std::vector<std::string>{"begin", "select 1", "commit"});
+}
+
+TEST_CASE("transaction control is found by statement, never inside comments, strings, dollar quotes or identifiers") {
+  CHECK(controls("create table t (a int);\nCOMMIT;\ninsert into t values (1);") == std::vector<std::string>{"COMMIT"});
+  CHECK(controls("begin; select 1; end;") == std::vector<std::string>{"BEGIN", "END"});
+  CHECK(controls("start transaction; savepoint a; release a; rollback to a; abort") ==
+        std::vector<std::string>{"START TRANSACTION", "SAVEPOINT", "RELEASE", "ROLLBACK TO", "ABORT"});
+  CHECK(controls("prepare transaction 'x'; commit prepared 'x'; rollback prepared 'y'") ==
+        std::vector<std::string>{"PREPARE TRANSACTION", "COMMIT PREPARED", "ROLLBACK PREPARED"});
+  CHECK(controls("/* commit; */ select 1; -- commit;\nselect 'commit; begin'; select $$ commit; $$; select \"commit\";")
+            .empty());
+  CHECK(controls("do $body$ begin commit; end $body$; create function f() returns int language sql begin atomic "
+                 "select 1; end; prepare q as select 1").empty());
+  CHECK(controls("select E'\\';commit;--'").empty());
+  // A standard string ends at its first single quote: what follows is SQL.
+  CHECK(controls("select '\\';commit;--'") == std::vector<std::string>{"COMMIT"});
+}
+
+TEST_CASE("the index a CREATE INDEX statement creates, with its table as to_regclass reads it") {
+  auto ix = [](const std::string& sql) { return created_index(split_statements(sql).at(0)); };
+  auto a = ix("create unique index concurrently if not exists acct_email_key on acct (email)");
+  REQUIRE(a);
+  CHECK(a->name == "acct_email_key");
+  CHECK(a->table == "\"acct\"");
+  auto b = ix("-- x\nCREATE INDEX \"Mixed\"\"Name\" ON ONLY Public.\"Users\" USING btree (a)");
+  REQUIRE(b);
+  CHECK(b->name == "Mixed\"Name");
+  CHECK(b->table == "\"public\".\"Users\"");
+  auto c = ix("create index i on db.s.t (a)");
+  REQUIRE(c);
+  CHECK(c->table == "\"s\".\"t\"");
+  CHECK_FALSE(ix("create index on t (a)"));
+  CHECK_FALSE(ix("create table t (a int)"));
+  CHECK_FALSE(ix("create index concurrently if exists i on t (a)"));
+}
