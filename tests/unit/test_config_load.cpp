@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string error_of(const std::string& text) {
+std::string load_error_of(const std::string& text) {
   try {
     config::parse_config(text, "cfg.toml");
   } catch (const Error& e) {
@@ -100,20 +100,20 @@ TEST_CASE("fence_grace is a duration, kept as a PostgreSQL interval") {
   CHECK_FALSE(config::grace_interval("1234567890d"));
   CHECK(config::parse_config("[defaults]\nfence_grace = \"2h\"\n", "cfg.toml").fence_grace == "2 hours");
   CHECK_FALSE(config::parse_config("", "cfg.toml").fence_grace);
-  CHECK(error_of("[defaults]\nfence_grace = \"soon\"\n").find("cfg.toml:2:15: ") == 0);
+  CHECK(load_error_of("[defaults]\nfence_grace = \"soon\"\n").find("cfg.toml:2:15: ") == 0);
 }
 
 TEST_CASE("errors cite file:line:col") {
-  CHECK(error_of("catalog = \"x\"\n[defaults]\nbatchsize = 10\n") == "cfg.toml:3:1: unknown key \"defaults.batchsize\"");
-  CHECK(error_of("catalgo = \"x\"\n") == "cfg.toml:1:1: unknown key \"catalgo\"");
-  CHECK(error_of("[defaults]\nbatch_size = \"ten\"\n") ==
+  CHECK(load_error_of("catalog = \"x\"\n[defaults]\nbatchsize = 10\n") == "cfg.toml:3:1: unknown key \"defaults.batchsize\"");
+  CHECK(load_error_of("catalgo = \"x\"\n") == "cfg.toml:1:1: unknown key \"catalgo\"");
+  CHECK(load_error_of("[defaults]\nbatch_size = \"ten\"\n") ==
         "cfg.toml:2:14: \"defaults.batch_size\" must be an integer, not a string");
-  CHECK(error_of("[defaults]\nparallel = 0\n") == "cfg.toml:2:12: \"defaults.parallel\" must be at least 1");
-  CHECK(error_of("catalog = \n").rfind("cfg.toml:1:", 0) == 0);
-  CHECK(error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\n").find("missing the required key \"to\"") !=
+  CHECK(load_error_of("[defaults]\nparallel = 0\n") == "cfg.toml:2:12: \"defaults.parallel\" must be at least 1");
+  CHECK(load_error_of("catalog = \n").rfind("cfg.toml:1:", 0) == 0);
+  CHECK(load_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\n").find("missing the required key \"to\"") !=
         std::string::npos);
-  CHECK(error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\nto = \"s3:x\"\n").rfind("cfg.toml:5:", 0) == 0);
-  CHECK(error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"1\"\nto = \"dir:/a\"\nbogus = 1\n") ==
+  CHECK(load_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\nto = \"s3:x\"\n").rfind("cfg.toml:5:", 0) == 0);
+  CHECK(load_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"1\"\nto = \"dir:/a\"\nbogus = 1\n") ==
         "cfg.toml:6:1: unknown key \"archive.job[0].bogus\"");
 }
 

@@ -7,7 +7,7 @@
 using namespace shardctl;
 
 namespace {
-std::string error_of(const std::string& text) {
+std::string query_error_of(const std::string& text) {
   try {
     config::parse_config(text, "cfg.toml");
   } catch (const Error& e) {
@@ -28,10 +28,10 @@ TEST_CASE("[query] user names the role query connects as; unset by default") {
 }
 
 TEST_CASE("[query] refuses unknown keys and names that are no role name, at file:line:col") {
-  CHECK(error_of("[query]\nusr = \"r\"\n") == "cfg.toml:2:1: unknown key \"query.usr\"");
-  CHECK(error_of("[query]\nuser = \"\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
-  CHECK(error_of("[query]\nuser = \"" + std::string(64, 'r') + "\"\n") ==
+  CHECK(query_error_of("[query]\nusr = \"r\"\n") == "cfg.toml:2:1: unknown key \"query.usr\"");
+  CHECK(query_error_of("[query]\nuser = \"\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
+  CHECK(query_error_of("[query]\nuser = \"" + std::string(64, 'r') + "\"\n") ==
         "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
-  CHECK(error_of("[query]\nuser = \"a\\u0000b\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
-  CHECK(error_of("[query]\nuser = 5\n").find("\"query.user\" must be a string, not an integer") != std::string::npos);
+  CHECK(query_error_of("[query]\nuser = \"a\\u0000b\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
+  CHECK(query_error_of("[query]\nuser = 5\n").find("\"query.user\" must be a string, not an integer") != std::string::npos);
 }

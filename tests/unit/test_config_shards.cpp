@@ -7,7 +7,7 @@
 using namespace shardctl;
 
 namespace {
-std::string error_of(const std::string& text) {
+std::string shards_error_of(const std::string& text) {
   try {
     config::parse_config(text, "cfg.toml");
   } catch (const Error& e) {
@@ -34,9 +34,9 @@ TEST_CASE("shards tables give capacity and weight per shard name") {
 }
 
 TEST_CASE("shards tables refuse unknown keys and bad values at file:line:col") {
-  CHECK(error_of("[shards.a]\ncapacity = 5\n") == "cfg.toml:2:1: unknown key \"shards.a.capacity\"");
-  CHECK(error_of("[shards.a]\ncapacity_bytes = 0\n") == "cfg.toml:2:18: \"shards.a.capacity_bytes\" must be at least 1");
-  CHECK(error_of("[shards.a]\nweight = -1.0\n") == "cfg.toml:2:10: \"shards.a.weight\" must be above 0");
-  CHECK(error_of("[shards.a]\nweight = \"x\"\n").find("\"shards.a.weight\" must be a number, not a string") != std::string::npos);
-  CHECK(error_of("[shards]\na = 3\n").find("\"shards.a\" must be a table") != std::string::npos);
+  CHECK(shards_error_of("[shards.a]\ncapacity = 5\n") == "cfg.toml:2:1: unknown key \"shards.a.capacity\"");
+  CHECK(shards_error_of("[shards.a]\ncapacity_bytes = 0\n") == "cfg.toml:2:18: \"shards.a.capacity_bytes\" must be at least 1");
+  CHECK(shards_error_of("[shards.a]\nweight = -1.0\n") == "cfg.toml:2:10: \"shards.a.weight\" must be above 0");
+  CHECK(shards_error_of("[shards.a]\nweight = \"x\"\n").find("\"shards.a.weight\" must be a number, not a string") != std::string::npos);
+  CHECK(shards_error_of("[shards]\na = 3\n").find("\"shards.a\" must be a table") != std::string::npos);
 }

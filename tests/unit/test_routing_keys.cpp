@@ -15,7 +15,7 @@ using namespace shardctl::routing;
 namespace {
 
 // The message of the usage Error parse_key throws, or "" when the text parses.
-std::string error_of(KeyType t, std::string_view text) {
+std::string keys_error_of(KeyType t, std::string_view text) {
   try {
     parse_key(t, text);
   } catch (const Error& e) {
@@ -80,18 +80,18 @@ TEST_CASE("int keys: 32 bits, strictly decimal") {
   CHECK(std::get<std::int64_t>(parse_key(KeyType::int4, "0")) == 0);
   CHECK(std::get<std::int64_t>(parse_key(KeyType::int4, "-0")) == 0);
   CHECK(std::get<std::int64_t>(parse_key(KeyType::int4, "007")) == 7);  // as PostgreSQL's int4in
-  CHECK(error_of(KeyType::int4, "2147483648") == "'2147483648' is not a valid int key");
-  CHECK(error_of(KeyType::int4, "-2147483649") == "'-2147483649' is not a valid int key");
-  CHECK(error_of(KeyType::int4, "9223372036854775807") == "'9223372036854775807' is not a valid int key");
+  CHECK(keys_error_of(KeyType::int4, "2147483648") == "'2147483648' is not a valid int key");
+  CHECK(keys_error_of(KeyType::int4, "-2147483649") == "'-2147483649' is not a valid int key");
+  CHECK(keys_error_of(KeyType::int4, "9223372036854775807") == "'9223372036854775807' is not a valid int key");
 }
 
 TEST_CASE("bigint keys: 64 bits, strictly decimal") {
   CHECK(std::get<std::int64_t>(parse_key(KeyType::int8, "-9223372036854775808")) == INT64_MIN);
   CHECK(std::get<std::int64_t>(parse_key(KeyType::int8, "9223372036854775807")) == INT64_MAX);
   CHECK(std::get<std::int64_t>(parse_key(KeyType::int8, "4294967296")) == 4294967296LL);
-  CHECK(error_of(KeyType::int8, "9223372036854775808") == "'9223372036854775808' is not a valid bigint key");
-  CHECK(error_of(KeyType::int8, "-9223372036854775809") == "'-9223372036854775809' is not a valid bigint key");
-  CHECK(error_of(KeyType::int8, "abc") == "'abc' is not a valid bigint key");
+  CHECK(keys_error_of(KeyType::int8, "9223372036854775808") == "'9223372036854775808' is not a valid bigint key");
+  CHECK(keys_error_of(KeyType::int8, "-9223372036854775809") == "'-9223372036854775809' is not a valid bigint key");
+  CHECK(keys_error_of(KeyType::int8, "abc") == "'abc' is not a valid bigint key");
   // No whitespace, sign other than '-', fraction, exponent, base prefix, separators or junk.
   for (const char* bad : {"", " 1", "1 ", "\t1", "1\n", "+1", "--1", "-", "1.0", "1e3", "0x10", "1_000", "1,000",
                           "12abc", "\xd9\xa1", "NaN"}) {
@@ -101,8 +101,8 @@ TEST_CASE("bigint keys: 64 bits, strictly decimal") {
       if (static_cast<unsigned char>(c) >= 0x20) shown += c;
       else shown += c == '\t' ? "\\x09" : "\\x0A";
     }
-    CHECK(error_of(KeyType::int8, bad) == "'" + shown + "' is not a valid bigint key");
-    CHECK(error_of(KeyType::int4, bad) == "'" + shown + "' is not a valid int key");
+    CHECK(keys_error_of(KeyType::int8, bad) == "'" + shown + "' is not a valid bigint key");
+    CHECK(keys_error_of(KeyType::int4, bad) == "'" + shown + "' is not a valid int key");
   }
   std::int64_t v = 5;
   CHECK_FALSE(try_parse_int64("", v));
@@ -114,9 +114,9 @@ TEST_CASE("bigint keys: 64 bits, strictly decimal") {
 
 TEST_CASE("error lines stay one readable line") {
   // Control characters would break the one-line error; very long input is cut.
-  CHECK(error_of(KeyType::int8, "1\n2") == "'1\\x0A2' is not a valid bigint key");
+  CHECK(keys_error_of(KeyType::int8, "1\n2") == "'1\\x0A2' is not a valid bigint key");
   std::string long_text(200, '9');
-  CHECK(error_of(KeyType::int8, long_text) == "'" + std::string(80, '9') + "...' is not a valid bigint key");
+  CHECK(keys_error_of(KeyType::int8, long_text) == "'" + std::string(80, '9') + "...' is not a valid bigint key");
   try {
     parse_key(KeyType::int4, "x");
   } catch (const Error& e) {
@@ -145,11 +145,11 @@ TEST_CASE("uuid keys accept exactly what PostgreSQL's uuid_in accepts") {
         "g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "0x0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
         "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a111"}) {
     CAPTURE(bad);
-    CHECK(error_of(KeyType::uuid, bad) == std::string("'").append(bad).append("' is not a valid uuid key"));
+    CHECK(keys_error_of(KeyType::uuid, bad) == std::string("'").append(bad).append("' is not a valid uuid key"));
     Uuid u{};
     CHECK_FALSE(try_parse_uuid(bad, u));
   }
-  CHECK(error_of(KeyType::uuid, std::string_view("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1\0", 36)) != "");
+  CHECK(keys_error_of(KeyType::uuid, std::string_view("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1\0", 36)) != "");
   CHECK(format_key(Uuid{}) == "00000000-0000-0000-0000-000000000000");
   Uuid ff;
   ff.fill(0xff);
@@ -161,7 +161,7 @@ TEST_CASE("text keys are their bytes") {
   CHECK(format_key(parse_key(KeyType::text, " padded ")) == " padded ");
   CHECK(format_key(parse_key(KeyType::text, "h\xc3\xa9llo")) == "h\xc3\xa9llo");
   CHECK(format_key(parse_key(KeyType::text, "a..b")) == "a..b");
-  CHECK(error_of(KeyType::text, std::string_view("a\0b", 3)) == "a text key cannot contain a NUL byte");
+  CHECK(keys_error_of(KeyType::text, std::string_view("a\0b", 3)) == "a text key cannot contain a NUL byte");
   CHECK(key_matches_type(KeyType::text, T("x")));
 }
 

@@ -7,7 +7,7 @@
 using namespace shardctl;
 
 namespace {
-std::string error_of(const std::string& text) {
+std::string load_file_error_of(const std::string& text) {
   try {
     stats::parse_load_csv(text, "load.csv");
   } catch (const Error& e) {
@@ -30,11 +30,11 @@ TEST_CASE("keys and weights, a header, comments, quotes and CRLF") {
 }
 
 TEST_CASE("bad lines name file:line") {
-  CHECK(error_of("1,2\n2\n") == "load.csv:2: expected key,weight");
-  CHECK(error_of("1,abc\n") == "load.csv:1: weight 'abc' is not a number >= 0");
-  CHECK(error_of("1,-3\n") == "load.csv:1: weight '-3' is not a number >= 0");
-  CHECK(error_of("1,2,3\n") == "load.csv:1: expected key,weight");
-  CHECK(error_of("1,2\n1,3\n") == "load.csv:2: key '1' was already given on line 1");
-  CHECK(error_of(",3\n") == "load.csv:1: empty key");
-  CHECK(error_of("\"open,3\n") == "load.csv:1: expected key,weight");
+  CHECK(load_file_error_of("1,2\n2\n") == "load.csv:2: expected key,weight");
+  CHECK(load_file_error_of("1,abc\n") == "load.csv:1: weight 'abc' is not a number >= 0");
+  CHECK(load_file_error_of("1,-3\n") == "load.csv:1: weight '-3' is not a number >= 0");
+  CHECK(load_file_error_of("1,2,3\n") == "load.csv:1: expected key,weight");
+  CHECK(load_file_error_of("1,2\n1,3\n") == "load.csv:2: key '1' was already given on line 1");
+  CHECK(load_file_error_of(",3\n") == "load.csv:1: empty key");
+  CHECK(load_file_error_of("\"open,3\n") == "load.csv:1: expected key,weight");
 }
