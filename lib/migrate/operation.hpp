@@ -12,7 +12,7 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 #include "shardio/key_filter.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/value_digest.hpp"
@@ -156,14 +156,14 @@ class Engine {
   std::string start(const Plan& plan, bool preview = false);
   // What `op resume --dry-run` checks: the operation exists and no live process runs it (75,
   // as run() would refuse). Returns its status.
-  shardio::OpStatus preview_run(const std::string& op_id);
+  journal::OpStatus preview_run(const std::string& op_id);
   // Runs (or resumes) the operation to its end, its cancellation, or an error (journaled as
   // failed, then rethrown). Exit 75 when another live process runs it.
-  shardio::OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
+  journal::OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
 
   void request_cancel(const std::string& op_id);
-  shardio::OpStatus status(const std::string& op_id);
-  std::vector<shardio::OpStatus> list();
+  journal::OpStatus status(const std::string& op_id);
+  std::vector<journal::OpStatus> list();
   // Lifts the fences a finished operation left on its source shards (`dry_run`: only counts
   // them). Exit 75 while the operation is unfinished.
   std::vector<Unfenced> unfence(const std::string& op_id, bool dry_run);

@@ -224,7 +224,7 @@ zoo_mappings() {
 # than one batch (the zoo tests exist to take unusual schemas across batch boundaries: a
 # single batch would hide what the second one gets wrong), then verifies. The batches are
 # counted twice and must agree: the flips the process itself reached (SHARDCTL_FAULT_TRACE
-# writes one "journal.flipped@bBATCH N" line per batch, lib/shardio/fault.hpp, lib/migrate/runner.cpp)
+# writes one "journal.flipped@bBATCH N" line per batch, lib/fault/fault.hpp, lib/migrate/runner.cpp)
 # and the operation's journal (batches done of batches planned: the command's JSON is the
 # journal's status read back after the run, Engine::run in lib/migrate/engine.cpp, the same
 # as `shardctl op show ID`).
