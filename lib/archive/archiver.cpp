@@ -16,6 +16,7 @@
 #include "catalog/locks.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "shardio/row_checksum.hpp"
 
 namespace shardctl::archive {
@@ -341,27 +342,19 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
     shared.manifest = &*manifest;
   }
 
-  std::atomic<std::size_t> next{0};
   std::mutex err_mu;
   std::exception_ptr error;
-  auto worker = [&] {
-    for (std::size_t i; (i = next++) < todo.size();) {
-      if (shared.stop.load() != 0) return;
-      try {
-        archive_shard(shared, todo[i].first, todo[i].second);
-      } catch (...) {
-        std::lock_guard lock(err_mu);
-        if (!error) error = std::current_exception();
-        shared.request_stop(StopReason::failed);
-        return;
-      }
+  // The first failure stops the shards still running at their next batch; none starts after it.
+  parallel_for(todo.size(), options.parallel, [&](std::size_t i) {
+    if (shared.stop.load() != 0) return;
+    try {
+      archive_shard(shared, todo[i].first, todo[i].second);
+    } catch (...) {
+      std::lock_guard lock(err_mu);
+      if (!error) error = std::current_exception();
+      shared.request_stop(StopReason::failed);
     }
-  };
-  std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(options.parallel, 1)), todo.size());
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < n; ++i) threads.emplace_back(worker);
-  if (n > 0) worker();
-  for (auto& t : threads) t.join();
+  });
 
   if (error) {
     try {
