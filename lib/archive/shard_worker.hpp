@@ -1,6 +1,6 @@
 // One shard's part of an archive run: batch after batch, select the rows in key order, deliver
 // them, verify, commit at the destination, delete exactly the verified rows at the source, and
-// journal (SPEC §4 "Archive"; the steps are in shard_worker.cpp). Runs in its own thread with
+// journal (shardctl-archive(1); the steps are in shard_worker.cpp). Runs in its own thread with
 // its own connections.
 #pragma once
 

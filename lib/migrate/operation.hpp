@@ -1,5 +1,5 @@
 // Migration operations: planning a split, journaling it in the catalog, and running or
-// resuming it batch by batch (SPEC §4 "Migration").
+// resuming it batch by batch (README, "Moving data"; shardctl-split(1)).
 #pragma once
 
 #include <cstdint>
