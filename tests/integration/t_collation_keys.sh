@@ -62,10 +62,11 @@ load rk_ci r "$TEST_TMP/rkeys"
 [ "$(psql_shard 1 -XAtc "select count(*) from rk where k collate \"und-x-icu\" >= 'm'")" -gt 0 ] ||
   fail "no key of shard_1 sorts after 'm' in the column's collation: the range case would prove nothing"
 
-# check: no stray anywhere.
+step "check finds no stray where lookup put every row"
 expect_exit 0 shardctl check --strays --format json
 assert_eq "$(jq -c '[.findings[] | [.table, .count]]' "$STDOUT")" "[]"
 
+step "check finds exactly the planted strays, rehome moves them where lookup routes them"
 # One real stray of each map, on shard_3 (which the maps route nothing to): check reports
 # exactly those, and --fix rehome moves them where lookup routes them, and nothing else.
 psql_shard 3 -qc "insert into hk values ('Stray-Tenant', 0); insert into rk values ('Zz', 0)"
@@ -83,6 +84,7 @@ where_lookup_routes hk h
 where_lookup_routes rk r
 where_lookup_routes rk_ci r
 
+step "a move of a hash range asks for the index on the bytes' hash, then leaves every row where lookup routes it"
 # Move the hash bucket of one key of shard_1 to shard_2, which holds the other buckets' rows.
 key=$(shardctl lookup --map h - < "$TEST_TMP/hkeys" | awk -F'\t' '$2 == "shard_1" && !found {print $1; found = 1}')
 # Without an index on the hash of the key's bytes the precheck refuses, naming it.
@@ -101,6 +103,7 @@ total=0; for i in 1 2 3; do total=$((total + $(psql_shard "$i" -XAtc "select cou
 assert_eq "$total" "201"
 expect_exit 0 shardctl check --strays
 
+step "the fence refuses a write exactly when lookup routes the key to the new shard"
 # The fence on shard_1 refuses a write exactly when lookup now routes the key to shard_2 and
 # routed it to shard_1 before the move; every other write to shard_1 goes through.
 shardctl lookup --map h - < "$TEST_TMP/wkeys" > "$TEST_TMP/wafter"
@@ -114,6 +117,7 @@ while IFS=$'\t' read -r k before; do
 done < "$TEST_TMP/wbefore"
 [ "$refused" -gt 0 ] || fail "no writer key fell in the moved bucket: the fence case proved nothing"
 
+step "a split of the range map moves the keys of the byte range, not the collation's"
 # Split the range map inside the ..m mapping: the rows of [a, m) in byte order go to shard_3.
 expect_exit 0 shardctl split --map r --at a --to shard_3 --batch-size 10
 where_lookup_routes rk r
