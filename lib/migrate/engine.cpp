@@ -161,18 +161,19 @@ journal::OpStatus Engine::run(const std::string& op_id, const std::function<void
     shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
     for (const auto& t : store.list_tables()) {
       if (t.kind == "reference") ctx.references.push_back(catalog::quote_qualified(t.name));
-      if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t));
+      if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t, ctx.map.kind));
     }
     sort_by_foreign_keys(target, ctx.tables);
     ctx.references = shardio::fk_order(target, ctx.references);  // parents first: nation after region
-    // Text keys are compared in the column's own collation only where every shard the batches
-    // read orders it like bytes (the plan checked the same; a source may differ from the target).
+    // Text keys are compared (or hashed) in the column's own collation only where, on every
+    // shard the batches read, that gives the answers bytes give (the plan checked the same; a
+    // source may differ from the target).
     auto sources = source_shards(catalog_, op_id, false);
     for (auto& t : ctx.tables) {
-      if (!t.key_native_order) continue;
+      if (!t.key_own_collation) continue;
       for (auto id : sources) {
         shardio::RawConn src(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name);
-        t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(src, t.quoted, t.key_column);
+        t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(src, t.quoted, t.key_column, ctx.map.kind);
       }
     }
     {

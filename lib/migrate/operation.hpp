@@ -51,7 +51,7 @@ struct PlannedTable {
   std::string name;    // as in the catalog (schema.table)
   std::string quoted;  // "schema"."table"
   std::string key_column;
-  bool key_native_order = false;  // see KeyColumn: text keys compared without COLLATE "C"
+  bool key_own_collation = false;  // see shardio::KeyColumn: text keys compared and hashed without COLLATE "C"
   std::vector<std::string> columns;  // raw names, copied by name
   std::vector<std::string> order_by;  // primary key, for index-ordered reads
   bool binary = true;  // copied as binary COPY (see shardio::binary_copy_is_portable), else text
@@ -60,7 +60,7 @@ struct PlannedTable {
 };
 
 // How a sharded table is copied: its columns and primary key as the source has them.
-PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table);
+PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table, routing::MapKind kind);
 // The value kind of each of the table's columns when every one has a value digest
 // (shardio/value_digest.hpp), else empty: its batches are then verified by reading rows back.
 std::vector<shardio::ValueKind> value_kinds_of(const PlannedTable& table);

@@ -475,7 +475,7 @@ std::vector<GuardedTable> Runner::guarded() const {
 }
 
 std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  return shardio::key_filter(conn, ctx_.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, r);
+  return shardio::key_filter(conn, ctx_.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_own_collation}, r);
 }
 
 void Runner::run() {
