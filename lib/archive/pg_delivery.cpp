@@ -100,7 +100,7 @@ class PgDelivery : public Delivery {
   shardio::RawConn& conn() {
     if (!conn_) {
       conn_ = std::make_unique<shardio::RawConn>(to_.dsn, "archive database");
-      conn_->exec(shardio::session_settings);
+      conn_->script(shardio::session_settings);
     }
     return *conn_;
   }

@@ -94,7 +94,7 @@ std::string checked_predicate(shardio::RawConn& shard, const std::string& schema
     throw usage_error("the archive predicate is refused at character " + std::to_string(flaw->character) + ": " + flaw->what,
                       predicate_hint);
   }
-  shard.exec(shardio::session_settings);
+  shard.script(shardio::session_settings);
   shard.exec(predicate_settings);
   std::string root = quote_ident(schema) + "." + quote_ident(table);
   if (shard.query("SELECT to_regclass($1) IS NOT NULL", {root})[0][0] != "t")

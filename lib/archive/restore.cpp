@@ -226,7 +226,7 @@ class RestoreRun {
     std::vector<Unit> units;
     if (job_.to.kind == Destination::Kind::postgres) {
       dest_ = std::make_unique<shardio::RawConn>(job_.to.dsn, "archive database");
-      dest_->exec(shardio::session_settings);
+      dest_->script(shardio::session_settings);
       dest_->exec(predicate_settings);
       for (const auto& t : tables_) {
         auto cols = shardio::table_columns(*dest_, t.quoted);
@@ -284,7 +284,7 @@ class RestoreRun {
     Target t;
     t.shard = loaded_.shards.at(index);
     t.conn = std::make_unique<shardio::RawConn>(t.shard.dsn, "shard " + t.shard.name);
-    t.conn->exec(shardio::session_settings);
+    t.conn->script(shardio::session_settings);
     t.conn->exec(predicate_settings);
     t.conn->exec("BEGIN");
     for (const auto& r : tables_) {

@@ -29,7 +29,7 @@ class ShardWorker {
   ShardWorker(RunShared& run, const catalog::Shard& shard, std::int64_t shard_id)
       : run_(run), shard_(shard), shard_id_(shard_id), catalog_(run.catalog_dsn, "catalog"),
         src_(shard.dsn, "shard " + shard.name) {
-    src_.exec(shardio::session_settings);
+    src_.script(shardio::session_settings);
   }
 
   void run() {
@@ -225,9 +225,9 @@ class ShardWorker {
   // through an index on its foreign key: index probes, whatever the planner guesses the stage holds.
   void probing(std::size_t i, const std::function<void()>& body) {
     bool probe = set_.tables[i].fk_indexed;
-    if (probe) src_.exec("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off");
+    if (probe) src_.script("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off");
     body();
-    if (probe) src_.exec("RESET enable_hashjoin; RESET enable_mergejoin");
+    if (probe) src_.script("RESET enable_hashjoin; RESET enable_mergejoin");
   }
 
   void report(const nlohmann::json& tables) {
@@ -283,7 +283,7 @@ class ShardWorker {
 }  // namespace
 
 void ensure_receipts_table(shardio::RawConn& shard) {
-  shard.exec("CREATE SCHEMA IF NOT EXISTS shardctl; "
+  shard.script("CREATE SCHEMA IF NOT EXISTS shardctl; "
              "CREATE TABLE IF NOT EXISTS shardctl.archive_receipts (op_id uuid NOT NULL, batch_no integer NOT NULL, "
              "tables jsonb NOT NULL, refused bigint NOT NULL DEFAULT 0, deleted_at timestamptz NOT NULL DEFAULT now(), "
              "PRIMARY KEY (op_id, batch_no))");

@@ -178,7 +178,7 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
     const auto& map = fleet.map(map_name);
     const catalog::Shard* src_shard = fleet.shard(source);
     shardio::RawConn src(src_shard->dsn, "shard " + source);
-    src.exec(shardio::session_settings);  // row text (and so checksums) as on every server
+    src.script(shardio::session_settings);  // row text (and so checksums) as on every server
     std::vector<Table> tables;
     std::vector<std::string> quoted;
     for (const auto& t : fleet.sharded_tables)
@@ -202,7 +202,7 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
       const catalog::Shard* dst_shard = fleet.shard(target);
       if (!dst_shard || down.count(target) || dst_shard->status != "online") continue;
       shardio::RawConn dst(dst_shard->dsn, "shard " + target);
-      dst.exec(shardio::session_settings);
+      dst.script(shardio::session_settings);
       rehome_pair(fleet, src, dst, map, tables, source, target, options, report);
     }
   }

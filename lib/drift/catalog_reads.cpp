@@ -91,7 +91,7 @@ std::string begin_read_sql(shardio::RawConn& shard, std::chrono::milliseconds ti
 
 }  // namespace
 
-void begin_read(shardio::RawConn& shard, std::chrono::milliseconds timeout) { shard.exec(begin_read_sql(shard, timeout)); }
+void begin_read(shardio::RawConn& shard, std::chrono::milliseconds timeout) { shard.script(begin_read_sql(shard, timeout)); }
 
 Reads read_catalogs(shardio::RawConn& shard, std::chrono::milliseconds timeout) {
   std::string script = begin_read_sql(shard, timeout);

@@ -195,7 +195,7 @@ journal::OpStatus Engine::run(const std::string& op_id, const std::function<void
   if (options_.verify_fk && done.status == "done") {
     // After the journal says done: orphans are a finding about the data, not a failed move.
     shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
-    target.exec(shardio::session_settings);
+    target.script(shardio::session_settings);
     KeyRange moved = ctx.range;  // a list map's point is journaled [k,k]
     if (ctx.map.kind == routing::MapKind::list && moved.low)
       moved = routing::point_range(catalog::bound_type(ctx.map.kind, ctx.map.key_type), *moved.low);

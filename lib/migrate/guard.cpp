@@ -366,7 +366,7 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
                              "IS NOT DISTINCT FROM $1",
                              {guard_version()})[0][0] == "t";
     if (!ready) {
-      shard.exec(guard_sql);
+      shard.script(guard_sql);
       shard.exec("COMMENT ON FUNCTION shardctl.guard_hit(bigint, text, text) IS " + shard.literal(guard_version()));
     }
     install_triggers(shard, space, tables, owner.map_id);

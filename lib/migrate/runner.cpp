@@ -72,7 +72,7 @@ shardio::RawConn& Runner::source(const Batch& b) {
   if (!conn) {
     const auto& s = shard(b.source_id);
     conn = std::make_unique<shardio::RawConn>(s.dsn, "shard " + s.name);
-    conn->exec(session_settings);
+    conn->script(session_settings);
     conn->exec(bulk_guard_session);
   }
   return *conn;
@@ -480,10 +480,10 @@ std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const 
 
 void Runner::run() {
   target_ = std::make_unique<shardio::RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
-  target_->exec(session_settings);
+  target_->script(session_settings);
   target_->exec(bulk_guard_session);
   // It also reads batches back to verify them (with one reader).
-  target_->exec(shardio::reader_session);
+  target_->script(shardio::reader_session);
   auto all = batches();
   if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");
   bool cancel = cancel_requested();

@@ -32,7 +32,7 @@ void ensure_history(shardio::RawConn& conn) {
   // One row per attempt; failures stay as the audit trail and a later success of the same file
   // closes them. `checksum` is "<algorithm>:<hex>" so another algorithm can follow. `success`
   // NULL: a no-transaction file started and has not (or never) recorded its outcome.
-  conn.exec(
+  conn.script(
       "CREATE SCHEMA IF NOT EXISTS shardctl;"
       "CREATE TABLE IF NOT EXISTS shardctl.schema_history ("
       " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"

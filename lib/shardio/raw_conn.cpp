@@ -87,10 +87,7 @@ void RawConn::fail(const PGresult* r, const std::string& what) const {
 std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, const std::vector<std::string>& params) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
-  // Without parameters, PQexec: it also runs several statements (the guard's DDL script).
-  Result r(values.empty() ? PQexec(conn_, sql.c_str())
-                          : PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                                         nullptr, nullptr, 0));
+  Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
   auto status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(r.get(), "query");
   return rows_of(r.get());

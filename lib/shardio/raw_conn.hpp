@@ -49,10 +49,14 @@ class RawConn {
   PGconn* get() const noexcept { return conn_; }
   const std::string& role() const noexcept { return role_; }
 
-  // Runs a statement with text parameters; returns the rows as text (NULL as empty optional
-  // is not needed here: callers select non-null values).
+  // Runs ONE statement with text parameters, through the extended protocol even without any,
+  // so a text that holds several statements is refused by the server instead of running them
+  // all; returns the rows as text (callers select non-null values).
   std::vector<std::vector<std::string>> query(const std::string& sql, const std::vector<std::string>& params = {});
   void exec(const std::string& sql) { query(sql); }
+  // Runs several statements that shardctl wrote itself (session settings, DDL scripts) in one
+  // round trip. Never for text from an operator or built around one.
+  void script(const std::string& sql) { query_each(sql); }
   // Runs a script of statements without parameters in one round trip; returns the rows of each
   // statement that returns rows (a SELECT with none included), in order. The first error fails.
   std::vector<std::vector<std::vector<std::string>>> query_each(const std::string& script);

@@ -37,8 +37,8 @@ RawConn& ReadPool::reader(std::size_t i) {
   auto& conn = readers_[i];
   if (!conn) {
     conn = std::make_unique<RawConn>(dsn_, role_);
-    conn->exec(reader_session);
-    if (!session_sql_.empty()) conn->exec(session_sql_);
+    conn->script(reader_session);
+    if (!session_sql_.empty()) conn->script(session_sql_);
   }
   return *conn;
 }
