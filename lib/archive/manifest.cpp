@@ -107,7 +107,7 @@ Manifest read_manifest(const fs::path& run_dir) {
   std::string shown = printable(p.string());
   std::string text = read_input_file(p, {"archive manifest", max_manifest_bytes, ErrorKind::data,
                                          "the manifest is written by `shardctl archive run` beside the run's files"});
-  require_sound_json_text(text, shown, "a manifest nests 3 levels; this one was not written by `shardctl archive run`");
+  require_sound_json_text(text, shown, "the manifest was not written so by `shardctl archive run`; nothing was restored");
   nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded()) throw data_error(shown + " is not valid JSON");
   return manifest_from_json(doc, shown);

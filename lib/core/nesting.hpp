@@ -77,7 +77,13 @@ inline std::optional<JsonTextProblem> json_text_problem(std::string_view text, i
       if (f.object) out += (out.empty() ? "" : ".") + f.key;
       else out += "[" + std::to_string(f.index) + "]";
     }
-    return out;
+    // Up to 64 levels of it: the start and the end tell where (cut between characters).
+    if (out.size() <= 200) return out;
+    auto cut = [&](std::size_t at) {
+      while (at > 0 && at < out.size() && (static_cast<unsigned char>(out[at]) & 0xC0) == 0x80) --at;
+      return at;
+    };
+    return out.substr(0, cut(100)) + "..." + out.substr(cut(out.size() - 97));
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -85,7 +91,8 @@ inline std::optional<JsonTextProblem> json_text_problem(std::string_view text, i
       std::size_t start = ++i;
       while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
       if (!frames.empty() && frames.back().object && frames.back().expect_key) {
-        frames.back().key = printable(text.substr(start, std::min(i, text.size()) - start));
+        auto key = text.substr(start, std::min(i, text.size()) - start);
+        frames.back().key = key.size() > 40 ? printable(key.substr(0, 40)) + "..." : printable(key);
         frames.back().expect_key = false;
       }
     } else if (c == '[' || c == '{') {

@@ -105,7 +105,11 @@ double FieldReader::number(const std::string& field, double min) const {
   const auto& v = need(field);
   if (!v.is_number()) fail(field, "expected a number, not " + shown_value(v));
   auto d = v.get<double>();
-  if (!std::isfinite(d) || d < min) fail(field, "expected a number >= " + json(min).dump() + ", not " + shown_value(v));
+  if (!std::isfinite(d) || d < min) {
+    auto lowest = json(min).dump();  // "0.0"
+    if (lowest.size() > 2 && lowest.substr(lowest.size() - 2) == ".0") lowest.resize(lowest.size() - 2);
+    fail(field, "expected a number >= " + lowest + ", not " + shown_value(v));
+  }
   return d;
 }
 

@@ -48,8 +48,9 @@ nlohmann::json to_json(const PlanFile& f) {
 PlanFile read_plan_file(const std::string& path) {
   std::string remake = "make a new plan with `shardctl rebalance plan -o " + path + "`";
   // The path is the argument the operator typed: one that cannot be opened is a usage error (64).
-  std::string text = read_input_file(path, {"plan file", max_plan_file_bytes, ErrorKind::usage, remake});
-  require_sound_json_text(text, path, "a plan file nests 5 levels; this one was not written by `shardctl rebalance plan`");
+  std::string text =
+      read_input_file(path, {"plan file", max_plan_file_bytes, ErrorKind::usage, "name the file `shardctl rebalance plan -o` wrote"});
+  require_sound_json_text(text, path, remake);
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);

@@ -49,7 +49,8 @@ TEST_CASE("table headers set the depth of the keys below them") {
   CHECK(toml_too_deep_at("[a.b.c]\nx.y = 1\n", 4) == 10);
   CHECK(toml_too_deep_at("[" + dotted_key(5) + "]\n", 4) == 9);
   // [[x]]: an array whose tables are one level further down.
-  CHECK(toml_too_deep_at("[[a.b]]\nc = 1\n", 3) == toml_npos);
+  CHECK(toml_too_deep_at("[[a.b]]\nc = 1\n", 4) == toml_npos);
+  CHECK(toml_too_deep_at("[[a.b]]\nc = 1\n", 3) == 8);
   CHECK(toml_too_deep_at("[[a.b.c]]\n", 3) == 0);
   // A later, shallower header resets the depth.
   CHECK(toml_too_deep_at("[a.b.c]\n[d]\ne.f.g = 1\n", 4) == toml_npos);

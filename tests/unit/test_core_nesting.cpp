@@ -41,6 +41,16 @@ TEST_CASE("JSON nesting up to the limit passes; one level more is refused where 
   CHECK(refusal.find("plan.steps[0].x.a.a") != std::string::npos);
 }
 
+TEST_CASE("the field of a refusal stays short: long keys and paths are cut") {
+  std::string key(1000, 'k');
+  std::string text;
+  for (int i = 0; i < 70; ++i) text += "{\"" + key + "\": ";
+  auto p = json_text_problem(text, max_input_nesting);
+  REQUIRE(p);
+  CHECK(p->field.size() <= 203);
+  CHECK(p->field.rfind(std::string(40, 'k') + "...." + std::string(40, 'k'), 0) == 0);
+}
+
 TEST_CASE("brackets inside strings do not count, escaped quotes do not end a string") {
   std::string text = "{\"k\": \"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"}";
   CHECK_FALSE(json_text_problem(text, 4));
