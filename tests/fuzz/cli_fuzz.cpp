@@ -823,10 +823,12 @@ class Harness {
     setup_archive_run();
   }
 
-  // A directory archive run that archived nothing (--where false) on the first sharded table:
-  // the `files` generator puts hostile manifests and files in its directory for `archive
-  // restore`. Made once per workdir (kept in WORKDIR/archive_run.json, which a replay reads);
-  // a catalog without a sharded table has none, and those cases restore a run that does not exist.
+  // A directory archive run of a second's worth of one-row batches (each root row with the rows
+  // that reference it) of the first sharded table: the `files` generator puts hostile manifests and files in its
+  // directory for `archive restore` (a manifest needs the table's DDL, which a run that archived
+  // nothing lacks, for a restore to read the files it lists). Made once per workdir (kept in
+  // WORKDIR/archive_run.json, which a replay reads); a catalog without a sharded table has none,
+  // and those cases restore a run that does not exist.
   void setup_archive_run() {
     fs::path saved = opt_.workdir / "archive_run.json";
     std::error_code ec;
@@ -843,7 +845,9 @@ class Harness {
       if (t.value("kind", std::string()) != "sharded") continue;
       auto table = t.value("name", std::string());
       fs::path dir = opt_.workdir / "arch";
-      auto r = run_fixed({"archive", "run", "--table", table, "--where", "false", "--to", "dir:" + dir.string(), "--format", "json"});
+      auto r = run_fixed({"archive", "run", "--table", table, "--name", "fuzz-files", "--where", "true", "--cascade",
+                          "--batch-size", "1", "--max-runtime", "1s", "--parallel", "1", "--to", "dir:" + dir.string(),
+                          "--format", "json"});
       if (!r.exited || r.code != 0) {
         fmt::print("setup: no archive run for the files generator (exit {}): {}\n", r.code, first_lines(r.err, 1).empty() ? "" : first_lines(r.err, 1)[0]);
         return;
@@ -1738,6 +1742,10 @@ class Harness {
         auto doc = archive_manifest_.is_object() ? archive_manifest_ : nlohmann::json::object();
         auto shard = fleet_.shards.empty() ? std::string("s") : fleet_.shards.front();
         auto table = doc.contains("ddl") && doc["ddl"].is_object() && !doc["ddl"].empty() ? doc["ddl"].begin().key() : "public.t";
+        if (doc.contains("files") && doc["files"].is_array() && !doc["files"].empty() && doc["files"][0].is_object()) {
+          shard = doc["files"][0].value("shard", shard);  // a batch the run wrote: its shard and table
+          table = doc["files"][0].value("table", table);
+        }
         doc["files"] = nlohmann::json::array({{{"path", "fz_batch.zst"}, {"shard", shard}, {"table", table}, {"batch", 1},
                                                {"rows", 1}, {"raw_bytes", 1}, {"bytes", 1}, {"sha256", std::string(64, 'a')},
                                                {"restored", false}}});
@@ -1800,7 +1808,7 @@ class Harness {
     add("argv", 16, 19, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_argv(r, n, s); });
     add("toml", 12, kTomlMutations + 10, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_toml(r, n, s); });
     add("pipes", 3, 4, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_pipes(r, n, s); });
-    add("files", 8, kFileStrata, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_files(r, n, s); });
+    add("files", 12, kFileStrata, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_files(r, n, s); });
     if (gens_.empty()) throw std::runtime_error("no generator selected");
     for (const auto& g : gens_) total_weight_ += g.weight;
   }
