@@ -25,10 +25,43 @@ for _pg_bin in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1
 
 shardctl() { "$SHARDCTL_BIN/shardctl" "$@"; }
 
+# step "NAME": names the case that follows, so that a failure says which case it is in (as
+# git's test_expect_success and ccache's TEST do). Every failure also names the test file's
+# line: the line that called the failing helper, or the command that failed under set -e.
+TEST_STEP=""
+step() {
+  TEST_STEP=$1
+  echo "# $TEST_NAME: $1"
+}
+_in_step() { [ -z "$TEST_STEP" ] || printf ' step "%s"' "$TEST_STEP"; }
+
+# The test file's line that led to the current lib.sh function (a test's own helper that calls
+# fail is named, with the test's top-level line that called it when that differs).
+_test_line() {
+  local i n=${#BASH_SOURCE[@]} first="" top=""
+  for ((i = 1; i < n; i++)); do
+    [ "${BASH_SOURCE[i]}" != "${BASH_SOURCE[0]}" ] || continue
+    [ -n "$first" ] || first="$(basename "${BASH_SOURCE[i]}"):${BASH_LINENO[i - 1]}"
+    top="$(basename "${BASH_SOURCE[i]}"):${BASH_LINENO[i - 1]}"
+  done
+  [ "$top" = "$first" ] || first="$first (from $top)"
+  echo "${first:-$(basename "$0")}"
+}
+
 fail() {
-  echo "FAIL [$TEST_NAME]: $*" >&2
+  echo "FAIL [$TEST_NAME]$(_in_step) at $(_test_line): $*" >&2
   exit 1
 }
+
+# A command that fails outside any condition ends the test (set -e); say which and where
+# instead of ending silently. With set +e in effect a failure is the test's to handle.
+_on_error() {
+  local status=$1 file=$2 line=$3 command=$4
+  [[ $- == *e* ]] && [ -z "${_error_named:-}" ] || return 0
+  _error_named=1   # the compound commands around it fail again on the way out
+  echo "FAIL [$TEST_NAME]$(_in_step) at $(basename "$file"):$line: exit $status from: $command" >&2
+}
+trap '_on_error $? "${BASH_SOURCE[0]}" "$LINENO" "$BASH_COMMAND"' ERR
 
 # The socket directory and ports of the fixture's clusters.
 SANDBOX_RUN="$SHARDCTL_TEST_SANDBOX/run"

@@ -1,6 +1,6 @@
 # `op cancel` of an interrupted operation rolls back the batch in flight (offline or copied)
 # and is itself crash-safe. What it proves, for a split of two batches stopped (SHARDCTL_FAULT,
-# lib/shardio/fault.hpp) after batch 2 went offline and was guarded, and after batch 2 was copied:
+# lib/fault/fault.hpp) after batch 2 went offline and was guarded, and after batch 2 was copied:
 #  - an uninterrupted cancel from that state (the traced one) finishes it;
 #  - a cancel killed (_exit 99) at every step boundary of that cancel (its fault points in
 #    lib/migrate/runner.cpp, named STEP@CONTEXT:N, the same in every process), in one chain: the
@@ -15,12 +15,6 @@
 # journal it done, roll batch 2 back, finish; each step idempotent).
 source "$(dirname "$0")/lib.sh"
 
-# Every failure names its case: lib.sh's fail with the case in front.
-CASE="setup"
-fail() {
-  echo "FAIL [$TEST_NAME]: $CASE: $*" >&2
-  exit 1
-}
 
 split_args=(split --map customers --at 150 --to shard_2 --batch-size 100)
 expected="..150>shard_1 150..250>shard_2 250..501>shard_1 501..>shard_2"
@@ -44,7 +38,7 @@ after:  $after"
 total=0
 for stop in offline.guard@b2:1 journal.copied@b2:1; do
   # The boundaries of one uninterrupted cancel from this state.
-  CASE="uninterrupted cancel after $stop"
+  step "uninterrupted cancel after $stop"
   fresh_fleet cancel_trace --shards 2
   before=$(fleet_fingerprint)
   SHARDCTL_FAULT=$stop expect_exit 99 shardctl "${split_args[@]}"
@@ -60,7 +54,7 @@ for stop in offline.guard@b2:1 journal.copied@b2:1; do
   check_cancelled
 
   # One chain: kills at the boundaries in turn, then a cancel that finishes.
-  CASE="chain after $stop"
+  step "chain after $stop"
   fresh_fleet cancel --shards 2
   SHARDCTL_FAULT=$stop expect_exit 99 shardctl "${split_args[@]}"
   op=$(last_op)
@@ -86,7 +80,7 @@ for stop in offline.guard@b2:1 journal.copied@b2:1; do
     [ "${#rest[@]}" = $((${#left[@]} - 1)) ] || fail "killed at $hit, which was not asked for"
     left=("${rest[@]}")
     chain+=("$hit")
-    CASE="chain after $stop (cancel killed at ${chain[*]})"
+    step "chain after $stop (cancel killed at ${chain[*]})"
   done
   [ "${#chain[@]}" -gt 0 ] || fail "the first cancel finished without reaching ${left[0]}, which the traced cancel reached"
   # Every boundary is reached again by a cancel resumed after a kill (see the header): none is
