@@ -60,18 +60,18 @@ Error plan_file_refusal(const fs::path& p) {
   return internal_error("unreachable");
 }
 
-void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
+void write_plan_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
 
 }  // namespace
 
 TEST_CASE("a plan as written is read back, whatever its layout") {
   PlanFileScratch s;
   auto doc = written_plan();
-  write_text(s.dir / "p.json", doc.dump(2));
+  write_plan_text(s.dir / "p.json", doc.dump(2));
   auto f = rebalance::read_plan_file((s.dir / "p.json").string());
   CHECK(f.fingerprint == doc["fingerprint"]);
   CHECK(f.plan.steps.size() == 1);
-  write_text(s.dir / "p.json", doc.dump());  // reformatted: the same content, the same fingerprint
+  write_plan_text(s.dir / "p.json", doc.dump());  // reformatted: the same content, the same fingerprint
   CHECK(rebalance::read_plan_file((s.dir / "p.json").string()).fingerprint == f.fingerprint);
 }
 
@@ -82,19 +82,19 @@ TEST_CASE("a plan without its fingerprint, or with one that does not match, is r
   auto unsigned_doc = doc;
   unsigned_doc.erase("fingerprint");
   unsigned_doc["plan"]["steps"][0]["to"] = "s3";
-  write_text(p, unsigned_doc.dump(2));
+  write_plan_text(p, unsigned_doc.dump(2));
   auto e = plan_file_refusal(p);
   CHECK(e.kind() == ErrorKind::data);
   CHECK(std::string(e.what()) == p.string() + ": the plan has no \"fingerprint\"; a plan is applied only as `shardctl rebalance plan` wrote it");
   CHECK(e.hint() == "make a new plan with `shardctl rebalance plan -o " + p.string() + "`");
   auto edited = doc;
   edited["plan"]["steps"][0]["to"] = "s3";
-  write_text(p, edited.dump(2));
+  write_plan_text(p, edited.dump(2));
   CHECK(std::string(plan_file_refusal(p).what()) ==
         p.string() + ": the plan was edited after it was made (its fingerprint does not match its content)");
   edited = doc;
   edited["fingerprint"] = 42;
-  write_text(p, edited.dump(2));
+  write_plan_text(p, edited.dump(2));
   CHECK(std::string(plan_file_refusal(p).what()).find("has no \"fingerprint\"") != std::string::npos);
 }
 
@@ -105,7 +105,7 @@ TEST_CASE("bad values under a matching fingerprint are refused naming the field"
     auto doc = written_plan();
     edit(doc);
     doc["fingerprint"] = rebalance::plan_fingerprint(doc);  // as if written so
-    write_text(p, doc.dump(2));
+    write_plan_text(p, doc.dump(2));
     auto e = plan_file_refusal(p);
     CHECK(e.kind() == ErrorKind::data);
     CHECK(std::string(e.what()) == p.string() + ": " + message);
@@ -129,19 +129,19 @@ TEST_CASE("numbers no double holds and deep nesting are refused at line:col befo
   auto at = text.find("\"imbalance_before\": ");
   REQUIRE(at != std::string::npos);
   auto value = at + std::string("\"imbalance_before\": ").size();
-  write_text(p, text.substr(0, value) + "1e400" + text.substr(text.find_first_of(",\n", value)));
+  write_plan_text(p, text.substr(0, value) + "1e400" + text.substr(text.find_first_of(",\n", value)));
   auto e = plan_file_refusal(p);
   CHECK(e.kind() == ErrorKind::data);
   CHECK(std::string(e.what()).find(": plan.imbalance_before: the number 1e400 is out of range") != std::string::npos);
   CHECK(std::string(e.what()).rfind(p.string() + ":", 0) == 0);
   // One extra key nested 100,000 deep (nlohmann copied it recursively: SIGSEGV).
   std::string deep = "{\"extra\": " + std::string(100000, '[') + std::string(100000, ']') + ", " + text.substr(1);
-  write_text(p, deep);
+  write_plan_text(p, deep);
   std::string field = "extra";
   for (int i = 0; i < 63; ++i) field += "[0]";  // the root object and 63 arrays make 64 levels
   CHECK(std::string(plan_file_refusal(p).what()) ==
         p.string() + ":1:74: " + field + ": nested more than 64 levels deep (arrays and objects within each other)");
-  write_text(p, "{\"format\": ");
+  write_plan_text(p, "{\"format\": ");
   CHECK(std::string(plan_file_refusal(p).what()).rfind(p.string() + ":1:12: not valid JSON: ", 0) == 0);
 }
 
