@@ -118,8 +118,9 @@ int main(int argc, char** argv) {
 
   std::string plan_path;
   auto* apply = fam.command("apply", "Run a plan file's steps as journaled operations; run it again to resume", [&](cli::Context& ctx) {
-    catalog::Store store(ctx.catalog(), catalog::Writes::preview);
+    // The file first: a plan that is refused needs no catalog.
     auto pf = rebalance::read_plan_file(plan_path);
+    catalog::Store store(ctx.catalog(), catalog::Writes::preview);
     rebalance::ApplyOptions opt;
     opt.parallel = parallel.value_or(1);
     if (max_age) {

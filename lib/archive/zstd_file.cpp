@@ -6,9 +6,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace shardctl::archive {
 namespace fs = std::filesystem;
@@ -98,8 +100,13 @@ WrittenFile ZstdFileWriter::finish() {
 
 void read_zstd_file(const fs::path& path, const std::string& expected_sha256,
                     const std::function<void(std::string_view)>& sink) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  // Only a regular file: a FIFO or a device put in the run directory would hang the restore or
+  // never end. (Streamed, so no size limit.)
+  InputFd fd = open_input_file(path, {"archive file", std::numeric_limits<std::uintmax_t>::max(), ErrorKind::data,
+                                      "the run directory holds the files `shardctl archive run` wrote"});
+  std::FILE* f = ::fdopen(fd.get(), "rb");
   if (!f) throw data_error("cannot read archive file " + path.string() + ": " + std::strerror(errno));
+  fd.release();
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> guard(f, std::fclose);
   std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   digest::Sha256 sha;

@@ -6,10 +6,11 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "config/toml_nesting.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/nesting.hpp"
 #include "pg/dsn.hpp"
 
 namespace shardctl::config {
@@ -188,26 +189,8 @@ class Reader {
 constexpr std::uintmax_t max_config_bytes = 1 << 20;
 
 std::string read_file(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  auto status = fs::status(path, ec);
-  if (ec) throw data_error("cannot read config file " + path.string() + ": " + ec.message());
-  if (!fs::is_regular_file(status))
-    throw data_error("config file " + path.string() + " is not a regular file",
-                     "name a TOML file with -c/--config or $SHARDCTL_CONFIG");
-  auto size = fs::file_size(path, ec);
-  if (ec) throw data_error("cannot read config file " + path.string() + ": " + ec.message());
-  if (size > max_config_bytes)
-    throw data_error("config file " + path.string() + " is " + std::to_string(size) + " bytes; a config is at most " +
-                     std::to_string(max_config_bytes) + " bytes");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw data_error("cannot read config file " + path.string());
-  std::string text(max_config_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > max_config_bytes)  // grew while being read
-    throw data_error("config file " + path.string() + " is over " + std::to_string(max_config_bytes) + " bytes");
-  return text;
+  return read_input_file(path, {"config file", max_config_bytes, ErrorKind::data,
+                                "name a TOML file with -c/--config or $SHARDCTL_CONFIG"});
 }
 
 // A connection string in the config must be one libpq parses and must hold no password; the
@@ -318,6 +301,15 @@ std::optional<std::filesystem::path> locate_config(const std::optional<std::stri
 }
 
 Config parse_config(std::string_view text, const std::string& origin) {
+  // Before toml++ sees it: toml++ recurses once per level, and a key of 40,000 dotted parts ran
+  // it out of stack.
+  if (auto deep = toml_too_deep_at(text, max_input_nesting); deep != std::string_view::npos) {
+    auto p = position_of(text, deep);
+    throw data_error(origin + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": nested more than " +
+                         std::to_string(max_input_nesting) +
+                         " levels deep (dotted key parts, [table.header] parts, arrays and inline tables)",
+                     "see shardctl.toml(5) for the keys a config file may hold: none is more than 4 levels deep");
+  }
   toml::table root;
   try {
     root = toml::parse(text, std::string_view(origin));

@@ -1,5 +1,8 @@
 #include "planner/json.hpp"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -12,74 +15,11 @@ namespace {
 
 json key_json(const std::optional<routing::Key>& key) { return key ? json(routing::format_key(*key)) : json(nullptr); }
 
-// Reading: every accessor names the field it failed on.
-class Reader {
- public:
-  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw data_error(path_ + "." + field + ": " + what);
-  }
-  const json& need(const std::string& field) const {
-    if (!j_.is_object()) throw data_error(path_ + ": expected an object");
-    auto it = j_.find(field);
-    if (it == j_.end()) fail(field, "missing");
-    return *it;
-  }
-  bool has(const std::string& field) const { return j_.is_object() && j_.contains(field); }
-  std::string str(const std::string& field) const {
-    const auto& v = need(field);
-    if (!v.is_string()) fail(field, "expected a string");
-    return v.get<std::string>();
-  }
-  std::int64_t integer(const std::string& field) const {
-    const auto& v = need(field);
-    if (!v.is_number_integer()) fail(field, "expected an integer");
-    return v.get<std::int64_t>();
-  }
-  double number(const std::string& field) const {
-    const auto& v = need(field);
-    if (!v.is_number()) fail(field, "expected a number");
-    return v.get<double>();
-  }
-  bool boolean(const std::string& field) const {
-    const auto& v = need(field);
-    if (!v.is_boolean()) fail(field, "expected true or false");
-    return v.get<bool>();
-  }
-  const json& array(const std::string& field) const {
-    const auto& v = need(field);
-    if (!v.is_array()) fail(field, "expected an array");
-    return v;
-  }
-  routing::Key key(const std::string& field, routing::KeyType type) const {
-    const auto& v = need(field);
-    if (!v.is_string()) fail(field, "expected a key as a string");
-    try {
-      return routing::parse_key(type, v.get<std::string>());
-    } catch (const Error& e) {
-      fail(field, e.what());
-    }
-  }
-  std::optional<routing::Key> bound(const std::string& field, routing::KeyType type) const {
-    if (need(field).is_null()) return std::nullopt;
-    return key(field, type);
-  }
-  Reader at(const std::string& field, std::size_t i) const {
-    return Reader(array(field)[i], path_ + "." + field + "[" + std::to_string(i) + "]");
-  }
-  std::string path() const { return path_; }
-
- private:
-  const json& j_;
-  std::string path_;
-};
-
 json map_json(const Map& m) {
   return {{"name", m.name}, {"kind", routing::map_kind_name(m.kind)}, {"bound_type", routing::key_type_name(m.bound_type)}};
 }
 
-Map map_from(const Reader& r) {
+Map map_from(const FieldReader& r) {
   Map m;
   m.name = r.str("name");
   try {
@@ -97,14 +37,14 @@ Map map_from(const Reader& r) {
 
 using Types = std::unordered_map<std::string, routing::KeyType>;
 
-routing::KeyType type_of(const Types& types, const Reader& r) {
+routing::KeyType type_of(const Types& types, const FieldReader& r) {
   auto name = r.str("map");
   auto it = types.find(name);
   if (it == types.end()) r.fail("map", "names map " + name + ", which the maps list lacks");
   return it->second;
 }
 
-Objective objective_from(const Reader& r) {
+Objective objective_from(const FieldReader& r) {
   auto s = r.str("objective");
   if (s == "size") return Objective::size;
   if (s == "load") return Objective::load;
@@ -113,6 +53,102 @@ Objective objective_from(const Reader& r) {
 }
 
 }  // namespace
+
+namespace {
+// A value as the file holds it, shortened for a message.
+std::string shown_value(const json& v) {
+  auto text = v.dump();
+  return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+}
+}  // namespace
+
+FieldReader::FieldReader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+std::string FieldReader::field_path(const std::string& field) const { return path_.empty() ? field : path_ + "." + field; }
+
+void FieldReader::fail(const std::string& field, const std::string& what) const {
+  throw data_error(field_path(field) + ": " + what);
+}
+
+const json& FieldReader::need(const std::string& field) const {
+  if (!j_.is_object()) throw data_error((path_.empty() ? std::string("the document") : path_) + ": expected an object");
+  auto it = j_.find(field);
+  if (it == j_.end()) fail(field, "missing");
+  return *it;
+}
+
+bool FieldReader::has(const std::string& field) const { return j_.is_object() && j_.contains(field); }
+
+std::string FieldReader::str(const std::string& field) const {
+  const auto& v = need(field);
+  if (!v.is_string()) fail(field, "expected a string, not " + shown_value(v));
+  return v.get<std::string>();
+}
+
+std::int64_t FieldReader::integer(const std::string& field, std::int64_t min, std::int64_t max) const {
+  const auto& v = need(field);
+  auto range = [&] {
+    constexpr auto lowest = std::numeric_limits<std::int64_t>::min(), highest = std::numeric_limits<std::int64_t>::max();
+    if (min == lowest && max == highest) return std::string("a whole number (64-bit)");
+    if (max == highest) return "a whole number >= " + std::to_string(min);
+    return "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  };
+  // A number too large for int64 (nlohmann keeps up to 2^64-1 as unsigned) is out of range, not wrapped.
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max)))
+    fail(field, "expected " + range() + ", not " + shown_value(v));
+  auto n = v.get<std::int64_t>();
+  if (n < min || n > max) fail(field, "expected " + range() + ", not " + shown_value(v));
+  return n;
+}
+
+double FieldReader::number(const std::string& field, double min) const {
+  const auto& v = need(field);
+  if (!v.is_number()) fail(field, "expected a number, not " + shown_value(v));
+  auto d = v.get<double>();
+  if (!std::isfinite(d) || d < min) {
+    auto lowest = json(min).dump();  // "0.0"
+    if (lowest.size() > 2 && lowest.substr(lowest.size() - 2) == ".0") lowest.resize(lowest.size() - 2);
+    fail(field, "expected a number >= " + lowest + ", not " + shown_value(v));
+  }
+  return d;
+}
+
+bool FieldReader::boolean(const std::string& field) const {
+  const auto& v = need(field);
+  if (!v.is_boolean()) fail(field, "expected true or false, not " + shown_value(v));
+  return v.get<bool>();
+}
+
+const json& FieldReader::array(const std::string& field) const {
+  const auto& v = need(field);
+  if (!v.is_array()) fail(field, "expected an array");
+  return v;
+}
+
+routing::Key FieldReader::key(const std::string& field, routing::KeyType type) const {
+  const auto& v = need(field);
+  if (!v.is_string()) fail(field, "expected a key as a string");
+  try {
+    return routing::parse_key(type, v.get<std::string>());
+  } catch (const Error& e) {
+    fail(field, e.what());
+  }
+}
+
+std::optional<routing::Key> FieldReader::bound(const std::string& field, routing::KeyType type) const {
+  if (need(field).is_null()) return std::nullopt;
+  return key(field, type);
+}
+
+FieldReader FieldReader::at(const std::string& field, std::size_t i) const {
+  return FieldReader(array(field)[i], field_path(field) + "[" + std::to_string(i) + "]");
+}
+
+FieldReader FieldReader::object(const std::string& field) const {
+  const auto& v = need(field);
+  if (!v.is_object()) fail(field, "expected an object");
+  return FieldReader(v, field_path(field));
+}
 
 json to_json(const Plan& plan) {
   json steps = json::array();
@@ -158,7 +194,7 @@ json to_json(const Plan& plan) {
 }
 
 Plan plan_from_json(const json& j) {
-  Reader r(j, "plan");
+  FieldReader r(j, "plan");
   Plan plan;
   plan.objective = objective_from(r);
   Types types;
@@ -185,11 +221,11 @@ Plan plan_from_json(const json& j) {
     auto side = s.str("move");
     if (side != "upper" && side != "lower") s.fail("move", "expected upper or lower");
     step.move_upper = side == "upper";
-    step.rows = s.integer("rows");
-    step.bytes = s.integer("bytes");
-    step.load = s.number("load");
-    step.batches = static_cast<int>(s.integer("batches"));
-    step.offline_seconds_per_batch = s.number("offline_seconds_per_batch");
+    step.rows = s.integer("rows", 0);
+    step.bytes = s.integer("bytes", 0);
+    step.load = s.number("load", 0);
+    step.batches = static_cast<int>(s.integer("batches", 1, std::numeric_limits<int>::max()));
+    step.offline_seconds_per_batch = s.number("offline_seconds_per_batch", 0);
     const auto& after = s.array("after");
     for (std::size_t k = 0; k < after.size(); ++k) {
       if (!after[k].is_number_unsigned() || after[k].get<std::size_t>() >= i)
@@ -200,22 +236,22 @@ Plan plan_from_json(const json& j) {
   }
   for (std::size_t i = 0; i < r.array("shards").size(); ++i) {
     auto s = r.at("shards", i);
-    plan.shards.push_back({s.str("shard"), s.integer("bytes_before"), s.integer("bytes_after"), s.number("load_before"),
-                           s.number("load_after"), s.integer("target_bytes")});
+    plan.shards.push_back({s.str("shard"), s.integer("bytes_before", 0), s.integer("bytes_after", 0), s.number("load_before", 0),
+                           s.number("load_after", 0), s.integer("target_bytes", 0)});
   }
   for (std::size_t i = 0; i < r.array("unsplittable").size(); ++i) {
     auto s = r.at("unsplittable", i);
     auto type = type_of(types, s);
-    plan.unsplittable.push_back({s.str("map"), s.key("key", type), s.str("shard"), s.integer("bytes"), s.boolean("isolated")});
+    plan.unsplittable.push_back({s.str("map"), s.key("key", type), s.str("shard"), s.integer("bytes", 0), s.boolean("isolated")});
   }
   const auto& notes = r.array("notes");
   for (std::size_t i = 0; i < notes.size(); ++i) {
     if (!notes[i].is_string()) r.fail("notes[" + std::to_string(i) + "]", "expected a string");
     plan.notes.push_back(notes[i].get<std::string>());
   }
-  plan.imbalance_before = r.number("imbalance_before");
-  plan.imbalance_after = r.number("imbalance_after");
-  plan.bytes_moved = r.integer("bytes_moved");
+  plan.imbalance_before = r.number("imbalance_before", 0);
+  plan.imbalance_after = r.number("imbalance_after", 0);
+  plan.bytes_moved = r.integer("bytes_moved", 0);
   return plan;
 }
 
@@ -250,7 +286,7 @@ json to_json(const Fleet& fleet) {
 }
 
 Fleet fleet_from_json(const json& j) {
-  Reader r(j, "fleet");
+  FieldReader r(j, "fleet");
   Fleet fleet;
   for (std::size_t i = 0; i < r.array("shards").size(); ++i) {
     auto s = r.at("shards", i);

@@ -1,13 +1,28 @@
 #include "rebalance/plan_file.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/nesting.hpp"
+#include "core/utf8.hpp"
 #include "digest/sha256.hpp"
 #include "planner/json.hpp"
 
 namespace shardctl::rebalance {
+namespace {
+
+// A plan file is read whole: 64 MiB is over 100,000 steps.
+constexpr std::uintmax_t max_plan_file_bytes = 64u << 20;
+
+// "2026-11-25T10:00:00Z", as `rebalance plan` writes the stats snapshot's time.
+bool utc_timestamp(const std::string& s) {
+  static constexpr std::string_view shape = "dddd-dd-ddTdd:dd:ddZ";
+  if (s.size() != shape.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) return false;
+  return true;
+}
+
+}  // namespace
 
 std::string plan_fingerprint(const nlohmann::json& doc) {
   nlohmann::json d = doc;
@@ -31,38 +46,58 @@ nlohmann::json to_json(const PlanFile& f) {
 }
 
 PlanFile read_plan_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error("cannot read plan file " + path, "make one with `shardctl rebalance plan -o " + path + "`");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string remake = "make a new plan with `shardctl rebalance plan -o " + path + "`";
+  // The path is the argument the operator typed: one that cannot be opened is a usage error (64).
+  std::string text =
+      read_input_file(path, {"plan file", max_plan_file_bytes, ErrorKind::usage, "name the file `shardctl rebalance plan -o` wrote"});
+  require_sound_json_text(text, path, remake);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(ss.str());
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw data_error(path + ": not JSON: " + std::string(e.what()));
+    // nlohmann's message starts "[json.exception.parse_error.101] parse error at line L, column C: ".
+    std::string what = e.what();
+    if (auto colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
+    throw data_error(path + ":" + position_text(text, e.byte > 0 ? e.byte - 1 : 0) + ": not valid JSON: " + what, remake);
+  } catch (const nlohmann::json::exception& e) {
+    throw data_error(path + ": not a plan file: " + std::string(e.what()), remake);
   }
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "shardctl-rebalance-plan")
+    throw data_error(path + ": not a shardctl rebalance plan (\"format\" is not \"shardctl-rebalance-plan\")", remake);
+  if (doc.value("format_version", nlohmann::json()) != 1)
+    throw data_error(path + ": plan format version " + doc.value("format_version", nlohmann::json()).dump() +
+                         " is not one this shardctl reads",
+                     remake);
+  // The fingerprint first: a plan runs exactly as `rebalance plan` wrote it, so an edited or
+  // unsigned one is refused before anything in it is believed.
+  auto recorded = doc.find("fingerprint");
+  if (recorded == doc.end() || !recorded->is_string())
+    throw data_error(path + ": the plan has no \"fingerprint\"; a plan is applied only as `shardctl rebalance plan` wrote it",
+                     remake);
+  std::string fingerprint = plan_fingerprint(doc);
+  if (*recorded != fingerprint)
+    throw data_error(path + ": the plan was edited after it was made (its fingerprint does not match its content)", remake);
   PlanFile f;
+  f.fingerprint = std::move(fingerprint);
   try {
-    if (doc.at("format").get<std::string>() != "shardctl-rebalance-plan")
-      throw data_error(path + ": not a shardctl rebalance plan (\"format\" is not \"shardctl-rebalance-plan\")");
-    if (doc.at("format_version").get<int>() != 1)
-      throw data_error(path + ": plan format version " + doc.at("format_version").dump() + " is not one this shardctl reads");
-    for (const auto& m : doc.at("maps")) f.maps.push_back({m.at("name").get<std::string>(), m.at("version").get<std::int64_t>()});
-    const auto& st = doc.at("stats");
-    f.snapshot_id = st.at("snapshot_id").get<std::int64_t>();
-    f.snapshot_fingerprint = st.at("fingerprint").get<std::string>();
-    f.taken_at = st.at("taken_at").get<std::string>();
+    planner::FieldReader top(doc, "");
+    for (std::size_t i = 0; i < top.array("maps").size(); ++i) {
+      auto m = top.at("maps", i);
+      f.maps.push_back({m.str("name"), m.integer("version", 1)});
+    }
+    auto st = top.object("stats");
+    f.snapshot_id = st.integer("snapshot_id", 1);
+    f.snapshot_fingerprint = st.str("fingerprint");
+    f.taken_at = st.str("taken_at");
+    if (!utc_timestamp(f.taken_at)) st.fail("taken_at", "expected a UTC time as YYYY-MM-DDTHH:MM:SSZ, not '" + printable(f.taken_at) + "'");
+    if (top.has("options") && !doc["options"].is_object()) top.fail("options", "expected an object");
     f.options = doc.value("options", nlohmann::json::object());
-    f.plan = planner::plan_from_json(doc.at("plan"));
-  } catch (const Error&) {
-    throw;
+    f.plan = planner::plan_from_json(top.need("plan"));
+  } catch (const Error& e) {
+    throw data_error(path + ": " + e.what(), remake);
   } catch (const std::exception& e) {
-    throw data_error(path + ": malformed plan file: " + std::string(e.what()));
+    throw data_error(path + ": malformed plan file: " + std::string(e.what()), remake);
   }
-  f.fingerprint = plan_fingerprint(doc);
-  if (doc.contains("fingerprint") && doc["fingerprint"] != f.fingerprint)
-    throw data_error(path + ": the plan was edited after it was made (its fingerprint does not match its content)",
-                     "make a new plan with `shardctl rebalance plan -o " + path + "`");
   return f;
 }
 

@@ -1,17 +1,12 @@
 #include "schema/files.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <map>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/utf8.hpp"
 #include "digest/sha256.hpp"
 #include "schema/statements.hpp"
@@ -169,27 +164,13 @@ fs::path regular_file_of(const fs::path& dir, const fs::path& path, const std::s
   return target;
 }
 
-// The bytes of the regular file `path`. Opened without blocking and checked again once open, so
-// a FIFO put in its place meanwhile is refused rather than waited on.
+// The bytes of the regular file `path`, refused (65) if a FIFO or device was put in its place
+// since it was checked. The server takes a statement of at most 1 GB: no migration file is larger.
 std::string read_regular_file(const fs::path& path, const std::string& shown) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-  if (fd < 0) throw data_error(shown + ": cannot be read: " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw data_error(shown + ": not a regular file", name_hint);
-  std::string out;
-  char buf[65536];
-  while (true) {
-    auto n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw data_error(shown + ": cannot be read: " + std::strerror(errno));
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
+  InputFileRules rules("migration file", std::uintmax_t{1} << 30, ErrorKind::data, name_hint);
+  rules.no_follow = true;  // regular_file_of resolved the link
+  rules.shown = shown;
+  return read_input_file(path, rules);
 }
 
 }  // namespace

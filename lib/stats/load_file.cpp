@@ -1,11 +1,10 @@
 #include "stats/load_file.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 namespace shardctl::stats {
 namespace {
@@ -78,11 +77,9 @@ std::vector<KeyLoad> parse_load_csv(std::string_view text, const std::string& or
 }
 
 std::vector<KeyLoad> read_load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error("cannot read load file " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_load_csv(ss.str(), path);
+  // Only a regular file (a FIFO would hang, /dev/zero never end), read whole: 256 MiB is over ten
+  // million keys. A path that cannot be opened is the option's usage error (64).
+  return parse_load_csv(read_input_file(path, {"load file", 256u << 20, ErrorKind::usage, "name a CSV file of key,weight lines"}), path);
 }
 
 }  // namespace shardctl::stats

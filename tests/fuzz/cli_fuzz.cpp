@@ -159,7 +159,23 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
+void make_odd_file(const fs::path& p, const std::string& kind) {
+  std::error_code ec;
+  fs::remove_all(p, ec);
+  fs::create_directories(p.parent_path(), ec);
+  bool ok = true;
+  if (kind == "fifo") ok = mkfifo(p.c_str(), 0600) == 0;
+  else if (kind == "dir") ok = fs::create_directory(p, ec);
+  else if (kind.rfind("->", 0) == 0) fs::create_symlink(kind.substr(2), p, ec), ok = !ec;
+  if (!ok) throw std::runtime_error("cannot make " + kind + " at " + p.string());
+}
+
 void write_file(const fs::path& p, const std::string& content) {
+  // A FIFO, directory or link an earlier case left here goes first: opening a FIFO to write
+  // would wait for a reader.
+  std::error_code ec;
+  auto st = fs::symlink_status(p, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) fs::remove_all(p, ec);
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f.write(content.data(), static_cast<std::streamsize>(content.size()));
   if (!f) throw std::runtime_error("cannot write " + p.string());
@@ -198,6 +214,9 @@ struct Case {
   std::vector<std::pair<std::string, std::optional<std::string>>> env;  // overrides; nullopt unsets
   fs::path cwd;                         // empty: the shared working directory
   std::vector<std::pair<fs::path, std::string>> files;  // written before the run
+  // Made before the run, in place of whatever is there: "fifo", "dir", or "->TARGET" (a
+  // symbolic link to TARGET).
+  std::vector<std::pair<fs::path, std::string>> odd_files;
   bool close_stdout_early = false;      // close the read end of stdout after the first line
   std::string note;                     // what else a reader needs to reproduce it
 };
@@ -299,6 +318,7 @@ class Runner {
   Result run(const Case& c, const fs::path& default_cwd, const fs::path& stdin_file) {
     Result r;
     for (const auto& [p, content] : c.files) write_file(p, content);
+    for (const auto& [p, kind] : c.odd_files) make_odd_file(p, kind);
     if (c.stdin_data) write_file(stdin_file, *c.stdin_data);
 
     std::vector<std::string> argv_s{(opt_.bin / "shardctl").string()};
@@ -700,6 +720,7 @@ class Harness {
     fs::create_directories(opt_.workdir / "cwdcfg");
     fs::create_directories(opt_.workdir / "xdgcfg" / "shardctl");
     fs::create_directories(opt_.workdir / "dir.toml");
+    fs::create_directories(opt_.workdir / "files");
     std::error_code ec;
     fs::remove(opt_.workdir / "loop.toml", ec);
     fs::create_symlink("loop.toml", opt_.workdir / "loop.toml", ec);
@@ -799,6 +820,43 @@ class Harness {
             must({"mapping", "add", "--map", name, "--range", ranges[i], "--shard", i % 2 ? s2 : s1});
         }
       }
+    setup_archive_run();
+  }
+
+  // A directory archive run of a second's worth of one-row batches (each root row with the rows
+  // that reference it) of the first sharded table: the `files` generator puts hostile manifests and files in its
+  // directory for `archive restore` (a manifest needs the table's DDL, which a run that archived
+  // nothing lacks, for a restore to read the files it lists). Made once per workdir (kept in
+  // WORKDIR/archive_run.json, which a replay reads); a catalog without a sharded table has none,
+  // and those cases restore a run that does not exist.
+  void setup_archive_run() {
+    fs::path saved = opt_.workdir / "archive_run.json";
+    std::error_code ec;
+    if (fs::exists(saved, ec)) {
+      std::ifstream f(saved);
+      auto doc = nlohmann::json::parse(f, nullptr, false);
+      if (!doc.is_discarded() && doc.value("catalog", std::string()) == fleet_.catalog) return;
+    }
+    auto tables = run_fixed({"table", "list", "--format", "json"});
+    if (!tables.exited || tables.code != 0) return;
+    auto doc = nlohmann::json::parse(tables.out, nullptr, false);
+    if (doc.is_discarded()) return;
+    for (const auto& t : doc.value("tables", nlohmann::json::array())) {
+      if (t.value("kind", std::string()) != "sharded") continue;
+      auto table = t.value("name", std::string());
+      fs::path dir = opt_.workdir / "arch";
+      auto r = run_fixed({"archive", "run", "--table", table, "--name", "fuzz-files", "--where", "true", "--cascade",
+                          "--batch-size", "1", "--max-runtime", "1s", "--parallel", "1", "--to", "dir:" + dir.string(),
+                          "--format", "json"});
+      if (!r.exited || r.code != 0) {
+        fmt::print("setup: no archive run for the files generator (exit {}): {}\n", r.code, first_lines(r.err, 1).empty() ? "" : first_lines(r.err, 1)[0]);
+        return;
+      }
+      auto run = nlohmann::json::parse(r.out, nullptr, false);
+      if (run.is_discarded() || !run.contains("id")) return;
+      std::ofstream(saved) << nlohmann::json{{"catalog", fleet_.catalog}, {"run", run["id"]}, {"dir", (dir / run["id"].get<std::string>()).string()}}.dump(2) << '\n';
+      return;
+    }
   }
 
   // The shards and maps cases choose from. Cases create more of both, so the first run writes
@@ -836,6 +894,22 @@ class Harness {
     std::sort(fleet_.fz_maps.begin(), fleet_.fz_maps.end(), by_name);
     if (fleet_.shards.empty() || fleet_.maps.empty())
       throw std::runtime_error("the catalog has no shards or no maps (run without --no-setup)");
+    fs::path archive_saved = opt_.workdir / "archive_run.json";
+    if (fs::exists(archive_saved, ec)) {
+      std::ifstream f(archive_saved);
+      auto a = nlohmann::json::parse(f, nullptr, false);
+      if (!a.is_discarded() && a.value("catalog", std::string()) == fleet_.catalog) {
+        archive_run_ = a.value("run", std::string());
+        archive_dir_ = a.value("dir", std::string());
+        std::ifstream m(archive_dir_ / "manifest.good.json");
+        if (!m) {  // the manifest as the run wrote it, kept before any case replaces it
+          fs::copy_file(archive_dir_ / "manifest.json", archive_dir_ / "manifest.good.json", ec);
+          m.open(archive_dir_ / "manifest.good.json");
+        }
+        archive_manifest_ = nlohmann::json::parse(m, nullptr, false);
+        if (archive_manifest_.is_discarded() || !archive_manifest_.is_object()) archive_run_.clear();
+      }
+    }
     // The big-lookup map: the sample fleet's customers, else any int/bigint map.
     for (const auto& m : fleet_.maps)
       if (m.name == "customers") lookup_map_ = m;
@@ -1500,7 +1574,7 @@ class Harness {
     }
     std::string path;
     if (stratum >= kTomlMutations) {
-      // Odd things to read as a config. (Never a FIFO: opening one blocks by design.)
+      // Odd things to read as a config. (A FIFO: the files generator.)
       const std::vector<std::string> odd = {"/dev/zero", "/dev/null", "/dev/urandom", "", "/", "/nonexistent/x.toml",
                                             "/proc/self/mem", (opt_.workdir / "dir.toml").string(),
                                             (opt_.workdir / "loop.toml").string(), (opt_.workdir / "missing.toml").string()};
@@ -1537,6 +1611,160 @@ class Harness {
       case 1: c.args = {"--config=" + path}; c.args.insert(c.args.end(), cmd.begin(), cmd.end()); break;
       case 2: c.args = cmd; c.args.insert(c.args.end(), {"-c", path}); break;
       default: c.args = {"-c", path}; c.args.insert(c.args.end(), cmd.begin(), cmd.end()); break;
+    }
+    return c;
+  }
+
+  // Hostile files (issue 28, items 4 and 7): config, plan and manifest text nested far deeper
+  // than any real one (toml++ and nlohmann-json recursed to a SIGSEGV), numbers no double holds,
+  // and where a file is read, things that are not regular files: a FIFO (opening one to read
+  // blocks until a writer comes), /dev/zero (never ends), a directory.
+  // Strata (15): the file and what is wrong with it.
+  static constexpr std::size_t kFileStrata = 15;
+
+  static std::string nested_json(Rng& r, std::size_t depth) {
+    bool objects = r.chance(0.5);
+    std::string open = objects ? "{\"a\": " : "[", close = objects ? "}" : "]";
+    return repeat(open, depth) + (r.chance(0.5) ? "1" : "") + (r.chance(0.8) ? repeat(close, depth) : "");
+  }
+
+  static std::size_t hostile_depth(Rng& r) {
+    switch (r.below(3)) {
+      case 0: return 60 + r.below(10);  // around the limit (64)
+      case 1: return 1000 + r.below(10000);
+      default: return 100000 + r.below(900000);
+    }
+  }
+
+  // An odd thing in place of a file at `p`; returns what it is, for the note.
+  std::string odd_file(Rng& r, Case& c, const fs::path& p) {
+    switch (r.below(4)) {
+      case 0: c.odd_files.emplace_back(p, "fifo"); return "a FIFO";
+      case 1: c.odd_files.emplace_back(p, "dir"); return "a directory";
+      case 2: c.odd_files.emplace_back(p, "->/dev/zero"); return "a link to /dev/zero";
+      default: c.odd_files.emplace_back(p, "->" + r.pick({std::string("/dev/urandom"), std::string("/dev/null")})); return "a link to a device";
+    }
+  }
+
+  Case gen_files(Rng& r, std::uint64_t, std::size_t stratum) {
+    Case c;
+    fs::path dir = opt_.workdir / "files";
+    fs::path config = dir / "hostile.toml", plan = dir / "plan.json", load = dir / "load.csv";
+    auto shown = [](const std::string& t) {
+      return t.size() > 300 ? t.substr(0, 150) + fmt::format("...[{} bytes]...", t.size()) + t.substr(t.size() - 100) : t;
+    };
+    auto with_config = [&](const std::string& text) {
+      c.files.emplace_back(config, "catalog = \"" + fleet_.catalog + "\"\n" + text);
+      c.args = {"-c", config.string(), r.pick({std::string("shard"), std::string("map")}), "list"};
+      c.note = "config: " + escape_line(shown(text));
+    };
+    auto with_plan = [&](const std::string& text) {
+      c.files.emplace_back(plan, text);
+      c.args = {"rebalance", "apply", plan.string()};
+      if (r.chance(0.7)) c.args.push_back("--dry-run");
+      c.note = "plan: " + escape_line(shown(text));
+    };
+    const std::string envelope =
+        "\"format\": \"shardctl-rebalance-plan\", \"format_version\": 1, \"maps\": [], \"stats\": {\"snapshot_id\": 1, "
+        "\"fingerprint\": \"x\", \"taken_at\": \"2026-01-01T00:00:00Z\"}, \"fingerprint\": \"y\"";
+    fs::path manifest = archive_dir_ / "manifest.json";
+    auto restore = [&] {
+      c.args = {"archive", "restore", archive_run_.empty() ? std::string("00000000-0000-0000-0000-000000000000") : archive_run_};
+      if (r.chance(0.5)) c.args.push_back("--dry-run");
+    };
+    switch (stratum) {
+      case 0: {  // a dotted key of many parts
+        auto n = hostile_depth(r);
+        std::string key = "a";
+        for (std::size_t i = 1; i < n; ++i) key += r.chance(0.9) ? ".a" : " . \"q\"";
+        with_config(key + " = 1\n");
+        break;
+      }
+      case 1: {  // [a.a...] or [[a.a...]]
+        auto n = hostile_depth(r);
+        bool array = r.chance(0.3);
+        with_config(std::string(array ? "[[" : "[") + "a" + repeat(".a", n - 1) + (array ? "]]" : "]") + "\nx = 1\n");
+        break;
+      }
+      case 2: {  // arrays and inline tables within each other
+        auto n = hostile_depth(r);
+        with_config("x = " + (r.chance(0.5) ? repeat("[", n) + repeat("]", n) : repeat("{ a = ", n) + "1" + repeat("}", n)) + "\n");
+        break;
+      }
+      case 3:  // the config is not a regular file (a FIFO: never opened to wait)
+        c.note = "config: " + odd_file(r, c, config);
+        c.args = {"-c", config.string(), "shard", "list"};
+        break;
+      case 4:  // a plan with one extra key nested deep
+        with_plan("{\"extra\": " + nested_json(r, hostile_depth(r)) + ", " + envelope + "}");
+        break;
+      case 5:  // a plan that is nothing but nesting
+        with_plan(nested_json(r, hostile_depth(r)));
+        break;
+      case 6: {  // numbers no double holds (and tiny ones, which are fine)
+        auto number = r.pick({std::string("1e400"), std::string("-1e999"), std::string(400, '9'), std::string("1e-400"),
+                              std::string("18446744073709551616"), std::string("-9223372036854775809"), std::string("0.1e99999")});
+        with_plan("{" + envelope + ", \"plan\": {\"imbalance_before\": " + number + ", \"steps\": [{\"rows\": " + number + "}]}}");
+        break;
+      }
+      case 7:
+      case 8:
+      case 9:  // the plan file is not a regular file
+        c.note = "plan: " + odd_file(r, c, plan);
+        c.args = {"rebalance", "apply", plan.string(), "--dry-run"};
+        break;
+      case 10: {  // the manifest's "files" nested deep
+        c.files.emplace_back(manifest, "{\"format\": \"shardctl-archive/1\", \"files\": " + nested_json(r, hostile_depth(r)) + "}");
+        c.note = "manifest: files nested deep";
+        restore();
+        break;
+      }
+      case 11:  // the manifest is not a regular file
+        c.note = "manifest: " + odd_file(r, c, manifest);
+        restore();
+        break;
+      case 12: {  // the manifest's counts out of range or of the wrong type
+        auto doc = archive_manifest_.is_object() ? archive_manifest_ : nlohmann::json::object();
+        auto table = doc.contains("ddl") && doc["ddl"].is_object() && !doc["ddl"].empty() ? doc["ddl"].begin().key() : "public.t";
+        auto number = r.pick({std::string("1e400"), std::string("-1"), std::string("1.5"), std::string("\"7\""),
+                              std::string("18446744073709551616"), std::string("true")});
+        std::string text = doc.dump();
+        text.pop_back();  // the closing brace
+        text += ", \"files\": [{\"path\": \"x.zst\", \"shard\": \"s\", \"table\": \"" + table + "\", \"batch\": " + number +
+                ", \"rows\": " + number + ", \"raw_bytes\": 1, \"bytes\": 1, \"sha256\": \"" + std::string(64, 'a') + "\"}]}";
+        // (a second "files" key: the parser keeps the last)
+        c.files.emplace_back(manifest, text);
+        c.note = "manifest: counts " + number;
+        restore();
+        break;
+      }
+      case 13: {  // a file the manifest lists is not a regular file
+        auto doc = archive_manifest_.is_object() ? archive_manifest_ : nlohmann::json::object();
+        auto shard = fleet_.shards.empty() ? std::string("s") : fleet_.shards.front();
+        auto table = doc.contains("ddl") && doc["ddl"].is_object() && !doc["ddl"].empty() ? doc["ddl"].begin().key() : "public.t";
+        if (doc.contains("files") && doc["files"].is_array() && !doc["files"].empty() && doc["files"][0].is_object()) {
+          shard = doc["files"][0].value("shard", shard);  // a batch the run wrote: its shard and table
+          table = doc["files"][0].value("table", table);
+        }
+        doc["files"] = nlohmann::json::array({{{"path", "fz_batch.zst"}, {"shard", shard}, {"table", table}, {"batch", 1},
+                                               {"rows", 1}, {"raw_bytes", 1}, {"bytes", 1}, {"sha256", std::string(64, 'a')},
+                                               {"restored", false}}});
+        c.files.emplace_back(manifest, doc.dump());
+        c.note = "archive file: " + odd_file(r, c, archive_dir_ / "fz_batch.zst");
+        restore();
+        break;
+      }
+      default: {  // the load file is not a regular file
+        c.note = "load file: " + odd_file(r, c, load);
+        std::string map = lookup_map_ ? lookup_map_->name : r.pick(fleet_.maps).name;
+        c.args = {"stats", "collect", "--map", map, "--load-file", load.string()};
+        break;
+      }
+    }
+    if (archive_run_.empty() && stratum >= 10 && stratum <= 13) {
+      // No run to restore: the files still go where a run's would, and restore names no run.
+      c.files.clear();
+      c.odd_files.clear();
     }
     return c;
   }
@@ -1580,6 +1808,7 @@ class Harness {
     add("argv", 16, 19, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_argv(r, n, s); });
     add("toml", 12, kTomlMutations + 10, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_toml(r, n, s); });
     add("pipes", 3, 4, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_pipes(r, n, s); });
+    add("files", 12, kFileStrata, [this](Rng& r, std::uint64_t n, std::size_t s) { return gen_files(r, n, s); });
     if (gens_.empty()) throw std::runtime_error("no generator selected");
     for (const auto& g : gens_) total_weight_ += g.weight;
   }
@@ -1895,6 +2124,9 @@ class Harness {
   Options opt_;
   Fleet fleet_;
   std::optional<MapInfo> lookup_map_;
+  std::string archive_run_;             // the setup's archive run (empty: none)
+  fs::path archive_dir_;                // its directory
+  nlohmann::json archive_manifest_;     // its manifest as written
   std::optional<Runner> runner_;
   fs::path cwd_, stdin_file_;
   std::vector<Gen> gens_;

@@ -11,7 +11,7 @@ mkfifo "$TEST_TMP/fifo"
 expect_exit 65 timeout 20 "$SHARDCTL_BIN/shardctl" -c "$TEST_TMP/fifo" shard list
 head -c 2000000 /dev/zero | tr '\0' '#' > "$TEST_TMP/huge.toml"
 expect_exit 65 shardctl -c "$TEST_TMP/huge.toml" shard list
-expect_stderr_contains "a config is at most 1048576 bytes"
+expect_stderr_contains "is 2000000 bytes; the limit for config files is 1048576 bytes (1 MiB)"
 [ $(($(date +%s) - t0)) -lt 20 ] || fail "config refusals took too long"
 
 bad_dsn() {  # bad_dsn TOML-VALUE EXPECTED-MESSAGE

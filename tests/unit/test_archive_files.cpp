@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -133,6 +134,64 @@ TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
   expect_bad([](auto& d) { d.erase("ddl"); });
   std::ofstream(s.dir / "manifest.json") << "{ not json";
   CHECK_THROWS_AS(archive::read_manifest(s.dir), Error);
+}
+
+TEST_CASE("a manifest nested a million deep, a FIFO or a device is refused (65) before it is parsed") {
+  Scratch s;
+  fs::path p = s.dir / "manifest.json";
+  std::ofstream(p) << "{\"format\": \"shardctl-archive/1\",\n \"files\": " << std::string(1000000, '[');
+  try {
+    archive::read_manifest(s.dir);
+    FAIL("a deep manifest was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::data);
+    CHECK(std::string(e.what()).rfind(p.string() + ":2:74: files", 0) == 0);
+    CHECK(std::string(e.what()).find("nested more than 64 levels deep") != std::string::npos);
+  }
+  fs::remove(p);
+  REQUIRE(mkfifo(p.c_str(), 0600) == 0);
+  try {
+    archive::read_manifest(s.dir);
+    FAIL("a FIFO was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::data);
+    CHECK(std::string(e.what()) == "archive manifest " + p.string() + " is not a regular file (a FIFO)");
+  }
+  fs::remove(p);
+  fs::create_symlink("/dev/zero", p);
+  try {
+    archive::read_manifest(s.dir);
+    FAIL("/dev/zero was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) == "archive manifest " + p.string() + " is not a regular file (a character device)");
+  }
+}
+
+TEST_CASE("manifest counts are whole numbers of their range, never converted") {
+  archive::Manifest m;
+  m.run = "r";
+  m.job = "j";
+  m.root_table = "public.t";
+  m.predicate = "true";
+  m.server_encoding = "UTF8";
+  m.ddl["public.t"] = "CREATE TABLE public.t (id bigint PRIMARY KEY)";
+  m.files.push_back({"f.zst", "s1", "public.t", 1, 10, 100, 50, std::string(64, 'a'), false});
+  auto refused = [&](const char* key, nlohmann::json value, const std::string& message) {
+    auto doc = archive::to_json(m);
+    doc["files"][0][key] = value;
+    try {
+      archive::manifest_from_json(doc, "manifest.json");
+      FAIL("accepted " << key << " = " << value.dump());
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::data);
+      CHECK(std::string(e.what()) == message);
+    }
+  };
+  refused("rows", 1.5, "manifest.json: files[0]: \"rows\" must be a whole number, not 1.5");
+  refused("bytes", -1, "manifest.json: files[0]: \"bytes\" must be a whole number >= 0, not -1");
+  refused("batch", nlohmann::json::parse("9223372036854775808"),
+          "manifest.json: files[0]: \"batch\" must be a whole number, not 9223372036854775808");
+  refused("restored", "yes", "manifest.json: files[0]: \"restored\" has the wrong type");
 }
 
 #include "archive/destination.hpp"

@@ -122,6 +122,40 @@ TEST_CASE("a malformed plan is a data error naming the field") {
   expect_data_error(json::array(), "plan");
 }
 
+TEST_CASE("numbers out of a field's range or of the wrong type are refused, never converted or wrapped") {
+  auto j = to_json(plan(mixed_fleet(), {}));
+  REQUIRE(j["steps"].size() >= 1);
+  auto refused = [&](const char* field, json value, const std::string& message) {
+    auto bad = j;
+    if (std::string(field).rfind("steps.", 0) == 0) bad["steps"][0][std::string(field).substr(6)] = value;
+    else bad[field] = value;
+    try {
+      plan_from_json(bad);
+      FAIL("accepted " << field << " = " << value.dump());
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::data);
+      CHECK(std::string(e.what()) == message);
+    }
+  };
+  refused("steps.rows", -1, "plan.steps[0].rows: expected a whole number >= 0, not -1");
+  refused("steps.rows", 1.5, "plan.steps[0].rows: expected a whole number >= 0, not 1.5");
+  refused("steps.rows", "7", "plan.steps[0].rows: expected a whole number >= 0, not \"7\"");
+  // 2^63 parses as an unsigned integer: out of int64's range, not wrapped to a negative.
+  refused("steps.bytes", json::parse("9223372036854775808"),
+          "plan.steps[0].bytes: expected a whole number >= 0, not 9223372036854775808");
+  refused("steps.batches", 0, "plan.steps[0].batches: expected a whole number from 1 to 2147483647, not 0");
+  refused("steps.batches", json::parse("3000000000"), "plan.steps[0].batches: expected a whole number from 1 to 2147483647, not 3000000000");
+  refused("steps.load", -0.5, "plan.steps[0].load: expected a number >= 0, not -0.5");
+  refused("steps.offline_seconds_per_batch", true, "plan.steps[0].offline_seconds_per_batch: expected a number, not true");
+  refused("imbalance_before", -1, "plan.imbalance_before: expected a number >= 0, not -1");
+  refused("bytes_moved", json::parse("1e300"), "plan.bytes_moved: expected a whole number >= 0, not 1e+300");
+  // The largest values in range pass.
+  auto big = j;
+  big["steps"][0]["batches"] = 2147483647;
+  big["steps"][0]["bytes"] = json::parse("9223372036854775807");
+  CHECK(plan_from_json(big).steps[0].batches == 2147483647);
+}
+
 TEST_CASE("apply_plan refuses a step naming no mapping") {
   auto f = mixed_fleet();
   auto p = plan(f, {});
