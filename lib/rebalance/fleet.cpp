@@ -65,9 +65,8 @@ MeasuredSizes measured_sizes(const stats::Snapshot& snapshot) {
     out.notes.push_back("stats snapshot " + std::to_string(snapshot.id) +
                         " has no live bytes (taken before shardctl measured them): planning on physical sizes, which count "
                         "the dead space of deleted rows; run shardctl stats collect");
-  std::map<std::string, std::int64_t> mapped;  // physical
+  std::map<std::string, std::int64_t> mapped;  // what the planner counts of each shard's mappings
   for (const auto& m : snapshot.mappings) {
-    mapped[m.shard] += m.bytes;
     const stats::MapInfo* mi = snapshot.map(m.map);
     if (!mi) throw data_error("stats snapshot " + std::to_string(snapshot.id) + " has a mapping of map " + m.map + " it does not describe");
     planner::Mapping pm;
@@ -77,13 +76,18 @@ MeasuredSizes measured_sizes(const stats::Snapshot& snapshot) {
     pm.shard = m.shard;
     pm.rows = m.rows;
     pm.bytes = out.live ? *m.live_bytes : m.bytes;
+    mapped[m.shard] += pm.bytes;
     pm.load = m.load;
     for (const auto& sl : m.slices)
       pm.slices.push_back(planner::Slice{sl.low, sl.rows, out.live ? *sl.live_bytes : sl.bytes, sl.load, sl.single_key});
     out.mappings.push_back(std::move(pm));
   }
   for (const auto& sh : snapshot.shards) {
-    out.fixed_bytes[sh.shard] = std::max<std::int64_t>(0, sh.db_bytes - mapped[sh.shard]);
+    // Live: the shard's live size (its database less its sharded tables' dead space, rows of
+    // no mapping of its own included) less its mappings'; a shard that gave every mapping away
+    // keeps none of its tables' dead space. Physical: its database less its mappings.
+    std::int64_t whole = out.live && sh.live_bytes ? *sh.live_bytes : sh.db_bytes;
+    out.fixed_bytes[sh.shard] = std::max<std::int64_t>(0, whole - mapped[sh.shard]);
     // Say where the plan and the disk disagree most: a shard whose data is mostly dead space.
     if (out.live && sh.live_bytes && sh.db_bytes > 0 && *sh.live_bytes < sh.db_bytes / 2)
       out.notes.push_back("shard " + sh.shard + ": " + stats::human_bytes(sh.db_bytes - *sh.live_bytes) + " of its " +

@@ -25,9 +25,10 @@ struct FleetInput {
 // slice weighs its live bytes: what its rows occupy, not the dead space deleted rows leave
 // behind (a purge, an archive) until it is reused. A snapshot taken before shardctl measured
 // live bytes has none: then every mapping weighs its physical bytes, as planning did before,
-// and `live` is false. A measured shard's fixed bytes are its database size less its mappings'
-// physical bytes (reference tables, system catalogs), so the dead space of its sharded tables
-// counts nowhere.
+// and `live` is false. A measured shard's fixed bytes are its live size (its database less the
+// dead space of its sharded tables) less its mappings' live bytes: reference tables, system
+// catalogs, rows of keys it does not map. The dead space of its sharded tables counts nowhere,
+// also on a shard that gave every mapping away. (Physical: its database less its mappings.)
 struct MeasuredSizes {
   bool live = true;
   std::map<std::string, std::int64_t> fixed_bytes;  // shards in the snapshot

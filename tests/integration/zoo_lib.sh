@@ -252,7 +252,12 @@ must_fail() {
   local what=$1 want=$2 got=0; shift 2
   ( "$@" ) >"$TEST_TMP/must_fail.out" 2>"$TEST_TMP/must_fail.err" || got=$?
   [ "$got" != 0 ] || fail "negative control passed although it must fail: $what"
-  if [ "$got" != 1 ] || ! grep -qxF -- "FAIL [$TEST_NAME]: $want" "$TEST_TMP/must_fail.err"; then
+  # lib.sh's fail prints "FAIL [TEST]: MESSAGE", with the step and line between "]" and ":".
+  local line matched=""
+  while IFS= read -r line; do
+    if [[ $line == "FAIL [$TEST_NAME]"*": $want" ]]; then matched=1; fi
+  done <"$TEST_TMP/must_fail.err"
+  if [ "$got" != 1 ] || [ -z "$matched" ]; then
     echo "--- stderr of the control:" >&2; head -c 4000 "$TEST_TMP/must_fail.err" >&2
     fail "negative control failed otherwise than it must: $what: want exit 1 and [$want], got exit $got"
   fi

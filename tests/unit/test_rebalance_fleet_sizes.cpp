@@ -134,3 +134,18 @@ TEST_CASE("one mapping without live bytes puts the whole snapshot on physical si
   CHECK_FALSE(sizes.live);
   CHECK(sizes.mappings[0].bytes == 56 * fleet_sizes_mib);  // never live for some, physical for others
 }
+
+TEST_CASE("a shard that gave every mapping away keeps none of its tables' dead space as fixed bytes") {
+  auto snap = fleet_sizes_after_purge(true);
+  // s4 held a range once; a merge moved it all to s3: 56 MiB of its tables is dead space.
+  snap.shards.push_back(fleet_sizes_shard("s4", 64 * fleet_sizes_mib, 8 * fleet_sizes_mib));
+  auto sizes = rebalance::measured_sizes(snap);
+  CHECK(sizes.fixed_bytes.at("s4") == 8 * fleet_sizes_mib);
+  auto p = planner::plan(fleet_sizes_fleet(sizes), {});
+  REQUIRE_FALSE(p.steps.empty());
+  CHECK(std::any_of(p.steps.begin(), p.steps.end(), [](const planner::Step& s) { return s.to == "s4"; }));
+  // On physical sizes it would be the fullest shard: fixed bytes, its whole database.
+  snap.shards.back().live_bytes.reset();
+  for (auto& m : snap.mappings) m.live_bytes.reset();
+  CHECK(rebalance::measured_sizes(snap).fixed_bytes.at("s4") == 64 * fleet_sizes_mib);
+}
