@@ -11,7 +11,7 @@
 #include "cli/context.hpp"
 #include "pg/connection.hpp"
 #include "pg/dsn.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 namespace shardctl::apps {
 namespace {
@@ -22,7 +22,7 @@ constexpr unsigned hard_limit_seconds = 3;
 std::vector<std::string> names(pg::Connection& conn, const std::string& kind) {
   std::vector<std::string> out;
   if (kind == "ops") {
-    for (const auto& op : shardio::list_operations(conn)) out.push_back(op.id);
+    for (const auto& op : journal::list_operations(conn)) out.push_back(op.id);
     return out;
   }
   catalog::Store store(conn);

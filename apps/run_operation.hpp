@@ -16,7 +16,7 @@
 #include "cli/context.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/render.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 namespace shardctl::apps {
 
@@ -92,7 +92,7 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
   if (!last.path.empty()) ctx.verbose("path: " + last.path);
   if (!last.verify.empty()) ctx.verbose("verify: " + last.verify);
   ctx.verbose(times);
-  if (ctx.json()) return ctx.print_json(shardio::to_json(status));
+  if (ctx.json()) return ctx.print_json(journal::to_json(status));
   ctx.out() << "operation " << status.id << " " << status.status << ": " << status.rows_moved << " rows in "
             << status.batches_done << " batch(es) moved to " << status.target << '\n';
 }

@@ -11,7 +11,7 @@
 #include "migrate/render.hpp"
 #include "output/table.hpp"
 #include "run_operation.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 using namespace shardctl;
 
@@ -19,7 +19,7 @@ namespace {
 
 // Archive runs are operations too; their runner lives in lib/archive.
 bool is_archive_run(cli::Context& ctx, const std::string& id) {
-  return shardio::operation_status(ctx.catalog(), id).kind == archive::run_kind;
+  return journal::operation_status(ctx.catalog(), id).kind == archive::run_kind;
 }
 
 archive::RunOptions archive_options(cli::Context& ctx) {
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     auto ops = engine.list();
     if (ctx.json()) {
       nlohmann::json arr = nlohmann::json::array();
-      for (const auto& o : ops) arr.push_back(shardio::to_json(o));
+      for (const auto& o : ops) arr.push_back(journal::to_json(o));
       return ctx.print_json({{"operations", arr}});
     }
     output::TextTable t({"ID", "KIND", "MAP", "RANGE", "FROM", "TO", "STATUS", "BATCHES"});
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     }
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     auto o = engine.status(id);
-    if (ctx.json()) return ctx.print_json(shardio::to_json(o));
+    if (ctx.json()) return ctx.print_json(journal::to_json(o));
     migrate::print_status(ctx.out(), o);
   };
   fam.command("show", "Show one operation", show_cmd)->add_option("ID", id, "Operation id")->required();
@@ -76,8 +76,8 @@ int main(int argc, char** argv) {
     if (is_archive_run(ctx, id)) {
       archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
       if (ctx.dry_run()) {
-        auto o = shardio::operation_status(ctx.catalog(), id);
-        if (o.status == "running") throw shardio::run_by_another(o);
+        auto o = journal::operation_status(ctx.catalog(), id);
+        if (o.status == "running") throw journal::run_by_another(o);
         return print_archive_result(ctx, archiver.report(id));
       }
       return print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
@@ -85,12 +85,12 @@ int main(int argc, char** argv) {
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
       auto o = engine.preview_run(id);
-      if (ctx.json()) return ctx.print_json(shardio::to_json(o));
+      if (ctx.json()) return ctx.print_json(journal::to_json(o));
       migrate::print_status(ctx.out(), o);
       return;
     }
     auto o = engine.run(id);
-    if (ctx.json()) return ctx.print_json(shardio::to_json(o));
+    if (ctx.json()) return ctx.print_json(journal::to_json(o));
     ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches << " batch(es), "
               << o.rows_moved << " rows\n";
   })->add_option("ID", id, "Operation id")->required();
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
     if (ctx.dry_run()) {
       auto o = engine.status(id);
-      if (ctx.json()) return ctx.print_json(shardio::to_json(o));
+      if (ctx.json()) return ctx.print_json(journal::to_json(o));
       ctx.out() << "would request cancellation of operation " << o.id << " (" << o.status << ")\n";
       return;
     }
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     // and leave the rest on the source.
     try {
       auto o = engine.run(id);
-      if (ctx.json()) return ctx.print_json(shardio::to_json(o));
+      if (ctx.json()) return ctx.print_json(journal::to_json(o));
       ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches
                 << " batch(es) moved, the rest stays on " << o.source << '\n';
     } catch (const Error& e) {
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     for (;;) {
       auto o = engine.status(id);
       if (o.status == "done" || o.status == "cancelled") {
-        if (ctx.json()) return ctx.print_json(shardio::to_json(o));
+        if (ctx.json()) return ctx.print_json(journal::to_json(o));
         ctx.out() << "operation " << o.id << " " << o.status << '\n';
         return;
       }

@@ -16,6 +16,7 @@
 #include "catalog/locks.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "shardio/row_checksum.hpp"
 
 namespace shardctl::archive {
@@ -258,7 +259,7 @@ RunReport Archiver::resume(const std::string& run_id, const RunOptions& options)
 
 RunReport Archiver::report(const std::string& run_id) {
   RunReport r;
-  r.op = shardio::operation_status(catalog_, run_id);
+  r.op = journal::operation_status(catalog_, run_id);
   if (r.op.kind != run_kind) throw usage_error("operation " + run_id + " is a " + r.op.kind + ", not an archive run");
   catalog_.read([&](pqxx::work& tx) {
     auto args = tx.exec_params1("SELECT args::text FROM shardctl.operations WHERE op_id = $1", run_id);
@@ -268,7 +269,7 @@ RunReport Archiver::report(const std::string& run_id) {
   return r;
 }
 
-std::vector<shardio::OpStatus> Archiver::runs_of(const std::string& name) {
+std::vector<journal::OpStatus> Archiver::runs_of(const std::string& name) {
   std::vector<std::string> ids;
   catalog_.read([&](pqxx::work& tx) {
     for (const auto& r : tx.exec_params("SELECT op_id::text FROM shardctl.operations WHERE kind = 'archive' AND "
@@ -276,23 +277,23 @@ std::vector<shardio::OpStatus> Archiver::runs_of(const std::string& name) {
                                         name))
       ids.push_back(r[0].as<std::string>());
   });
-  std::vector<shardio::OpStatus> out;
-  for (const auto& id : ids) out.push_back(shardio::operation_status(catalog_, id));
+  std::vector<journal::OpStatus> out;
+  for (const auto& id : ids) out.push_back(journal::operation_status(catalog_, id));
   return out;
 }
 
 RunReport Archiver::execute(const std::string& run_id, const RunOptions& options, bool checked) {
-  if (!shardio::is_operation_id(run_id))
+  if (!journal::is_operation_id(run_id))
     throw usage_error("'" + run_id + "' is not an operation id", "`shardctl op list` shows them");
   bool locked = false;
-  catalog_.read([&](pqxx::work& tx) { locked = shardio::try_lock_runner(tx, run_id); });
-  if (!locked) throw shardio::run_by_another(shardio::operation_status(catalog_, run_id));
+  catalog_.read([&](pqxx::work& tx) { locked = journal::try_lock_runner(tx, run_id); });
+  if (!locked) throw journal::run_by_another(journal::operation_status(catalog_, run_id));
   struct Unlock {
     pg::Connection& c;
     const std::string& id;
     ~Unlock() {
       try {
-        c.read([&](pqxx::work& tx) { shardio::unlock_runner(tx, id); });
+        c.read([&](pqxx::work& tx) { journal::unlock_runner(tx, id); });
       } catch (...) {
       }
     }
@@ -331,7 +332,7 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   catalog_.transact([&](pqxx::work& tx) {
     auto args = tx.exec_params1("SELECT args::text FROM shardctl.operations WHERE op_id = $1 FOR UPDATE", run_id);
     shared.tables = nlohmann::json::parse(args[0].as<std::string>()).value("tables", nlohmann::json::array());
-    shared.token = shardio::take_over(tx, run_id);
+    shared.token = journal::take_over(tx, run_id);
   });
 
   std::optional<SharedManifest> manifest;
@@ -341,42 +342,34 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
     shared.manifest = &*manifest;
   }
 
-  std::atomic<std::size_t> next{0};
   std::mutex err_mu;
   std::exception_ptr error;
-  auto worker = [&] {
-    for (std::size_t i; (i = next++) < todo.size();) {
-      if (shared.stop.load() != 0) return;
-      try {
-        archive_shard(shared, todo[i].first, todo[i].second);
-      } catch (...) {
-        std::lock_guard lock(err_mu);
-        if (!error) error = std::current_exception();
-        shared.request_stop(StopReason::failed);
-        return;
-      }
+  // The first failure stops the shards still running at their next batch; none starts after it.
+  parallel_for(todo.size(), options.parallel, [&](std::size_t i) {
+    if (shared.stop.load() != 0) return;
+    try {
+      archive_shard(shared, todo[i].first, todo[i].second);
+    } catch (...) {
+      std::lock_guard lock(err_mu);
+      if (!error) error = std::current_exception();
+      shared.request_stop(StopReason::failed);
     }
-  };
-  std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(options.parallel, 1)), todo.size());
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < n; ++i) threads.emplace_back(worker);
-  if (n > 0) worker();
-  for (auto& t : threads) t.join();
+  });
 
   if (error) {
     try {
       std::rethrow_exception(error);
     } catch (const Error& e) {
-      throw shardio::failed(catalog_, run_id, e, shared.token, "archive run");
+      throw journal::failed(catalog_, run_id, e, shared.token, "archive run");
     }
   }
   auto after = report(run_id);
   bool all_done = std::all_of(after.shards.begin(), after.shards.end(), [](const auto& s) { return s.state == "done"; });
   auto reason = static_cast<StopReason>(shared.stop.load());
   catalog_.transact([&](pqxx::work& tx) {
-    shardio::check_fencing_token(tx, run_id, shared.token);
-    if (all_done) shardio::mark_finished(tx, run_id, "done");
-    else if (reason == StopReason::cancelled) shardio::mark_finished(tx, run_id, "cancelled");
+    journal::check_fencing_token(tx, run_id, shared.token);
+    if (all_done) journal::mark_finished(tx, run_id, "done");
+    else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, "cancelled");
     else
       // --max-runtime: the next `archive run` of the job (or `op resume`) continues here.
       tx.exec_params("UPDATE shardctl.operations SET status = 'paused', phase = 'max-runtime', lease_holder = NULL, "

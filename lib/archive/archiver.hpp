@@ -13,7 +13,7 @@
 #include "archive/job.hpp"
 #include "archive/run_journal.hpp"
 #include "pg/connection.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 namespace shardctl::archive {
 
@@ -43,7 +43,7 @@ struct Preview {
 };
 
 struct RunReport {
-  shardio::OpStatus op;
+  journal::OpStatus op;
   Job job;
   std::vector<ShardRunState> shards;
 };
@@ -72,7 +72,7 @@ class Archiver {
   RunReport resume(const std::string& run_id, const RunOptions& options);
   RunReport report(const std::string& run_id);
   // The runs of job `name`, newest first.
-  std::vector<shardio::OpStatus> runs_of(const std::string& name);
+  std::vector<journal::OpStatus> runs_of(const std::string& name);
 
  private:
   void lock_job(const std::string& name);

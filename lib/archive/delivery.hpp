@@ -1,5 +1,5 @@
 // Delivering one batch of archived rows to the job's destination, and proving it arrived, before
-// the source deletes anything (SPEC §4 "Archive"). A batch is identified by its shard, number and
+// the source deletes anything (shardctl-archive(1)). A batch is identified by its shard, number and
 // timestamp, which the journal records before the first delivery: delivering the same batch again
 // after a crash replaces what the interrupted delivery left, so no row is ever archived twice.
 #pragma once

@@ -17,8 +17,8 @@
 #include "catalog/locks.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
-#include "shardio/fault.hpp"
-#include "shardio/journal.hpp"
+#include "fault/fault.hpp"
+#include "journal/journal.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
@@ -152,7 +152,7 @@ class RestoreRun {
   RestoreReport go() {
     Archiver archiver(catalog_, "");
     auto rep = archiver.report(run_);
-    if (rep.op.status == "running") throw shardio::run_by_another(rep.op);
+    if (rep.op.status == "running") throw journal::run_by_another(rep.op);
     job_ = rep.job;
     catalog::Store store(catalog_);
     tables_for(store);
@@ -162,7 +162,7 @@ class RestoreRun {
     for (auto& u : units) restore_unit(u);
     if (!dry_run_)
       catalog_.transact([&](pqxx::work& tx) {
-        shardio::insert_done(tx, "archive-restore", {{"run", run_}, {"where", where_ ? nlohmann::json(*where_) : nlohmann::json(nullptr)}},
+        journal::insert_done(tx, "archive-restore", {{"run", run_}, {"where", where_ ? nlohmann::json(*where_) : nlohmann::json(nullptr)}},
                              to_json(report_));
       });
     return report_;
@@ -473,7 +473,7 @@ class RestoreRun {
   std::filesystem::path run_dir_;
   Manifest manifest_;
   RestoreReport report_;
-  shardio::FaultInjector fault_;
+  fault::FaultInjector fault_;
 };
 
 }  // namespace

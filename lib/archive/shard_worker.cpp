@@ -10,7 +10,7 @@
 #include "shardio/row_checksum.hpp"
 #include "shardio/key_filter.hpp"
 #include "pg/connection.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 namespace shardctl::archive {
 namespace {
@@ -51,7 +51,7 @@ class ShardWorker {
         batch = pending_batch(tx, run_.run, shard_id_);
         for (auto& s : run_shards(tx, run_.run))
           if (s.shard_id == shard_id_) state = s;
-        cancel = shardio::cancel_requested(tx, run_.run);
+        cancel = journal::cancel_requested(tx, run_.run);
       });
       if (batch && receipt(*batch)) continue;  // its rows already left the shard; journaled now
       if (!batch) {
@@ -262,9 +262,9 @@ class ShardWorker {
   // A catalog write of this run: only while this process still holds it (fencing token).
   void journal(const std::function<void(pqxx::work&)>& body) {
     catalog_.transact([&](pqxx::work& tx) {
-      shardio::check_fencing_token(tx, run_.run, run_.token);
+      journal::check_fencing_token(tx, run_.run, run_.token);
       body(tx);
-      shardio::heartbeat(tx, run_.run, "archiving");
+      journal::heartbeat(tx, run_.run, "archiving");
     });
   }
 

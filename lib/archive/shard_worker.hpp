@@ -1,6 +1,6 @@
 // One shard's part of an archive run: batch after batch, select the rows in key order, deliver
 // them, verify, commit at the destination, delete exactly the verified rows at the source, and
-// journal (SPEC §4 "Archive"; the steps are in shard_worker.cpp). Runs in its own thread with
+// journal (shardctl-archive(1); the steps are in shard_worker.cpp). Runs in its own thread with
 // its own connections.
 #pragma once
 
@@ -16,7 +16,7 @@
 #include "archive/run_journal.hpp"
 #include "archive/xref_children.hpp"
 #include "catalog/catalog.hpp"
-#include "shardio/fault.hpp"
+#include "fault/fault.hpp"
 
 namespace shardctl::archive {
 
@@ -26,7 +26,7 @@ enum class StopReason { none, cancelled, max_runtime, failed };
 // What the workers of one run share. Everything here is safe to use from several threads.
 struct RunShared {
   std::string run;
-  std::int64_t token = 0;  // fencing token of this process (shardio/journal.hpp)
+  std::int64_t token = 0;  // fencing token of this process (journal/journal.hpp)
   Job job;
   nlohmann::json tables;  // the tables the run started with (ArchiveSet::describe())
   XrefChildren xrefs;     // the catalog's xrefs, read when the run (re)started
@@ -35,11 +35,11 @@ struct RunShared {
   std::atomic<int> stop{0};                                       // a StopReason
   SharedManifest* manifest = nullptr;
   std::mutex mu;  // guards what follows
-  shardio::FaultInjector fault;
+  fault::FaultInjector fault;
   std::function<void(const std::string& shard, std::int64_t rows)> on_batch;  // progress
   std::function<void(const std::string& line)> on_note;                       // "waiting for replica lag"
 
-  // A fault point (shardio/fault.hpp) of a shard's batch: context "SHARD/bN".
+  // A fault point (fault/fault.hpp) of a shard's batch: context "SHARD/bN".
   void point(std::string_view step, const std::string& shard, int batch_no) {
     std::lock_guard lock(mu);
     std::string context = shard;

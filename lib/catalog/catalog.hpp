@@ -21,7 +21,7 @@ struct InitResult {
   int previous_version;  // 0 when the catalog was empty
   int version;
   // Shards whose stored DSN held a password (written before shardctl refused them): init
-  // removes it (SPEC §4: the catalog holds none); with a preview, it would.
+  // removes it (shardctl(1), CONNECTION STRINGS: the catalog holds none); with a preview, it would.
   std::vector<std::string> passwords_removed{};
   bool changed() const noexcept { return previous_version != version || !passwords_removed.empty(); }
 };
@@ -80,7 +80,7 @@ struct LoadedMap {
 // How a Store mutation ends. `preview` is --dry-run: the call runs every check the write runs,
 // in the same transaction and in the same order, and returns what it would write; only the
 // INSERT/UPDATE/DELETE itself is skipped. So a dry run fails exactly where the real run would,
-// with the same exit code and message (SPEC §2).
+// with the same exit code and message (shardctl(1), GLOBAL OPTIONS).
 enum class Writes { apply, preview };
 inline Writes writes_for(bool dry_run) noexcept { return dry_run ? Writes::preview : Writes::apply; }
 

@@ -4,7 +4,7 @@
 #include "catalog/key_sql.hpp"
 #include "check/key_space.hpp"
 #include "core/error.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 namespace shardctl::check {
 namespace {
@@ -98,11 +98,11 @@ std::vector<Finding> catalog_findings(pg::Connection& catalog, const Fleet& flee
                                  "WHERE status = 'running' AND lease_until < now() ORDER BY created_at"))
       expired.push_back(r[0].as<std::string>());
   });
-  // The runner holds a session advisory lock for as long as it lives (see shardio/journal.hpp):
+  // The runner holds a session advisory lock for as long as it lives (see journal/journal.hpp):
   // a free lock means nobody will renew the lease.
   for (const auto& id : expired) {
     bool gone = false;
-    catalog.read([&](pqxx::work& tx) { gone = shardio::runner_gone(tx, id); });
+    catalog.read([&](pqxx::work& tx) { gone = journal::runner_gone(tx, id); });
     if (gone)
       out.push_back(catalog_finding(Kind::expired_lease, "operation " + id,
                                     "running operation whose lease expired and whose runner is gone; "

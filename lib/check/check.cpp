@@ -15,6 +15,7 @@
 #include "check/rehome.hpp"
 #include "check/shard_sweep.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 
 namespace shardctl::check {
 
@@ -53,27 +54,15 @@ std::vector<const catalog::Shard*> swept_shards(const Fleet& fleet) {
 template <class Work>
 std::vector<ShardOutcome> for_each_shard(const std::vector<const catalog::Shard*>& shards, int parallel, Work work) {
   std::vector<ShardOutcome> outcomes(shards.size());
-  std::vector<std::exception_ptr> errors(shards.size());
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i; (i = next++) < shards.size();) {
-      try {
-        outcomes[i] = work(*shards[i]);
-      } catch (const Error& e) {
-        if (e.kind() == ErrorKind::unavailable) outcomes[i].unreachable.push_back({shards[i]->name, e.what()});
-        else errors[i] = std::current_exception();
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
+  // An unreachable shard is that shard's finding; any other error ends the check.
+  parallel_for(shards.size(), parallel, [&](std::size_t i) {
+    try {
+      outcomes[i] = work(*shards[i]);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::unavailable) throw;
+      outcomes[i].unreachable.push_back({shards[i]->name, e.what()});
     }
-  };
-  std::size_t threads = std::min<std::size_t>(static_cast<std::size_t>(std::max(parallel, 1)), shards.size());
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  });
   return outcomes;
 }
 

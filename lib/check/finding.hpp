@@ -1,5 +1,5 @@
 // What `shardctl check` finds: finding kinds, their severity, and how a report becomes a status
-// and an exit code (SPEC §3: 0 ok, 1 warning, 2 critical, 3 could not determine). Pure code.
+// and an exit code (shardctl(1), EXIT STATUS: 0 ok, 1 warning, 2 critical, 3 could not determine). Pure code.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 namespace shardctl::check {
 
@@ -18,7 +18,7 @@ std::string journal_fixes(pg::Connection& catalog, const std::string& action, co
   nlohmann::json progress = {{"rows", rows}};
   std::string id;
   catalog.transact([&](pqxx::work& tx) {
-    id = shardio::insert_done(tx, "check-" + action, args, progress);
+    id = journal::insert_done(tx, "check-" + action, args, progress);
   });
   return id;
 }

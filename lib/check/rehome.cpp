@@ -7,7 +7,7 @@
 #include "catalog/names.hpp"
 #include "check/predicates.hpp"
 #include "core/error.hpp"
-#include "shardio/fault.hpp"
+#include "fault/fault.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
 
@@ -146,7 +146,7 @@ void rehome_pair(const Fleet& fleet, shardio::RawConn& src, shardio::RawConn& ds
       throw;
     }
     // A crash here leaves the rows on both shards; the next rehome finds them landed.
-    shardio::FaultInjector().point("rehome.landed");
+    fault::FaultInjector().point("rehome.landed");
     // Children first: parents cannot go while rows still reference them.
     for (std::size_t i = tables.size(); i-- > 0;) {
       if (moving[i].rows == 0) continue;

@@ -8,7 +8,7 @@
 #include "check/predicates.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
-#include "shardio/fault.hpp"
+#include "fault/fault.hpp"
 #include "shardio/shard_schema.hpp"
 
 namespace shardctl::check {
@@ -75,7 +75,7 @@ struct ViewMoved {};
 // N-th shard), counted across sweep threads, so tests can move data between two shards' sweeps.
 void fault_point(std::string_view step) {
   static std::mutex mutex;
-  static shardio::FaultInjector faults;
+  static fault::FaultInjector faults;
   std::lock_guard<std::mutex> lock(mutex);
   faults.point(step);
 }

@@ -53,11 +53,11 @@ class Context {
   void print_json(const nlohmann::json& doc);  // one document on stdout (+ "dry_run": true in a dry run)
 
   // Asks "question [y/N]" on a TTY unless --yes; returns true to go ahead. Without a TTY there
-  // is nobody to ask, so it goes ahead (SPEC §2: the confirmation is asked on a TTY).
+  // is nobody to ask, so it goes ahead (shardctl(1): the confirmation is asked on a TTY).
   bool confirm(const std::string& question);
 
   // The process exit code once the handler returns: 0 unless the command reports an outcome
-  // through it (check: 1 warning, 2 critical, 3 unknown, SPEC §3).
+  // through it (check: 1 warning, 2 critical, 3 unknown, shardctl(1), EXIT STATUS).
   void set_exit_status(int code) noexcept { exit_status_ = code; }
   int exit_status() const noexcept { return exit_status_; }
 

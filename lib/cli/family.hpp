@@ -1,6 +1,6 @@
 // The frame every shardctl-<family> binary is built on: one definition of each command and
 // its options feeds the parser, --help, and the hidden --help-spec dump that completions and
-// the docs-agreement test read. Global options (SPEC §2) are added here, once. CLI11 stays in
+// the docs-agreement test read. Global options (shardctl(1), GLOBAL OPTIONS) are added here, once. CLI11 stays in
 // family.cpp: a family sees only cli::App and cli::Option (cli/app.hpp says why).
 #pragma once
 
@@ -38,7 +38,7 @@ class Family {
   // other families keep refusing them.
   void allow_formats(const std::vector<std::string>& extra);
 
-  // Parses argv, runs the chosen handler, maps every error to its SPEC exit code and prints
+  // Parses argv, runs the chosen handler, maps every error to its exit code (shardctl(1), EXIT STATUS) and prints
   // it as one line (plus a hint line) on stderr. Returns the process exit code.
   int main(int argc, char** argv);
 

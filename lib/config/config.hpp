@@ -1,4 +1,4 @@
-// The shardctl.toml configuration (SPEC §5): where it is found, what it may hold.
+// The shardctl.toml configuration (shardctl.toml(5)): where it is found, what it may hold.
 // Every key the file may contain is declared once in config_schema.cpp; an unknown key,
 // a wrong type or a syntax error is a data Error citing file:line:col.
 #pragma once
@@ -73,7 +73,7 @@ struct Config {
   const ShardConfig* shard(const std::string& name) const;  // nullptr when not configured
 };
 
-// Where the config comes from, in SPEC order: the explicit --config FILE, then
+// Where the config comes from, in the order shardctl(1) gives (FILES): the explicit --config FILE, then
 // $SHARDCTL_CONFIG, then ./shardctl.toml, then $XDG_CONFIG_HOME/shardctl/config.toml
 // (~/.config when XDG_CONFIG_HOME is unset). Returns nullopt when no file exists and none
 // was named explicitly. An explicitly named file (flag or env) that does not exist is a

@@ -1,5 +1,5 @@
 // The one error type of shardctl. Every failure that reaches an operator is an
-// Error whose kind decides the process exit code (SPEC §3); exit_code_for() is
+// Error whose kind decides the process exit code (shardctl(1), EXIT STATUS); exit_code_for() is
 // the only place that mapping lives.
 #pragma once
 

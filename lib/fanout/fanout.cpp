@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "core/parallel.hpp"
 #include "pg/dsn.hpp"
 
 namespace shardctl::fanout {
@@ -99,7 +100,6 @@ Targets select_targets(catalog::Store& store, const Selection& selection) {
 std::vector<Outcome> run(const std::vector<Target>& targets, const Policy& policy, const Work& work, const Done& on_done) {
   std::vector<Outcome> outcomes(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i) outcomes[i].shard = targets[i].shard;
-  std::atomic<std::size_t> next{0};
   std::atomic<bool> stopped{false};
   std::mutex done_mutex;  // on_done is never called twice at once
   auto report = [&](std::size_t i) {
@@ -107,28 +107,15 @@ std::vector<Outcome> run(const std::vector<Target>& targets, const Policy& polic
     std::lock_guard lock(done_mutex);
     on_done(targets[i], outcomes[i]);
   };
-  auto worker = [&] {
-    while (true) {
-      std::size_t i = next.fetch_add(1);
-      if (i >= targets.size()) return;
-      if (stopped.load()) {
-        report(i);  // skipped: a failure elsewhere stopped the run before this shard began
-        continue;
-      }
-      outcomes[i] = run_one(targets[i], work);
-      if (!outcomes[i].ok() && policy.stop_on_failure) stopped.store(true);
-      report(i);
+  parallel_for(targets.size(), policy.parallel, [&](std::size_t i) {
+    if (stopped.load()) {
+      report(i);  // skipped: a failure elsewhere stopped the run before this shard began
+      return;
     }
-  };
-  std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, policy.parallel)), targets.size());
-  if (n <= 1) {
-    worker();  // no thread for one at a time: errors and sanitizer reports stay on the main thread
-    return outcomes;
-  }
-  std::vector<std::jthread> threads;
-  threads.reserve(n);
-  for (std::size_t k = 0; k < n; ++k) threads.emplace_back(worker);
-  threads.clear();  // joins
+    outcomes[i] = run_one(targets[i], work);
+    if (!outcomes[i].ok() && policy.stop_on_failure) stopped.store(true);
+    report(i);
+  });
   return outcomes;
 }
 

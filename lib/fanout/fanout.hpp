@@ -1,6 +1,6 @@
 // The fan-out executor: runs one piece of work per shard, N shards at a time, and returns one
 // outcome per shard. A failure on one shard is that shard's outcome; it never hides the others.
-// `schema apply|status|drift|baseline` and `query` all run on it (SPEC §4 "Schema rollout").
+// `schema apply|status|drift|baseline` and `query` all run on it (shardctl-schema(1), shardctl-query(1)).
 #pragma once
 
 #include <chrono>

@@ -12,7 +12,7 @@
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/runner.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
 
@@ -89,11 +89,11 @@ std::string Engine::start(const Plan& plan, bool preview) {
       if (still.empty()) throw locked_error("the mappings of map " + plan.map.name + " changed while planning", "run the command again");
     }
     if (preview) return;  // --dry-run: every check above ran; nothing is journaled
-    shardio::NewOperation op{plan.kind, plan.map.id, column, ctor, claim, plan.args, single_source, plan.target.id,
+    journal::NewOperation op{plan.kind, plan.map.id, column, ctor, claim, plan.args, single_source, plan.target.id,
                              plan.batch_size,
                              nlohmann::json{{"rows_total", plan.rows_total}, {"keys_total", plan.keys_total},
                                             {"estimated_bytes", plan.estimated_bytes}}};
-    op_id = shardio::insert_running(tx, op);
+    op_id = journal::insert_running(tx, op);
     for (std::size_t i = 0; i < plan.batches.size(); ++i) {
       const auto& b = plan.batches[i];
       catalog::RangeParams r =
@@ -106,13 +106,13 @@ std::string Engine::start(const Plan& plan, bool preview) {
   return op_id;
 }
 
-shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void(const Progress&)>& progress) {
-  if (!shardio::is_operation_id(op_id))
+journal::OpStatus Engine::run(const std::string& op_id, const std::function<void(const Progress&)>& progress) {
+  if (!journal::is_operation_id(op_id))
     throw usage_error("'" + op_id + "' is not an operation id", "`shardctl op list` shows them");
-  // One live runner per operation (see shardio/journal.hpp).
+  // One live runner per operation (see journal/journal.hpp).
   bool locked = false;
-  catalog_.read([&](pqxx::work& tx) { locked = shardio::try_lock_runner(tx, op_id); });
-  if (!locked) throw shardio::run_by_another(status(op_id));
+  catalog_.read([&](pqxx::work& tx) { locked = journal::try_lock_runner(tx, op_id); });
+  if (!locked) throw journal::run_by_another(status(op_id));
   RunContext ctx;
   ctx.op_id = op_id;
   std::string state, map_name;
@@ -132,12 +132,12 @@ shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void
       throw usage_error("operation " + op_id + " is a " + kind + ", not a split, merge or move");
     target_id = r[0][3].as<std::int64_t>();
     map_name = tx.exec_params1("SELECT name FROM shardctl.maps WHERE map_id = $1", r[0][2].as<std::int64_t>())[0].as<std::string>();
-    ctx.token = shardio::take_over(tx, op_id);
+    ctx.token = journal::take_over(tx, op_id);
     if (!r[0][4].is_null()) low = r[0][4].as<std::string>();
     if (!r[0][5].is_null()) high = r[0][5].as<std::string>();
   });
   if (state == "done" || state == "cancelled") {
-    catalog_.read([&](pqxx::work& tx) { shardio::unlock_runner(tx, op_id); });
+    catalog_.read([&](pqxx::work& tx) { journal::unlock_runner(tx, op_id); });
     return status(op_id);
   }
 
@@ -161,18 +161,19 @@ shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void
     shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
     for (const auto& t : store.list_tables()) {
       if (t.kind == "reference") ctx.references.push_back(catalog::quote_qualified(t.name));
-      if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t));
+      if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t, ctx.map.kind));
     }
     sort_by_foreign_keys(target, ctx.tables);
     ctx.references = shardio::fk_order(target, ctx.references);  // parents first: nation after region
-    // Text keys are compared in the column's own collation only where every shard the batches
-    // read orders it like bytes (the plan checked the same; a source may differ from the target).
+    // Text keys are compared (or hashed) in the column's own collation only where, on every
+    // shard the batches read, that gives the answers bytes give (the plan checked the same; a
+    // source may differ from the target).
     auto sources = source_shards(catalog_, op_id, false);
     for (auto& t : ctx.tables) {
-      if (!t.key_native_order) continue;
+      if (!t.key_own_collation) continue;
       for (auto id : sources) {
         shardio::RawConn src(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name);
-        t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(src, t.quoted, t.key_column);
+        t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(src, t.quoted, t.key_column, ctx.map.kind);
       }
     }
     {
@@ -187,9 +188,9 @@ shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void
     Runner(catalog_, ctx, progress).run();
   } catch (const Error& e) {
     // Journal the failure for `op show`; the operation stays resumable.
-    throw shardio::failed(catalog_, op_id, e, ctx.token);
+    throw journal::failed(catalog_, op_id, e, ctx.token);
   }
-  catalog_.read([&](pqxx::work& tx) { shardio::unlock_runner(tx, op_id); });
+  catalog_.read([&](pqxx::work& tx) { journal::unlock_runner(tx, op_id); });
   auto done = status(op_id);
   if (options_.verify_fk && done.status == "done") {
     // After the journal says done: orphans are a finding about the data, not a failed move.
@@ -210,17 +211,17 @@ shardio::OpStatus Engine::run(const std::string& op_id, const std::function<void
   return done;
 }
 
-void Engine::request_cancel(const std::string& op_id) { shardio::request_cancel(catalog_, op_id); }
+void Engine::request_cancel(const std::string& op_id) { journal::request_cancel(catalog_, op_id); }
 
-shardio::OpStatus Engine::preview_run(const std::string& op_id) {
+journal::OpStatus Engine::preview_run(const std::string& op_id) {
   auto op = status(op_id);  // "running" only while a live process holds its runner lock
-  if (op.status == "running") throw shardio::run_by_another(op);
+  if (op.status == "running") throw journal::run_by_another(op);
   return op;
 }
 
-shardio::OpStatus Engine::status(const std::string& op_id) { return shardio::operation_status(catalog_, op_id); }
+journal::OpStatus Engine::status(const std::string& op_id) { return journal::operation_status(catalog_, op_id); }
 
-std::vector<shardio::OpStatus> Engine::list() { return shardio::list_operations(catalog_); }
+std::vector<journal::OpStatus> Engine::list() { return journal::list_operations(catalog_); }
 
 std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
   auto op = status(op_id);

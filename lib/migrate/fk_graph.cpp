@@ -111,7 +111,7 @@ void check_unmoved_parents(shardio::RawConn& source, const std::string& source_n
         match += (match.empty() ? "" : " AND ") + ("x." + p[1]) + " = p." + p[1];
       }
       std::string filter =
-          shardio::key_filter(source, plan.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
+          shardio::key_filter(source, plan.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_own_collation}, range);
       std::string missing;
       // The distinct parent keys of the moving rows go to the target through COPY into a
       // temporary table there, which the parent is probed against.

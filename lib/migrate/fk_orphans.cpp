@@ -20,7 +20,7 @@ std::vector<std::string> orphans_in_range(shardio::RawConn& target, const shardi
         "FROM pg_constraint c WHERE c.contype = 'f' AND c.conparentid = 0 AND c.conrelid = $1::regclass ORDER BY 1",
         {t.quoted});
     std::string filter =
-        shardio::key_filter(target, space, shardio::KeyColumn{"c." + catalog::quote_ident(t.key_column), t.key_native_order}, range);
+        shardio::key_filter(target, space, shardio::KeyColumn{"c." + catalog::quote_ident(t.key_column), t.key_own_collation}, range);
     for (const auto& fk : fks) {
       auto n = target.query("SELECT count(*) FROM " + t.quoted + " c WHERE (" + filter + ") AND " + fk[2] +
                             " AND NOT EXISTS (SELECT 1 FROM " + fk[1] + " p WHERE " + fk[3] + ")")[0][0];

@@ -74,7 +74,7 @@ BEGIN
     WHEN 'int' THEN h := v::bigint;
     WHEN 'hash_int' THEN h := hashint4extended(v::int4, 0);
     WHEN 'hash_bigint' THEN h := hashint8extended(v::int8, 0);
-    WHEN 'hash_text' THEN h := hashtextextended(v, 0);
+    WHEN 'hash_text' THEN h := hashtextextended(v COLLATE "C", 0);
     WHEN 'hash_uuid' THEN h := uuid_hash_extended(v::uuid, 0);
     ELSE RAISE EXCEPTION 'shardctl guard: unknown key kind %', how;
   END CASE;
@@ -133,12 +133,14 @@ BEGIN
      AND (g.expires_at IS NULL OR g.expires_at > now()) LIMIT 1;
   IF NOT FOUND THEN RETURN NULL; END IF;
   -- The route value of key column k: the key itself, its hash, or its text in byte order
-  -- (a uuid's canonical text sorts like its bytes, and min/max have no uuid form).
+  -- (a uuid's canonical text sorts like its bytes, and min/max have no uuid form). Text is
+  -- hashed and compared under COLLATE "C", as the client routes it: k keeps the column's
+  -- collation, and a nondeterministic one would hash its sort key instead of the bytes.
   CASE how
     WHEN 'int' THEN route := k || '::bigint'; bound := '::bigint';
     WHEN 'hash_int' THEN route := 'hashint4extended(' || k || '::int4, 0)'; bound := '::bigint';
     WHEN 'hash_bigint' THEN route := 'hashint8extended(' || k || '::int8, 0)'; bound := '::bigint';
-    WHEN 'hash_text' THEN route := 'hashtextextended(' || k || '::text, 0)'; bound := '::bigint';
+    WHEN 'hash_text' THEN route := 'hashtextextended(' || k || '::text COLLATE "C", 0)'; bound := '::bigint';
     WHEN 'hash_uuid' THEN route := 'uuid_hash_extended(' || k || '::uuid, 0)'; bound := '::bigint';
     WHEN 'text' THEN route := k || '::text COLLATE "C"'; bound := ' COLLATE "C"';
     WHEN 'uuid' THEN route := k || '::uuid::text COLLATE "C"'; bound := '::uuid::text COLLATE "C"';

@@ -42,13 +42,14 @@ routing::KeyRange sample_range(const Plan& plan) {
 
 // The index that serves batch filters of this map over the table's key column.
 std::string index_for(const Plan& plan, const PlannedTable& t) {
-  std::string col = catalog::quote_ident(t.key_column);
+  std::string expr = shardio::key_expression(plan.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_own_collation});
   // Built by appending: GCC 12 warns (-Wrestrict, wrongly) on "(" + std::string&&.
   std::string out = "CREATE INDEX ON ";
   out.append(t.quoted).append(" (");
-  if (plan.space.kind == MapKind::hash) out.append("(").append(shardio::route_expression(plan.space, col)).append(")");
-  else if (plan.space.key_type == KeyType::text && !t.key_native_order) out.append(col).append(" COLLATE \"C\"");
-  else out.append(col);
+  // A hash is an expression and takes parentheses of its own; a column, under COLLATE "C" or
+  // not, is a plain index element.
+  if (plan.space.kind == MapKind::hash) out.append("(").append(expr).append(")");
+  else out.append(expr);
   return out.append(")");
 }
 
@@ -57,7 +58,7 @@ std::string index_for(const Plan& plan, const PlannedTable& t) {
 void check_index_use(shardio::RawConn& shard, const std::string& shard_name, const Plan& plan, std::vector<std::string>& problems) {
   routing::KeyRange range = sample_range(plan);
   for (const auto& t : plan.tables) {
-    std::string filter = shardio::key_filter(shard, plan.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, range);
+    std::string filter = shardio::key_filter(shard, plan.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_own_collation}, range);
     std::string json;
     shardio::in_rolled_back_transaction(shard, [&] {
       shard.exec("SET LOCAL enable_seqscan = off");

@@ -1,5 +1,5 @@
 // Migration operations: planning a split, journaling it in the catalog, and running or
-// resuming it batch by batch (SPEC §4 "Migration").
+// resuming it batch by batch (README, "Moving data"; shardctl-split(1)).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 #include "shardio/key_filter.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/value_digest.hpp"
@@ -68,7 +68,7 @@ struct PlannedTable {
   std::string name;    // as in the catalog (schema.table)
   std::string quoted;  // "schema"."table"
   std::string key_column;
-  bool key_native_order = false;  // see KeyColumn: text keys compared without COLLATE "C"
+  bool key_own_collation = false;  // see shardio::KeyColumn: text keys compared and hashed without COLLATE "C"
   std::vector<std::string> columns;  // raw names, copied by name
   std::vector<std::string> order_by;  // primary key, for index-ordered reads
   bool binary = true;  // copied as binary COPY (see shardio::binary_copy_is_portable), else text
@@ -77,7 +77,7 @@ struct PlannedTable {
 };
 
 // How a sharded table is copied: its columns and primary key as the source has them.
-PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table);
+PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table, routing::MapKind kind);
 // The value kind of each of the table's columns when every one has a value digest
 // (shardio/value_digest.hpp), else empty: its batches are then verified by reading rows back.
 std::vector<shardio::ValueKind> value_kinds_of(const PlannedTable& table);
@@ -173,14 +173,14 @@ class Engine {
   std::string start(const Plan& plan, bool preview = false);
   // What `op resume --dry-run` checks: the operation exists and no live process runs it (75,
   // as run() would refuse). Returns its status.
-  shardio::OpStatus preview_run(const std::string& op_id);
+  journal::OpStatus preview_run(const std::string& op_id);
   // Runs (or resumes) the operation to its end, its cancellation, or an error (journaled as
   // failed, then rethrown). Exit 75 when another live process runs it.
-  shardio::OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
+  journal::OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
 
   void request_cancel(const std::string& op_id);
-  shardio::OpStatus status(const std::string& op_id);
-  std::vector<shardio::OpStatus> list();
+  journal::OpStatus status(const std::string& op_id);
+  std::vector<journal::OpStatus> list();
   // Lifts the fences a finished operation left on its source shards (`dry_run`: only counts
   // them). Exit 75 while the operation is unfinished.
   std::vector<Unfenced> unfence(const std::string& op_id, bool dry_run);

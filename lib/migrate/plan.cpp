@@ -25,7 +25,7 @@ using routing::MapKind;
 
 namespace {
 
-shardio::KeyColumn key_column(const PlannedTable& t) { return shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}; }
+shardio::KeyColumn key_column(const PlannedTable& t) { return shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_own_collation}; }
 
 // Batch boundaries: every batch_size-th distinct routing value in the moving range, over the
 // union of all sharded tables, so sparse keys still give batches of about that many keys.
@@ -316,16 +316,17 @@ void Engine::finish_plan(Plan& plan) {
       if (!triggers.empty())
         problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " + source_name +
                            " that the purge of moved rows would fire");
-      if (plan.tables.size() < sharded.size()) plan.tables.push_back(describe_table(*source, t));
+      if (plan.tables.size() < sharded.size()) plan.tables.push_back(describe_table(*source, t, plan.space.kind));
     }
   }
   if (tables_present && plan.tables.size() == sharded.size()) {
-    // Text compared in the column's own collation only where every shard that runs batch
-    // statements orders it like bytes.
+    // Text compared (or hashed) in the column's own collation only where, on every shard that
+    // runs batch statements, that gives the answers bytes give (shardio::own_collation_fits).
     for (auto& t : plan.tables) {
-      if (!t.key_native_order) continue;
-      for (auto& [name, source] : sources) t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(*source, t.quoted, t.key_column);
-      t.key_native_order = t.key_native_order && shardio::key_sorts_bytewise(target, t.quoted, t.key_column);
+      if (!t.key_own_collation) continue;
+      for (auto& [name, source] : sources)
+        t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(*source, t.quoted, t.key_column, plan.space.kind);
+      t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(target, t.quoted, t.key_column, plan.space.kind);
     }
     for (auto& [source_name, source] : sources) {
       check_foreign_keys_into(*source, source_name, plan, problems);

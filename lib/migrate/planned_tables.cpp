@@ -6,7 +6,7 @@
 
 namespace shardctl::migrate {
 
-PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table) {
+PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& table, routing::MapKind kind) {
   std::string quoted = catalog::quote_qualified(table.name);
   PlannedTable pt{table.name, quoted, table.key_column.value_or(""), false, {}, shardio::primary_key(source, quoted)};
   for (const auto& c : shardio::table_columns(source, quoted)) {
@@ -14,10 +14,10 @@ PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& t
     pt.types.push_back(c.type);
     pt.not_null.push_back(c.not_null);
   }
-  // Comparing in the column's own collation lets an ordinary btree on the key serve every
-  // batch statement; only sound when that collation orders like bytes (finish_plan also
-  // requires it of the target).
-  pt.key_native_order = shardio::key_sorts_bytewise(source, quoted, pt.key_column);
+  // Comparing (or hashing) in the column's own collation lets an ordinary btree on the key (or
+  // an index on hashtextextended(k, 0)) serve every batch statement; only sound when that
+  // collation gives the answers of bytes (finish_plan also requires it of the target).
+  pt.key_own_collation = shardio::own_collation_fits(source, quoted, pt.key_column, kind);
   pt.binary = shardio::binary_copy_is_portable(source, quoted);
   return pt;
 }

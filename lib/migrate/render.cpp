@@ -53,7 +53,7 @@ nlohmann::json plan_json(const Plan& p) {
           {"warnings", p.warnings}};
 }
 
-void print_status(std::ostream& out, const shardio::OpStatus& o) {
+void print_status(std::ostream& out, const journal::OpStatus& o) {
   out << "operation: " << o.id << "\nkind:      " << o.kind << "\nmap:       " << o.map << "\nrange:     " << o.range
       << "\nfrom:      " << o.source << "\nto:        " << o.target << "\nstatus:    " << o.status
       << (o.cancel_requested && o.status != "cancelled" ? " (cancel requested)" : "") << "\nphase:     " << o.phase

@@ -21,7 +21,7 @@
 #include "core/error.hpp"
 #include "shardio/copy_digest.hpp"
 #include "shardio/copy_parts.hpp"
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
 #include "shardio/value_digest.hpp"
@@ -78,7 +78,7 @@ shardio::RawConn& Runner::source(const Batch& b) {
   return *conn;
 }
 
-void Runner::fence(pqxx::work& tx) { shardio::check_fencing_token(tx, ctx_.op_id, ctx_.token); }
+void Runner::fence(pqxx::work& tx) { journal::check_fencing_token(tx, ctx_.op_id, ctx_.token); }
 
 void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows) {
   catalog_.transact([&](pqxx::work& tx) {
@@ -86,7 +86,7 @@ void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows)
     tx.exec_params("UPDATE shardctl.op_batches SET step = $3, rows_moved = CASE WHEN $4 >= 0 THEN $4 ELSE rows_moved END, "
                    "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no, step, rows);
-    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
+    journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
   });
 }
 
@@ -113,7 +113,7 @@ std::vector<Runner::Batch> Runner::batches() {
 bool Runner::cancel_requested() {
   bool cancel = false;
   catalog_.read([&](pqxx::work& tx) {
-    cancel = shardio::cancel_requested(tx, ctx_.op_id);
+    cancel = journal::cancel_requested(tx, ctx_.op_id);
   });
   return cancel;
 }
@@ -137,7 +137,7 @@ void Runner::take_offline(const Batch& b) {
     tx.exec_params("UPDATE shardctl.op_batches SET step = 'offline', offline_at = coalesce(offline_at, clock_timestamp()), "
                    "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no);
-    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
+    journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " offline");
   });
   faults_.point("offline.mapping", context(b));
   guard_source(b);
@@ -269,7 +269,7 @@ void Runner::flip(const Batch& b, const std::string& verified) {
     tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, online_at = clock_timestamp(), updated_at = now() "
                    "WHERE op_id = $1 AND batch_no = $2",
                    ctx_.op_id, b.no, verified);
-    shardio::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
+    journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
   });
   faults_.point("flip", context(b));
 }
@@ -462,7 +462,7 @@ void Runner::finish(const std::string& status, const std::vector<Batch>& all) {
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
     tx.exec_params("DELETE FROM shardctl.guards WHERE op_id = $1", ctx_.op_id);
-    shardio::mark_finished(tx, ctx_.op_id, status);
+    journal::mark_finished(tx, ctx_.op_id, status);
   });
 }
 
@@ -475,7 +475,7 @@ std::vector<GuardedTable> Runner::guarded() const {
 }
 
 std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
-  return shardio::key_filter(conn, ctx_.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_native_order}, r);
+  return shardio::key_filter(conn, ctx_.space, shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_own_collation}, r);
 }
 
 void Runner::run() {

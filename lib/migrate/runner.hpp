@@ -16,7 +16,7 @@
 #include "migrate/guard.hpp"
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
-#include "shardio/fault.hpp"
+#include "fault/fault.hpp"
 #include "shardio/read_pool.hpp"
 
 namespace shardctl::migrate {
@@ -65,7 +65,7 @@ class Runner {
   };
 
   bool points() const noexcept { return ctx_.map.kind == routing::MapKind::list; }
-  // The context of the batch's fault points (shardio/fault.hpp): "b" and its number, the same
+  // The context of the batch's fault points (fault/fault.hpp): "b" and its number, the same
   // in every run of the operation.
   static std::string context(const Batch& b) {
     std::string c = "b";  // (appended: GCC 12 warns, wrongly, about "b" + std::to_string)
@@ -135,7 +135,7 @@ class Runner {
   pg::Connection& catalog_;
   RunContext ctx_;
   std::function<void(const Progress&)> progress_;
-  shardio::FaultInjector faults_;
+  fault::FaultInjector faults_;
   std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> sources_;
   std::unique_ptr<shardio::RawConn> target_;
   // Connections to the target that read batches for verify with --parallel N > 1 (declared

@@ -15,7 +15,7 @@ namespace shardctl::pg {
 void require_valid_dsn(std::string_view dsn, std::string_view what);
 
 // True when the DSN carries a password or an sslpassword anywhere, nested ones included.
-// shardctl stores and uses none (SPEC §4 Security).
+// shardctl stores and uses none (shardctl(1), CONNECTION STRINGS).
 bool dsn_has_password(std::string_view dsn);
 
 // require_valid_dsn, and a usage Error when the DSN carries a password anywhere.

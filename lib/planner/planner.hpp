@@ -1,5 +1,5 @@
 // The rebalance planner: a pure function from measured stats to an ordered list of split, move
-// and merge steps (SPEC §4 "Rebalance planning"). No I/O, no database: the caller builds a
+// and merge steps (shardctl-rebalance(1)). No I/O, no database: the caller builds a
 // Fleet from a stats snapshot and the catalog, and turns the Plan's steps into operations.
 // Every byte count here is live bytes: what rows occupy, never the dead space deleted rows
 // leave in a table until it is reused (shardctl-rebalance(1); rebalance/fleet.hpp says where

@@ -72,7 +72,7 @@ void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing:
   std::string op = js.op_id;
   if (op.empty())
     if (auto found = find_step_operation(cat, pf.fingerprint, i + 1)) op = *found;
-  shardio::OpStatus st;
+  journal::OpStatus st;
   if (!op.empty()) {
     st = engine.status(op);
     if (st.status == "cancelled") op.clear();  // cancelled by an operator: plan what is left afresh

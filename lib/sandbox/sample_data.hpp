@@ -1,4 +1,4 @@
-// The sample multi-tenant e-commerce data set of the sandbox (SPEC §6).
+// The sample multi-tenant e-commerce data set of the sandbox (shardctl-sandbox(1)).
 #pragma once
 
 #include <cstdint>

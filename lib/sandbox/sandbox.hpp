@@ -1,4 +1,4 @@
-// The sandbox (SPEC §6): local throwaway PostgreSQL clusters on unix sockets under one
+// The sandbox (shardctl-sandbox(1)): local throwaway PostgreSQL clusters on unix sockets under one
 // directory, with fleets (a catalog database + shard databases) on them. The test suite uses
 // the same machinery for its clusters.
 #pragma once

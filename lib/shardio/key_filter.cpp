@@ -7,10 +7,14 @@ using routing::KeyType;
 using routing::MapKind;
 
 std::string route_expression(const RouteSpace& space, const std::string& quoted_column) {
-  if (space.kind == MapKind::hash) return routing::hash_sql_expression(space.key_type, quoted_column);
-  // Text keys order bytewise everywhere in shardctl, whatever the column's collation.
-  if (space.key_type == KeyType::text) return quoted_column + " COLLATE \"C\"";
-  return quoted_column;
+  return key_expression(space, KeyColumn{quoted_column, false});
+}
+
+std::string key_expression(const RouteSpace& space, const KeyColumn& column) {
+  // Text keys hash and order bytewise everywhere in shardctl, whatever the column's collation.
+  std::string key = space.key_type == KeyType::text && !column.own_collation ? column.quoted + " COLLATE \"C\"" : column.quoted;
+  if (space.kind == MapKind::hash) return routing::hash_sql_expression(space.key_type, key);
+  return key;
 }
 
 std::string key_literal(RawConn& conn, const RouteSpace& space, const routing::Key& key) {
@@ -26,10 +30,12 @@ std::string key_literal(RawConn& conn, const RouteSpace& space, const routing::K
 }
 
 std::string key_filter(RawConn& conn, const RouteSpace& space, const KeyColumn& column, const routing::KeyRange& range) {
-  bool native = column.native_order && space.kind != MapKind::hash && space.key_type == KeyType::text;
-  std::string expr = native ? column.quoted : route_expression(space, column.quoted);
+  // A text bound compared in the column's own collation is a plain literal (it takes the
+  // column's collation); hash values are bigints either way.
+  bool plain_text = column.own_collation && space.kind != MapKind::hash && space.key_type == KeyType::text;
+  std::string expr = key_expression(space, column);
   auto literal = [&](const routing::Key& k) {
-    return native ? conn.literal(routing::format_key(k)) : key_literal(conn, space, k);
+    return plain_text ? conn.literal(routing::format_key(k)) : key_literal(conn, space, k);
   };
   std::string out;
   if (range.low) out = expr + " >= " + literal(*range.low);

@@ -33,7 +33,7 @@ std::vector<std::vector<std::string>> rows_of(const PGresult* r) {
 }
 
 // Read-only commands use these connections too: the hints say nothing of operations. A
-// journaled operation's failure adds how to resume it, with its id (shardio::failed).
+// journaled operation's failure adds how to resume it, with its id (journal::failed).
 constexpr const char* kLostHint = "the server went away or restarted; run the command again once it is back";
 
 }  // namespace

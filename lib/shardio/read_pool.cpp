@@ -7,6 +7,8 @@
 #include <optional>
 #include <thread>
 
+#include "core/parallel.hpp"
+
 namespace shardctl::shardio {
 
 ReadResult read_one(RawConn& conn, const ReadTask& task) {
@@ -62,11 +64,7 @@ std::vector<ReadResult> ReadPool::run(const std::vector<ReadTask>& tasks) {
       readers_[w].reset();  // its state is unknown: open a fresh one next time
     }
   };
-  {
-    std::vector<std::jthread> threads;
-    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
-    work(0);
-  }  // joined
+  parallel_for(workers, static_cast<int>(workers), work);
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
   return out;

@@ -63,15 +63,20 @@ std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>&
   return order;
 }
 
-bool key_sorts_bytewise(RawConn& conn, const std::string& quoted_table, const std::string& key_column) {
-  // Oid 100 is the default collation; an ICU database default (datlocprovider 'i') is not bytewise.
-  auto r = conn.query(
-      "SELECT coalesce(CASE WHEN a.attcollation = 100 THEN (SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') "
-      "FROM pg_database d WHERE d.datname = current_database()) "
-      "ELSE c.collprovider = 'c' AND c.collcollate IN ('C', 'POSIX') END, false) "
-      "FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation "
-      "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
-      {quoted_table, key_column});
+bool own_collation_fits(RawConn& conn, const std::string& quoted_table, const std::string& key_column,
+                        routing::MapKind kind) {
+  // Oid 100 is the default collation: an ICU database default (datlocprovider 'i') is not
+  // bytewise, and a database default is always deterministic. Oid 0: not a collatable type.
+  std::string fits = kind == routing::MapKind::hash
+                         ? "CASE WHEN a.attcollation = 0 THEN false WHEN a.attcollation = 100 THEN true "
+                           "ELSE c.collisdeterministic END"
+                         : "CASE WHEN a.attcollation = 100 THEN (SELECT d.datlocprovider = 'c' AND d.datcollate IN ('C', 'POSIX') "
+                           "FROM pg_database d WHERE d.datname = current_database()) "
+                           "ELSE c.collprovider = 'c' AND c.collcollate IN ('C', 'POSIX') END";
+  auto r = conn.query("SELECT coalesce(" + fits + ", false) "
+                      "FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation "
+                      "WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped",
+                      {quoted_table, key_column});
   return !r.empty() && r[0][0] == "t";
 }
 

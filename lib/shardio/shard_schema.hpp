@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "routing/key.hpp"
 #include "shardio/raw_conn.hpp"
 
 namespace shardctl::shardio {
@@ -28,10 +29,14 @@ std::vector<std::string> primary_key(RawConn& conn, const std::string& quoted_ta
 // Orders `quoted_tables` so every table comes after the tables it references (parents first).
 std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>& quoted_tables);
 
-// Whether the key column's collation sorts text bytewise, as shardctl orders text keys: "C" or
-// "POSIX", or the database default when the database's (libc) collation is C or POSIX. False
-// for non-text columns.
-bool key_sorts_bytewise(RawConn& conn, const std::string& quoted_table, const std::string& key_column);
+// Whether statements of a map of `kind` may compare and hash the key column in its own
+// collation and still get the byte semantics shardctl routes by (KeyColumn::own_collation).
+// Range and list maps: the collation sorts bytewise, "C" or "POSIX", or the database default
+// when the database's (libc) collation is C or POSIX. Hash maps: the collation is deterministic
+// (hashtextextended hashes the bytes then; under a nondeterministic collation it hashes the
+// collation's sort key, which no client-side hash reproduces). False for non-text columns.
+bool own_collation_fits(RawConn& conn, const std::string& quoted_table, const std::string& key_column,
+                        routing::MapKind kind);
 
 // User (non-internal) DELETE triggers other than shardctl's own guard.
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table);

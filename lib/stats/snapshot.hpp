@@ -1,4 +1,4 @@
-// A stats snapshot: what `stats collect` measured on every shard at one time (SPEC §4
+// A stats snapshot: what `stats collect` measured on every shard at one time (shardctl-stats(1)
 // "Rebalance planning"), as stored in the catalog and read back by `stats show` and the
 // rebalance planner.
 #pragma once

@@ -1,7 +1,7 @@
 // shardctl-cli-fuzz: drives the real `shardctl` binaries with generated argv, stdin, config files
-// and environments against a live catalog, and fails on anything the SPEC calls a bug: exit 70, a
+// and environments against a live catalog, and fails on anything shardctl(1) calls a bug: exit 70, a
 // signal, a sanitizer report, a hang (or runaway memory), a printed password, or an exit code
-// outside the SPEC set. See tests/fuzz/README.md.
+// outside the set shardctl(1) documents. See tests/fuzz/README.md.
 //
 // Every case draws from its own generator seeded by (--seed, case number), so `--case N`
 // regenerates case N exactly. (The catalog's state is shared by all cases: a case that depends on
@@ -1693,7 +1693,7 @@ class Harness {
       bool check = fam == "check";
       if (res.code == 70) why.push_back("exit 70 (internal error)");
       else if (!common.count(res.code) && !(check && res.code >= 1 && res.code <= 3) && !res.exec_failed)
-        why.push_back(fmt::format("exit {} is not a SPEC exit code for `{}` (0, {}64, 65, 69, 75)", res.code,
+        why.push_back(fmt::format("exit {} is not a documented exit code for `{}` (0, {}64, 65, 69, 75)", res.code,
                                   fam.empty() ? "shardctl" : fam, check ? "1, 2, 3, " : ""));
       if (c.close_stdout_early && res.code != 0 && res.code != 70)
         why.push_back(fmt::format("exit {} when the reader closed the pipe (want 0)", res.code));

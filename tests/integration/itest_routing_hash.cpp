@@ -1,4 +1,4 @@
-// SPEC §1: shardctl's client-side hash equals the server's extended hash (seed 0) on at least
+// shardctl-map(1), hash maps: shardctl's client-side hash equals the server's extended hash (seed 0) on at least
 // 100,000 random keys of each key type. Needs SHARDCTL_TEST_DSN (a live PostgreSQL 15 database,
 // set by run_cxx_test.sh); without it every test fails rather than skips, so that a broken
 // fixture cannot pass as green. The keys come from a fixed seed, printed, so a failure

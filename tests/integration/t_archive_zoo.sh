@@ -71,7 +71,7 @@ _unique archzoodb
 psql -X -q "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$UNIQUE_NAME\"" >/dev/null
 ARCH="$CATALOG_CLUSTER dbname=$UNIQUE_NAME"
 for DEST in "postgres:$ARCH" "dir:$TEST_TMP/zoo"; do
-  # SHARDCTL_FAULT_TRACE (lib/shardio/fault.hpp) writes "archive-committed@SHARD/bBATCH N" once per batch
+  # SHARDCTL_FAULT_TRACE (lib/fault/fault.hpp) writes "archive-committed@SHARD/bBATCH N" once per batch
   # whose source transaction committed (lib/archive/shard_worker.cpp).
   rm -f "$TEST_TMP/archive.trace"
   SHARDCTL_FAULT_TRACE="$TEST_TMP/archive.trace" expect_exit 0 shardctl archive run --table '"Billing"."Accounts"' \

@@ -1,4 +1,4 @@
-# Bad input changes nothing: each case gives the SPEC exit code, one error line on stderr
+# Bad input changes nothing: each case gives the exit code shardctl(1) gives, one error line on stderr
 # naming what and where, and leaves the catalog byte-for-byte as it was.
 source "$(dirname "$0")/lib.sh"
 

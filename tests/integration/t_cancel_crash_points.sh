@@ -1,6 +1,6 @@
 # `op cancel` of an interrupted operation rolls back the batch in flight (offline or copied)
 # and is itself crash-safe. What it proves, for a split of two batches stopped (SHARDCTL_FAULT,
-# lib/shardio/fault.hpp) after batch 2 went offline and was guarded, and after batch 2 was copied:
+# lib/fault/fault.hpp) after batch 2 went offline and was guarded, and after batch 2 was copied:
 #  - an uninterrupted cancel from that state (the traced one) finishes it;
 #  - a cancel killed (_exit 99) at every step boundary of that cancel (its fault points in
 #    lib/migrate/runner.cpp, named STEP@CONTEXT:N, the same in every process), in one chain: the

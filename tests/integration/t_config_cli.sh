@@ -1,4 +1,4 @@
-# The catalog DSN and the config file are found in SPEC order through the real binary.
+# The catalog DSN and the config file are found in the order shardctl(1) gives (FILES) through the real binary.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet cfg --empty

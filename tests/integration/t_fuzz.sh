@@ -2,7 +2,7 @@
 # number of cases (about 2 minutes on the ASan build of a 2-core machine; the release build is
 # faster) against a fresh sample fleet. It fails on any exit 70, signal (a closed stdout pipe
 # included), sanitizer report, hang or runaway memory, password printed or stored, or exit code
-# outside the SPEC set; its log shows each failing case with its seed and case number.
+# outside the set shardctl(1) documents; its log shows each failing case with its seed and case number.
 source "$(dirname "$0")/lib.sh"
 
 # tests/fuzz/CMakeLists.txt builds the harness into <build>/tests/fuzz, beside <build>/bin

@@ -1,4 +1,4 @@
-# No password is ever stored or printed (SPEC §4 Security, issue 9): every DSN form libpq accepts
+# No password is ever stored or printed (shardctl(1), CONNECTION STRINGS): every DSN form libpq accepts
 # is read with libpq's own parser, nested connection strings included, and a password anywhere
 # is refused with 64, in real runs and dry runs alike, with and without -v.
 source "$(dirname "$0")/lib.sh"

@@ -2,7 +2,7 @@
 # every row present exactly once, unchanged, on the shard its key routes to.
 # Every kill lands while the split is in flight, between step boundaries, whatever the
 # machine's speed: the moment is drawn in the split's own progress (a random number of the step
-# boundaries it reports through SHARDCTL_FAULT_TRACE, lib/shardio/fault.hpp, counted on a
+# boundaries it reports through SHARDCTL_FAULT_TRACE, lib/fault/fault.hpp, counted on a
 # reference run), not in time; and the split stops itself (SHARDCTL_FAULT_PAUSE) at its last
 # boundary before it is marked done, so a kill that comes late still finds it unfinished. Each
 # run fails unless the split was left unfinished; at least half must be killed before that last

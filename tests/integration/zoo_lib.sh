@@ -224,7 +224,7 @@ zoo_mappings() {
 # than one batch (the zoo tests exist to take unusual schemas across batch boundaries: a
 # single batch would hide what the second one gets wrong), then verifies. The batches are
 # counted twice and must agree: the flips the process itself reached (SHARDCTL_FAULT_TRACE
-# writes one "journal.flipped@bBATCH N" line per batch, lib/shardio/fault.hpp, lib/migrate/runner.cpp)
+# writes one "journal.flipped@bBATCH N" line per batch, lib/fault/fault.hpp, lib/migrate/runner.cpp)
 # and the operation's journal (batches done of batches planned: the command's JSON is the
 # journal's status read back after the run, Engine::run in lib/migrate/engine.cpp, the same
 # as `shardctl op show ID`).
@@ -252,11 +252,11 @@ must_fail() {
   local what=$1 want=$2 got=0; shift 2
   ( "$@" ) >"$TEST_TMP/must_fail.out" 2>"$TEST_TMP/must_fail.err" || got=$?
   [ "$got" != 0 ] || fail "negative control passed although it must fail: $what"
-  # lib.sh's fail prints "FAIL [TEST]: MESSAGE", with the step and line between "]" and ":".
+  # lib.sh's failure line: "FAIL [TEST] <step and line>: MESSAGE".
   local line matched=""
   while IFS= read -r line; do
-    if [[ $line == "FAIL [$TEST_NAME]"*": $want" ]]; then matched=1; fi
-  done <"$TEST_TMP/must_fail.err"
+    [[ "$line" == "FAIL [$TEST_NAME]"*": $want" ]] && matched=1
+  done < "$TEST_TMP/must_fail.err"
   if [ "$got" != 1 ] || [ -z "$matched" ]; then
     echo "--- stderr of the control:" >&2; head -c 4000 "$TEST_TMP/must_fail.err" >&2
     fail "negative control failed otherwise than it must: $what: want exit 1 and [$want], got exit $got"

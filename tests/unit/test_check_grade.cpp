@@ -1,4 +1,4 @@
-// Severity grading from [check], and report -> status -> exit code (SPEC §3).
+// Severity grading from [check], and report -> status -> exit code (shardctl(1), EXIT STATUS).
 #include <doctest/doctest.h>
 
 #include <algorithm>

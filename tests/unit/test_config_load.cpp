@@ -55,7 +55,7 @@ class Scratch {
 
 }  // namespace
 
-TEST_CASE("the SPEC example parses") {
+TEST_CASE("the example of shardctl.toml(5) parses") {
   auto cfg = config::parse_config(R"(catalog = "host=db0 dbname=shardctl_catalog"
 
 [defaults]

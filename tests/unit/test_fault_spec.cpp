@@ -1,4 +1,4 @@
-// The fault injector (shardio/fault.hpp): how SHARDCTL_FAULT, SHARDCTL_FAULT_PAUSE and
+// The fault injector (fault/fault.hpp): how SHARDCTL_FAULT, SHARDCTL_FAULT_PAUSE and
 // SHARDCTL_FAULT_TRACE name step boundaries, with and without a context. The crash tests
 // (tests/integration/crash_points.inc, archive_crash.inc) rely on a trace line "STEP@CONTEXT N"
 // being the SPEC "STEP@CONTEXT:N" that kills there, and on a list killing at the first reached.
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "shardio/fault.hpp"
+#include "fault/fault.hpp"
 
-using shardctl::shardio::FaultInjector;
-using shardctl::shardio::FaultSpec;
+using shardctl::fault::FaultInjector;
+using shardctl::fault::FaultSpec;
 
 namespace {
 

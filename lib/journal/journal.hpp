@@ -17,7 +17,7 @@
 #include "core/error.hpp"
 #include "pg/connection.hpp"
 
-namespace shardctl::shardio {
+namespace shardctl::journal {
 
 // Who holds an operation's lease, as `op show` names it: "host:pid".
 std::string holder_name();
@@ -115,4 +115,4 @@ std::vector<OpStatus> list_operations(pg::Connection& catalog);
 // Asks the operation's runner to stop at its next step (it reads cancel_requested()).
 void request_cancel(pg::Connection& catalog, const std::string& op_id);
 
-}  // namespace shardctl::shardio
+}  // namespace shardctl::journal

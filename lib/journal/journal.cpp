@@ -1,11 +1,11 @@
-#include "shardio/journal.hpp"
+#include "journal/journal.hpp"
 
 #include <unistd.h>
 
 #include "catalog/locks.hpp"
 #include "routing/key.hpp"
 
-namespace shardctl::shardio {
+namespace shardctl::journal {
 namespace {
 
 constexpr const char* op_select =
@@ -239,4 +239,4 @@ void request_cancel(pg::Connection& catalog, const std::string& op_id) {
   });
 }
 
-}  // namespace shardctl::shardio
+}  // namespace shardctl::journal

@@ -1,4 +1,4 @@
-#include "shardio/fault.hpp"
+#include "fault/fault.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-namespace shardctl::shardio {
+namespace shardctl::fault {
 
 FaultSpec FaultSpec::parse(std::string_view text) {
   FaultSpec spec;
@@ -69,4 +69,4 @@ void FaultInjector::point(std::string_view step, std::string_view context) {
   if (any_matches(pause_, step, context, n_step, n_context)) raise(SIGSTOP);
 }
 
-}  // namespace shardctl::shardio
+}  // namespace shardctl::fault

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-namespace shardctl::shardio {
+namespace shardctl::fault {
 
 // One SPEC of SHARDCTL_FAULT or SHARDCTL_FAULT_PAUSE.
 struct FaultSpec {
@@ -54,4 +54,4 @@ class FaultInjector {
   std::map<std::string, int, std::less<>> seen_;
 };
 
-}  // namespace shardctl::shardio
+}  // namespace shardctl::fault
