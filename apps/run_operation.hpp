@@ -51,15 +51,11 @@ struct RunFlags {
   }
 };
 
-// --batch-size N: N distinct keys per batch; without it, batches of about 64 MB of rows (heap
-// and indexes, from the source's statistics), so a batch's offline window is predictable.
-inline void batch_sizing(const std::optional<int>& keys, int& batch_size, std::int64_t& batch_bytes) {
-  if (keys) {
-    batch_size = *keys;
-    batch_bytes = 0;
-  } else {
-    batch_bytes = std::int64_t{64} * 1000 * 1000;
-  }
+// --batch-size, declared once for split, merge, move and `rebalance apply`: its value goes
+// through migrate::batch_sizing, so a rebalance step batches as the same command typed by hand.
+inline void add_batch_size(cli::App& app, std::optional<int>& keys) {
+  app.add_option("--batch-size", keys, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
+      ->type_name("N");
 }
 
 inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan) {

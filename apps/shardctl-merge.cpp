@@ -13,13 +13,12 @@ int main(int argc, char** argv) {
       ->required()
       ->type_name("LOW..HIGH");
   fam.app().add_option("--into", req.into, "Shard that receives every mapping in the range")->required()->type_name("SHARD");
-  fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
-      ->type_name("N");
+  apps::add_batch_size(fam.app(), batch_size);
   apps::RunFlags flags;
   flags.add_to(fam.app());
 
   fam.root_handler([&](cli::Context& ctx) {
-    apps::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
+    migrate::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
     migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
     apps::run_operation(ctx, engine, engine.plan_merge(req));
   });

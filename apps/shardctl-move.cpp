@@ -12,13 +12,12 @@ int main(int argc, char** argv) {
   fam.app().add_option("--map", req.map, "Map of the key")->required()->type_name("MAP");
   fam.app().add_option("--key", req.key, "A key of the map's key type; its whole mapping moves")->required()->type_name("KEY");
   fam.app().add_option("--to", req.to, "Shard that receives the mapping")->required()->type_name("SHARD");
-  fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
-      ->type_name("N");
+  apps::add_batch_size(fam.app(), batch_size);
   apps::RunFlags flags;
   flags.add_to(fam.app());
 
   fam.root_handler([&](cli::Context& ctx) {
-    apps::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
+    migrate::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
     migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
     apps::run_operation(ctx, engine, engine.plan_move(req));
   });

@@ -16,6 +16,7 @@
 #include "rebalance/byte_size.hpp"
 #include "rebalance/fleet.hpp"
 #include "rebalance/plan_file.hpp"
+#include "run_operation.hpp"
 #include "stats/store.hpp"
 
 using namespace shardctl;
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
 
   std::optional<std::string> map, max_bytes, output, max_age;
   std::string objective = "size";
-  std::optional<int> max_moves, parallel;
+  std::optional<int> max_moves, parallel, batch_size;
   std::vector<std::string> exclude, drain;
   std::optional<double> threshold, min_improvement;
 
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     for (const auto& n : in.notes) ctx.note(n);
     planner::Options opt;
     opt.objective = objective_of(objective);
+    opt.batch_bytes = migrate::default_batch_bytes;  // what apply's steps batch by: their estimate
     opt.map = map;
     opt.max_moves = max_moves;
     if (max_bytes) {
@@ -129,7 +131,7 @@ int main(int argc, char** argv) {
       opt.max_age = *d;
     }
     opt.dry_run = ctx.dry_run();
-    opt.batch_size = static_cast<int>(ctx.config().batch_size);
+    opt.batch_keys = batch_size;
     opt.engine.fence_grace = ctx.config().fence_grace;
     opt.catalog_dsn = ctx.catalog_dsn();
     opt.note = [&](const std::string& line) { ctx.note(line); };
@@ -154,6 +156,7 @@ int main(int argc, char** argv) {
   apply->add_option("--parallel", parallel, "Steps run at once; never two on one shard (default 1)")
       ->check(cli::whole_number(1))
       ->type_name("N");
+  apps::add_batch_size(*apply, batch_size);
   apply->add_option("--max-age", max_age, "Refuse stats older than this (e.g. 30m, 2h; default: no limit)")->type_name("DURATION");
   return fam.main(argc, argv);
 }

@@ -13,14 +13,13 @@ int main(int argc, char** argv) {
   fam.app().add_option("--at", req.at, "Split point: the first key of the upper part")->required()->type_name("KEY");
   fam.app().add_option("--to", req.to, "Shard that receives the moving part")->required()->type_name("SHARD");
   fam.app().add_option("--move", move, "Which side moves")->check(cli::IsMember({"upper", "lower"}))->type_name("upper|lower");
-  fam.app().add_option("--batch-size", batch_size, "Distinct keys per batch (default: batches of about 64 MB, sized from the source's statistics)")
-      ->type_name("N");
+  apps::add_batch_size(fam.app(), batch_size);
   apps::RunFlags flags;
   flags.add_to(fam.app());
 
   fam.root_handler([&](cli::Context& ctx) {
     req.move_upper = move == "upper";
-    apps::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
+    migrate::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
     migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
     apps::run_operation(ctx, engine, engine.plan_split(req));
   });

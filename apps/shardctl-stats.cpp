@@ -1,4 +1,4 @@
-// shardctl stats: measure the fleet (rows, bytes and a key histogram per mapping; size and
+// shardctl stats: measure the fleet (rows, live and physical bytes and a key histogram per mapping; size and
 // pg_stat_user_tables counters per shard) into a catalog snapshot, and show the latest one.
 #include "catalog/catalog.hpp"
 #include "cli/checks.hpp"
@@ -11,7 +11,7 @@
 using namespace shardctl;
 
 int main(int argc, char** argv) {
-  cli::Family fam("stats", "Measure rows, bytes, key histograms and load per mapping and shard; show the latest snapshot");
+  cli::Family fam("stats", "Measure rows, live and physical bytes, key histograms and load per mapping and shard; show the latest snapshot");
   stats::CollectOptions co;
   std::optional<int> parallel;
   std::optional<std::string> show_map;

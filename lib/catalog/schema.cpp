@@ -292,11 +292,20 @@ constexpr std::string_view v7_batch_keys = R"SQL(
 ALTER TABLE shardctl.op_batches ADD COLUMN IF NOT EXISTS keys bigint;
 )SQL";
 
+// Version 8: live bytes in stats snapshots, beside the physical sizes: what the rows occupy,
+// without the dead space a purge or an archive leaves behind until it is reused (the planner
+// balances these). NULL in snapshots taken before: the planner then falls back to the physical
+// sizes and says so. Each histogram slice carries its own live_bytes in the JSON.
+constexpr std::string_view v8_live_bytes = R"SQL(
+ALTER TABLE shardctl.stats_shards ADD COLUMN live_bytes bigint;
+ALTER TABLE shardctl.stats_mappings ADD COLUMN live_bytes bigint;
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
   static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows},
-                                                 {6, v6_rebalance}, {7, v7_batch_keys}};
+                                                 {6, v6_rebalance}, {7, v7_batch_keys}, {8, v8_live_bytes}};
   return steps;
 }
 

@@ -19,6 +19,23 @@
 
 namespace shardctl::migrate {
 
+// How split, merge, move and the steps of `rebalance apply` cut a range into batches, one rule
+// for all four: --batch-size N gives N distinct keys per batch; without it, batches of about
+// this many bytes of rows (heap and indexes, from the source's statistics), so a batch's
+// offline window is predictable whatever the rows per key. The config's [defaults] batch_size
+// is not read here (it sizes archive batches).
+inline constexpr std::int64_t default_batch_bytes = 64'000'000;
+
+// Sets a request's batch_size and batch_bytes from --batch-size (none: default_batch_bytes).
+inline void batch_sizing(const std::optional<int>& keys, int& batch_size, std::int64_t& batch_bytes) {
+  if (keys) {
+    batch_size = *keys;
+    batch_bytes = 0;
+  } else {
+    batch_bytes = default_batch_bytes;
+  }
+}
+
 struct SplitRequest {
   std::string map;
   std::string at;

@@ -1,6 +1,9 @@
 // The rebalance planner: a pure function from measured stats to an ordered list of split, move
 // and merge steps (shardctl-rebalance(1)). No I/O, no database: the caller builds a
 // Fleet from a stats snapshot and the catalog, and turns the Plan's steps into operations.
+// Every byte count here is live bytes: what rows occupy, never the dead space deleted rows
+// leave in a table until it is reused (shardctl-rebalance(1); rebalance/fleet.hpp says where
+// the numbers come from).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +22,7 @@ struct Shard {
   std::string status = "online";    // online | readonly | offline: only online shards receive data
   std::int64_t capacity_bytes = 0;  // 0: not configured ([shards.NAME] capacity_bytes)
   double weight = 1.0;              // the shard's share of the data relative to the others
-  std::int64_t fixed_bytes = 0;     // bytes no mapping accounts for (reference tables, catalog, bloat)
+  std::int64_t fixed_bytes = 0;     // bytes no mapping accounts for (reference tables, system catalogs)
   double fixed_load = 0;            // load no mapping accounts for
 };
 
@@ -77,7 +80,7 @@ struct Options {
   // that reduces D at all, 0.5 (Citus' improvement_threshold) asks that at least half of what
   // moves closes the gap. Range [0, 1]; steps that fit inside the gap always pass.
   double min_improvement = 0.0;
-  std::int64_t batch_bytes = 64ll << 20;     // for the offline-window estimate
+  std::int64_t batch_bytes = 64'000'000;     // for the offline-window estimate: what split/merge/move batch by
   double copy_bytes_per_second = 50e6;       // for the offline-window estimate
 };
 

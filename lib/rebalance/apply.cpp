@@ -32,7 +32,7 @@ struct StepRun {
   std::string command;
 };
 
-StepRun step_run(const planner::Step& s, routing::MapKind kind) {
+StepRun step_run(const planner::Step& s, routing::MapKind kind, const std::optional<int>& batch_keys) {
   StepRun r;
   r.point = kind == routing::MapKind::list;
   if (r.point) {
@@ -42,7 +42,21 @@ StepRun step_run(const planner::Step& s, routing::MapKind kind) {
     r.key_or_range = routing::format_range(s.range);
     r.command = "shardctl merge --map " + s.map + " --range " + r.key_or_range + " --into " + s.to;
   }
+  if (batch_keys) r.command += " --batch-size " + std::to_string(*batch_keys);
   return r;
+}
+
+// The step's operation, planned as `run.command` typed by hand would plan it: the same request,
+// batched by the same rule (migrate::batch_sizing).
+migrate::Plan plan_step(migrate::Engine& engine, const planner::Step& s, const StepRun& run, const ApplyOptions& o) {
+  if (run.point) {
+    migrate::MoveRequest req{s.map, run.key_or_range, s.to};
+    migrate::batch_sizing(o.batch_keys, req.batch_size, req.batch_bytes);
+    return engine.plan_move(req);
+  }
+  migrate::MergeRequest req{s.map, run.key_or_range, s.to};
+  migrate::batch_sizing(o.batch_keys, req.batch_size, req.batch_bytes);
+  return engine.plan_merge(req);
 }
 
 bool shares_shard(const planner::Step& a, const planner::Step& b) {
@@ -64,9 +78,8 @@ void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing:
     if (st.status == "cancelled") op.clear();  // cancelled by an operator: plan what is left afresh
   }
   if (op.empty()) {
-    auto run = step_run(s, kind);
-    migrate::Plan p = run.point ? engine.plan_move(migrate::MoveRequest{s.map, run.key_or_range, s.to, o.batch_size})
-                                : engine.plan_merge(migrate::MergeRequest{s.map, run.key_or_range, s.to, o.batch_size});
+    auto run = step_run(s, kind, o.batch_keys);
+    migrate::Plan p = plan_step(engine, s, run, o);
     p.args["rebalance"] = {{"plan", pf.fingerprint}, {"step", i + 1}};
     set_step(cat, pf.fingerprint, i + 1, "running", "");
     op = engine.start(p);
@@ -112,9 +125,8 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
           continue;
         }
       }
-      auto run = step_run(steps[i], kinds[i]);
-      migrate::Plan p = run.point ? engine.plan_move(migrate::MoveRequest{steps[i].map, run.key_or_range, steps[i].to, o.batch_size})
-                                  : engine.plan_merge(migrate::MergeRequest{steps[i].map, run.key_or_range, steps[i].to, o.batch_size});
+      auto run = step_run(steps[i], kinds[i], o.batch_keys);
+      migrate::Plan p = plan_step(engine, steps[i], run, o);
       engine.start(p, true);
       r.batches = static_cast<int>(p.batches.size());
       r.rows = p.rows_total;
@@ -148,6 +160,7 @@ nlohmann::json to_json(const ApplyResult& r) {
 
 ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOptions& o) {
   catalog::Store store(catalog, catalog::Writes::preview);
+  if (o.batch_keys && *o.batch_keys < 1) throw usage_error("--batch-size must be at least 1");
   ApplyResult result;
   result.fingerprint = pf.fingerprint;
   result.resumed = run_exists(catalog, pf.fingerprint);
@@ -186,7 +199,7 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
     r.map = s.map;
     r.from = s.from;
     r.to = s.to;
-    auto run = step_run(s, kinds[i]);
+    auto run = step_run(s, kinds[i], o.batch_keys);
     r.range = run.key_or_range;
     r.command = run.command;
     r.op_id = journal[i].op_id;

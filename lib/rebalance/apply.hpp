@@ -22,7 +22,9 @@ struct ApplyOptions {
   int parallel = 1;  // steps at once; never two operations on one shard
   std::optional<std::chrono::milliseconds> max_age;  // refuse stats older than this (none: no limit)
   bool dry_run = false;
-  int batch_size = 1000;
+  // --batch-size: distinct keys per batch; none: batches of about migrate::default_batch_bytes,
+  // as split, merge and move batch without it.
+  std::optional<int> batch_keys;
   migrate::EngineOptions engine;
   std::string catalog_dsn;  // each parallel step opens its own catalog connection
   std::function<void(const std::string&)> note;  // progress lines
@@ -31,7 +33,7 @@ struct ApplyOptions {
 struct StepResult {
   std::size_t step = 0;  // 1-based
   std::string kind, map, from, to, range;
-  std::string command;   // what the step runs, as a shardctl command line
+  std::string command;   // what the step runs, as a shardctl command line (batched the same way)
   std::string op_id;
   std::string status;    // done | skipped (already done) | failed | pending; with --dry-run: would run |
                          // would resume | would run after step N | would fail

@@ -5,6 +5,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/key_sql.hpp"
 #include "core/error.hpp"
+#include "stats/render.hpp"
 #include "stats/store.hpp"
 
 namespace shardctl::rebalance {
@@ -53,6 +54,49 @@ std::vector<Claim> live_claims(pg::Connection& catalog, const stats::Snapshot& s
 
 }  // namespace
 
+MeasuredSizes measured_sizes(const stats::Snapshot& snapshot) {
+  MeasuredSizes out;
+  out.live = std::all_of(snapshot.mappings.begin(), snapshot.mappings.end(),
+                         [](const stats::MappingStats& m) {
+                           return m.live_bytes && std::all_of(m.slices.begin(), m.slices.end(),
+                                                              [](const stats::Slice& sl) { return sl.live_bytes.has_value(); });
+                         });
+  if (!out.live)
+    out.notes.push_back("stats snapshot " + std::to_string(snapshot.id) +
+                        " has no live bytes (taken before shardctl measured them): planning on physical sizes, which count "
+                        "the dead space of deleted rows; run shardctl stats collect");
+  std::map<std::string, std::int64_t> mapped;  // what the planner counts of each shard's mappings
+  for (const auto& m : snapshot.mappings) {
+    const stats::MapInfo* mi = snapshot.map(m.map);
+    if (!mi) throw data_error("stats snapshot " + std::to_string(snapshot.id) + " has a mapping of map " + m.map + " it does not describe");
+    planner::Mapping pm;
+    pm.map = m.map;
+    pm.is_point = m.is_point;
+    pm.range = m.is_point ? routing::point_range(stats::bound_type(*mi), *m.range.low) : m.range;
+    pm.shard = m.shard;
+    pm.rows = m.rows;
+    pm.bytes = out.live ? *m.live_bytes : m.bytes;
+    mapped[m.shard] += pm.bytes;
+    pm.load = m.load;
+    for (const auto& sl : m.slices)
+      pm.slices.push_back(planner::Slice{sl.low, sl.rows, out.live ? *sl.live_bytes : sl.bytes, sl.load, sl.single_key});
+    out.mappings.push_back(std::move(pm));
+  }
+  for (const auto& sh : snapshot.shards) {
+    // Live: the shard's live size (its database less its sharded tables' dead space, rows of
+    // no mapping of its own included) less its mappings'; a shard that gave every mapping away
+    // keeps none of its tables' dead space. Physical: its database less its mappings.
+    std::int64_t whole = out.live && sh.live_bytes ? *sh.live_bytes : sh.db_bytes;
+    out.fixed_bytes[sh.shard] = std::max<std::int64_t>(0, whole - mapped[sh.shard]);
+    // Say where the plan and the disk disagree most: a shard whose data is mostly dead space.
+    if (out.live && sh.live_bytes && sh.db_bytes > 0 && *sh.live_bytes < sh.db_bytes / 2)
+      out.notes.push_back("shard " + sh.shard + ": " + stats::human_bytes(sh.db_bytes - *sh.live_bytes) + " of its " +
+                          stats::human_bytes(sh.db_bytes) + " is dead space (deleted rows not yet reused): planned as " +
+                          stats::human_bytes(*sh.live_bytes));
+  }
+  return out;
+}
+
 FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, const stats::Snapshot& snapshot,
                        const std::optional<std::string>& map) {
   FleetInput in;
@@ -77,8 +121,8 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
     in.fleet.maps.push_back(planner::Map{mi.name, mi.kind, stats::bound_type(mi)});
   }
 
-  std::map<std::string, std::int64_t> mapped;
-  for (const auto& m : snapshot.mappings) mapped[m.shard] += m.bytes;
+  auto sizes = measured_sizes(snapshot);
+  in.notes = sizes.notes;
   for (const auto& s : store.list_shards()) {
     planner::Shard ps;
     ps.name = s.name;
@@ -87,13 +131,9 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
       ps.capacity_bytes = sc->capacity_bytes.value_or(0);
       ps.weight = sc->weight;
     }
-    bool measured = false;
-    for (const auto& sh : snapshot.shards)
-      if (sh.shard == s.name) {
-        measured = true;
-        ps.fixed_bytes = std::max<std::int64_t>(0, sh.db_bytes - mapped[s.name]);
-      }
-    if (!measured) in.notes.push_back("shard " + s.name + " was added after stats snapshot " + std::to_string(snapshot.id) + ": counted as empty");
+    auto fixed = sizes.fixed_bytes.find(s.name);
+    if (fixed != sizes.fixed_bytes.end()) ps.fixed_bytes = fixed->second;
+    else in.notes.push_back("shard " + s.name + " was added after stats snapshot " + std::to_string(snapshot.id) + ": counted as empty");
     in.fleet.shards.push_back(std::move(ps));
   }
 
@@ -101,19 +141,12 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
   std::map<std::int64_t, std::string> offline;  // mapping id -> status offline now
   for (const auto& m : store.list_mappings(std::nullopt))
     if (m.status != "online") offline[m.id] = m.status;
-  for (const auto& m : snapshot.mappings) {
+  for (std::size_t i = 0; i < snapshot.mappings.size(); ++i) {
+    const auto& m = snapshot.mappings[i];
     if (!in.fleet.maps.empty() &&
         std::none_of(in.fleet.maps.begin(), in.fleet.maps.end(), [&](const planner::Map& pm) { return pm.name == m.map; }))
       continue;
-    const stats::MapInfo* mi = snapshot.map(m.map);
-    planner::Mapping pm;
-    pm.map = m.map;
-    pm.is_point = m.is_point;
-    pm.range = m.is_point ? routing::point_range(stats::bound_type(*mi), *m.range.low) : m.range;
-    pm.shard = m.shard;
-    pm.rows = m.rows;
-    pm.bytes = m.bytes;
-    pm.load = m.load;
+    planner::Mapping pm = std::move(sizes.mappings[i]);
     for (const auto& c : claims)
       if (c.map == m.map && (c.whole_map || routing::ranges_overlap(c.range, pm.range))) {
         pm.held = true;
@@ -125,7 +158,6 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
       pm.held = true;
       in.notes.push_back("mapping " + routing::format_range(m.range) + " of map " + m.map + " is offline: it stays where it is");
     }
-    for (const auto& sl : m.slices) pm.slices.push_back(planner::Slice{sl.low, sl.rows, sl.bytes, sl.load, sl.single_key});
     in.fleet.mappings.push_back(std::move(pm));
   }
   return in;

@@ -29,12 +29,54 @@ struct TableJob {
   const MapInfo* map;
 };
 
+// One routing value of a table on a shard: its rows and what they occupy (see row_size_sql).
+struct KeyRows {
+  routing::Key key;
+  std::int64_t rows = 0;
+  double row_bytes = 0;
+};
+
+// One sharded table on one shard: its physical size and the live bytes of its rows.
+struct TableSize {
+  std::int64_t total = 0;  // pg_total_relation_size: heap, TOAST, indexes
+  std::int64_t rows = 0;
+  double live = 0;         // the rows' bytes with their share of the indexes, at most `total`
+  double live_per_row_byte = 0;  // live / the rows' summed row_bytes: scales a key's row_bytes
+};
+
 // What one shard gave: its row of the snapshot and the keys of each table.
 struct ShardResult {
   ShardStats stats;
-  std::map<std::string, std::int64_t> table_bytes;                  // display name -> total size
-  std::map<std::string, std::vector<std::pair<routing::Key, std::int64_t>>> keys;  // display name -> key, rows
+  std::map<std::string, TableSize> tables;              // display name -> sizes
+  std::map<std::string, std::vector<KeyRows>> keys;     // display name -> its keys
 };
+
+// The bytes a row of the table occupies in its heap (and TOAST), as one SQL expression the
+// server builds from pg_attribute (every column quoted by format's %I): each stored value's
+// size as stored (pg_column_size never fetches a TOASTed value: it reads the size from the
+// pointer), plus the tuple header and line pointer. Summed in the scan that counts the keys, it
+// costs no read of its own, counts only the rows the scan sees (live ones: never the dead space
+// deleted rows leave until VACUUM FULL), and needs no ANALYZE: pg_class.reltuples and
+// pg_stats.avg_width are only as new as the last VACUUM or ANALYZE, and n_live_tup is a
+// counter for the whole table, not per key.
+constexpr const char* row_size_sql =
+    "SELECT coalesce(string_agg(format('coalesce(pg_column_size(%I), 0)', attname), ' + ' ORDER BY attnum), '0') "
+    "FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped";
+constexpr double tuple_overhead_bytes = 24 + 4;  // MAXALIGNed heap tuple header + line pointer
+
+// A table's live bytes: its rows' bytes, its indexes added in the proportion the table has them
+// (index size over heap+TOAST size: deleted rows leave both as bloated as each other), never
+// more than the table takes on disk.
+TableSize table_size(std::int64_t total, std::int64_t heap_and_toast, std::int64_t rows, double row_bytes) {
+  TableSize t;
+  t.total = total;
+  t.rows = rows;
+  if (row_bytes <= 0) return t;
+  double with_indexes = row_bytes * static_cast<double>(total) / static_cast<double>(std::max<std::int64_t>(heap_and_toast, 1));
+  t.live = std::min(static_cast<double>(total), std::max(row_bytes, with_indexes));
+  t.live_per_row_byte = t.live / row_bytes;
+  return t;
+}
 
 Counters rates(const Counters& now, const Counters& before, double seconds) {
   Counters out;
@@ -68,13 +110,15 @@ void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables,
     cols += c;
     cols += ", 0)::text";
   }
-  auto rows = conn.query("SELECT relid::oid::text, pg_total_relation_size(relid)::text" + cols +
+  constexpr std::size_t first_counter = 3;
+  auto rows = conn.query("SELECT relid::oid::text, pg_total_relation_size(relid)::text, pg_table_size(relid)::text" + cols +
                          " FROM pg_stat_user_tables WHERE schemaname NOT LIKE 'shardctl%'");
   std::map<std::string, const std::vector<std::string>*> by_name;
   for (const auto& r : rows) {
     by_name[r[0]] = &r;
-    for (std::size_t i = 0; i < counter_count; ++i) out.stats.counters[counter_names[i]] += std::stod(r[2 + i]);
+    for (std::size_t i = 0; i < counter_count; ++i) out.stats.counters[counter_names[i]] += std::stod(r[first_counter + i]);
   }
+  std::int64_t dead_bytes = 0;  // of the sharded tables: physical minus live
   std::vector<std::string> missing;
   for (const auto& job : tables) {
     // By OID: the catalog's spelling of a name and pg_stat_user_tables' need not match.
@@ -85,17 +129,27 @@ void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables,
       continue;
     }
     const auto& r = *it->second;
-    out.table_bytes[job.def.name] = std::stoll(r[1]);
     auto& tc = out.stats.table_counters[job.def.name];
-    for (std::size_t i = 0; i < counter_count; ++i) tc[counter_names[i]] = std::stod(r[2 + i]);
+    for (std::size_t i = 0; i < counter_count; ++i) tc[counter_names[i]] = std::stod(r[first_counter + i]);
     shardio::RouteSpace space{job.map->kind, job.map->key_type};
     std::string col = catalog::quote_ident(*job.def.key_column);
-    std::string sql = "SELECT k::text, n::text FROM (SELECT " + shardio::route_expression(space, col) + " AS k, count(*) AS n FROM " +
-                      job.quoted + " WHERE " + col + " IS NOT NULL GROUP BY 1) s";
+    std::string row_bytes = conn.query(row_size_sql, {it->first}).at(0).at(0);
+    std::string sql = "SELECT k::text, n::text, b::text FROM (SELECT " + shardio::route_expression(space, col) +
+                      " AS k, count(*) AS n, sum(" + std::to_string(static_cast<int>(tuple_overhead_bytes)) + " + " + row_bytes +
+                      ") AS b FROM " + job.quoted + " WHERE " + col + " IS NOT NULL GROUP BY 1) s";
     auto bt = bound_type(*job.map);
     auto& keys = out.keys[job.def.name];
-    for (auto& r2 : conn.query(sql)) keys.emplace_back(routing::parse_key(bt, r2[0]), std::stoll(r2[1]));
+    std::int64_t table_rows = 0;
+    double table_row_bytes = 0;
+    for (auto& r2 : conn.query(sql)) {
+      keys.push_back(KeyRows{routing::parse_key(bt, r2[0]), std::stoll(r2[1]), std::stod(r2[2])});
+      table_rows += keys.back().rows;
+      table_row_bytes += keys.back().row_bytes;
+    }
+    auto& size = out.tables[job.def.name] = table_size(std::stoll(r[1]), std::stoll(r[2]), table_rows, table_row_bytes);
+    dead_bytes += size.total - static_cast<std::int64_t>(size.live);
   }
+  out.stats.live_bytes = std::max<std::int64_t>(0, out.stats.db_bytes - dead_bytes);
   if (!missing.empty()) {
     std::string m = "tables missing on this shard: ";
     for (std::size_t i = 0; i < missing.size(); ++i) m += (i ? ", " : "") + missing[i];
@@ -233,26 +287,30 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
         if (job.map->name != ms.map) continue;
         auto kit = r.keys.find(job.def.name);
         if (kit == r.keys.end()) continue;
-        std::int64_t table_rows = 0;
-        for (const auto& e : kit->second) table_rows += e.second;
-        if (table_rows == 0) continue;
-        double bytes_per_row = static_cast<double>(r.table_bytes[job.def.name]) / static_cast<double>(table_rows);
-        double load_per_row = loads.count(ms.map) ? 0.0 : table_ops(table_deltas[job.def.name]) / static_cast<double>(table_rows);
-        for (const auto& [k, n] : kit->second)
-          if (in_mapping(ms, k))
-            keys.push_back(KeyWeight{k, n, bytes_per_row * static_cast<double>(n), load_per_row * static_cast<double>(n)});
+        const TableSize& size = r.tables.at(job.def.name);
+        if (size.rows == 0) continue;
+        const double rows = static_cast<double>(size.rows);
+        double bytes_per_row = static_cast<double>(size.total) / rows;
+        double load_per_row = loads.count(ms.map) ? 0.0 : table_ops(table_deltas[job.def.name]) / rows;
+        for (const auto& k : kit->second)
+          if (in_mapping(ms, k.key)) {
+            const double n = static_cast<double>(k.rows);
+            keys.push_back(KeyWeight{k.key, k.rows, k.row_bytes * size.live_per_row_byte, load_per_row * n, bytes_per_row * n});
+          }
       }
       if (auto lit = loads.find(ms.map); lit != loads.end())
         for (const auto& [k, w] : lit->second)
-          if (in_mapping(ms, k)) keys.push_back(KeyWeight{k, 0, 0, w});
+          if (in_mapping(ms, k)) keys.push_back(KeyWeight{k, 0, 0, w, 0});
       merge_equal_keys(keys);
-      double bytes = 0;
+      double bytes = 0, live = 0;
       for (const auto& k : keys) {
         ms.rows += k.rows;
         bytes += k.bytes;
+        live += k.live_bytes;
         ms.load += k.load;
       }
       ms.bytes = static_cast<std::int64_t>(bytes + 0.5);
+      ms.live_bytes = static_cast<std::int64_t>(live + 0.5);
       if (!ms.is_point) ms.slices = equi_depth(keys, ms.range.low, o.slices);
     }
     snap.shards.push_back(std::move(r.stats));

@@ -19,6 +19,8 @@ nlohmann::json opt_key(const std::optional<routing::Key>& k) {
   return k ? nlohmann::json(routing::format_key(*k)) : nlohmann::json(nullptr);
 }
 
+nlohmann::json opt_bytes(const std::optional<std::int64_t>& b) { return b ? nlohmann::json(*b) : nlohmann::json(nullptr); }
+
 }  // namespace
 
 nlohmann::json to_json(const MapInfo& m) {
@@ -34,6 +36,7 @@ nlohmann::json to_json(const MappingStats& m) {
     slices.push_back({{"low", routing::format_key(sl.low)},
                       {"rows", sl.rows},
                       {"bytes", sl.bytes},
+                      {"live_bytes", opt_bytes(sl.live_bytes)},
                       {"load", sl.load},
                       {"single_key", sl.single_key}});
   return {{"mapping_id", m.mapping_id},
@@ -45,6 +48,7 @@ nlohmann::json to_json(const MappingStats& m) {
           {"high", m.is_point ? nlohmann::json(nullptr) : opt_key(m.range.high)},
           {"rows", m.rows},
           {"bytes", m.bytes},
+          {"live_bytes", opt_bytes(m.live_bytes)},
           {"load", m.load},
           {"histogram", std::move(slices)}};
 }
@@ -60,6 +64,7 @@ nlohmann::json measured(const Snapshot& s, bool with_table_counters) {
     nlohmann::json j = {{"shard", sh.shard},
                         {"status", sh.status},
                         {"db_bytes", sh.db_bytes},
+                        {"live_bytes", opt_bytes(sh.live_bytes)},
                         {"counters", sh.counters},
                         {"deltas_per_second", sh.deltas},
                         {"interval_seconds", sh.interval_seconds ? nlohmann::json(*sh.interval_seconds) : nlohmann::json(nullptr)},

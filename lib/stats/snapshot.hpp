@@ -20,9 +20,10 @@ namespace shardctl::stats {
 struct Slice {
   routing::Key low;
   std::int64_t rows = 0;
-  std::int64_t bytes = 0;
+  std::int64_t bytes = 0;  // physical: the tables' size apportioned by rows
   double load = 0;
   bool single_key = false;  // one key heavier than a slice: it cannot be split
+  std::optional<std::int64_t> live_bytes;  // what its rows occupy (see MappingStats); none in older snapshots
 };
 
 struct MappingStats {
@@ -33,7 +34,14 @@ struct MappingStats {
   bool is_point = false;
   routing::KeyRange range;  // bound type; a point as its key in range.low
   std::int64_t rows = 0;
-  std::int64_t bytes = 0;  // heap + indexes + TOAST, apportioned by rows
+  std::int64_t bytes = 0;  // physical: heap + indexes + TOAST, apportioned by rows (dead space included)
+  // Live bytes: what the mapping's rows occupy. Per row the stored size of each value
+  // (pg_column_size: TOASTed values as stored, never fetched) plus the tuple header and line
+  // pointer, summed in the same scan that counts the keys; the table's indexes added in
+  // proportion (its total size over its heap and TOAST size); at most the physical share.
+  // Rows deleted but not yet vacuumed, or vacuumed but not returned to the OS, count in `bytes`
+  // only. None in snapshots taken before shardctl measured it (catalog schema 7 and older).
+  std::optional<std::int64_t> live_bytes;
   double load = 0;
   std::vector<Slice> slices;
 };
@@ -46,6 +54,10 @@ struct ShardStats {
   std::string status;  // the catalog's status when collected
   std::optional<std::string> error;
   std::int64_t db_bytes = 0;     // pg_database_size
+  // pg_database_size less the dead space of the sharded tables (their physical size minus
+  // their live bytes, as MappingStats measures them): the size the shard's data would take
+  // with no dead space. None in older snapshots.
+  std::optional<std::int64_t> live_bytes;
   Counters counters;             // totals since the server's stats were reset
   Counters deltas;               // per second since the previous snapshot (empty: none before)
   std::optional<double> interval_seconds;

@@ -13,6 +13,14 @@ Counters counters_of(const nlohmann::json& j) {
   return out;
 }
 
+// One histogram slice as stored. Snapshots of catalog schema 7 and older have no live_bytes.
+Slice slice_of(routing::KeyType bound, const nlohmann::json& sl) {
+  Slice out{routing::parse_key(bound, sl.at("low").get<std::string>()), sl.at("rows").get<std::int64_t>(),
+            sl.at("bytes").get<std::int64_t>(), sl.value("load", 0.0), sl.value("single_key", false), std::nullopt};
+  if (auto it = sl.find("live_bytes"); it != sl.end() && it->is_number()) out.live_bytes = it->get<std::int64_t>();
+  return out;
+}
+
 }  // namespace
 
 void save_snapshot(pg::Connection& catalog, Snapshot& s) {
@@ -25,6 +33,7 @@ void save_snapshot(pg::Connection& catalog, Snapshot& s) {
                       {"status", sh.status},
                       {"error", sh.error ? nlohmann::json(*sh.error) : nlohmann::json(nullptr)},
                       {"db_bytes", sh.db_bytes},
+                      {"live_bytes", sh.live_bytes ? nlohmann::json(*sh.live_bytes) : nlohmann::json(nullptr)},
                       {"counters", {{"total", sh.counters}, {"tables", sh.table_counters}}},
                       {"deltas", sh.deltas},
                       {"interval_seconds", sh.interval_seconds ? nlohmann::json(*sh.interval_seconds) : nlohmann::json(nullptr)},
@@ -45,18 +54,20 @@ void save_snapshot(pg::Connection& catalog, Snapshot& s) {
     s.id = r[0].as<std::int64_t>();
     s.taken_at = r[1].as<std::string>();
     tx.exec_params(
-        "INSERT INTO shardctl.stats_shards (snapshot_id, shard, status, error, db_bytes, counters, deltas, interval_seconds, "
-        "capacity_bytes, weight) "
-        "SELECT $1, x.shard, x.status, x.error, x.db_bytes, x.counters, x.deltas, x.interval_seconds, x.capacity_bytes, x.weight "
-        "FROM jsonb_to_recordset($2::jsonb) AS x(shard text, status text, error text, db_bytes bigint, counters jsonb, "
-        "deltas jsonb, interval_seconds float8, capacity_bytes bigint, weight float8)",
+        "INSERT INTO shardctl.stats_shards (snapshot_id, shard, status, error, db_bytes, live_bytes, counters, deltas, "
+        "interval_seconds, capacity_bytes, weight) "
+        "SELECT $1, x.shard, x.status, x.error, x.db_bytes, x.live_bytes, x.counters, x.deltas, x.interval_seconds, "
+        "x.capacity_bytes, x.weight "
+        "FROM jsonb_to_recordset($2::jsonb) AS x(shard text, status text, error text, db_bytes bigint, live_bytes bigint, "
+        "counters jsonb, deltas jsonb, interval_seconds float8, capacity_bytes bigint, weight float8)",
         s.id, shards.dump());
     tx.exec_params(
         "INSERT INTO shardctl.stats_mappings (snapshot_id, mapping_id, map, map_version, shard, is_point, low, high, rows, bytes, "
-        "load, histogram) "
-        "SELECT $1, x.mapping_id, x.map, x.map_version, x.shard, x.is_point, x.low, x.high, x.rows, x.bytes, x.load, x.histogram "
+        "live_bytes, load, histogram) "
+        "SELECT $1, x.mapping_id, x.map, x.map_version, x.shard, x.is_point, x.low, x.high, x.rows, x.bytes, x.live_bytes, "
+        "x.load, x.histogram "
         "FROM jsonb_to_recordset($2::jsonb) AS x(mapping_id bigint, map text, map_version bigint, shard text, is_point boolean, "
-        "low text, high text, rows bigint, bytes bigint, load float8, histogram jsonb)",
+        "low text, high text, rows bigint, bytes bigint, live_bytes bigint, load float8, histogram jsonb)",
         s.id, mappings.dump());
     tx.exec_params(
         "INSERT INTO shardctl.stats_keys (snapshot_id, map, key, load) "
@@ -88,7 +99,8 @@ std::optional<Snapshot> latest_snapshot(pg::Connection& catalog, const std::opti
     s.age_seconds = h[6].as<double>();
 
     for (const auto& r : tx.exec_params(
-             "SELECT shard, status, error, db_bytes, counters::text, deltas::text, interval_seconds, capacity_bytes, weight "
+             "SELECT shard, status, error, db_bytes, counters::text, deltas::text, interval_seconds, capacity_bytes, weight, "
+             "live_bytes "
              "FROM shardctl.stats_shards WHERE snapshot_id = $1 ORDER BY shard",
              s.id)) {
       ShardStats sh;
@@ -105,10 +117,11 @@ std::optional<Snapshot> latest_snapshot(pg::Connection& catalog, const std::opti
       if (!r[6].is_null()) sh.interval_seconds = r[6].as<double>();
       if (!r[7].is_null()) sh.capacity_bytes = r[7].as<std::int64_t>();
       sh.weight = r[8].as<double>();
+      if (!r[9].is_null()) sh.live_bytes = r[9].as<std::int64_t>();
       s.shards.push_back(std::move(sh));
     }
     for (const auto& r : tx.exec_params(
-             "SELECT mapping_id, map, map_version, shard, is_point, low, high, rows, bytes, load, histogram::text "
+             "SELECT mapping_id, map, map_version, shard, is_point, low, high, rows, bytes, load, histogram::text, live_bytes "
              "FROM shardctl.stats_mappings WHERE snapshot_id = $1 ORDER BY map, mapping_id",
              s.id)) {
       MappingStats m;
@@ -126,9 +139,8 @@ std::optional<Snapshot> latest_snapshot(pg::Connection& catalog, const std::opti
       m.rows = r[7].as<std::int64_t>();
       m.bytes = r[8].as<std::int64_t>();
       m.load = r[9].as<double>();
-      for (const auto& sl : nlohmann::json::parse(r[10].as<std::string>()))
-        m.slices.push_back(Slice{routing::parse_key(bt, sl.at("low").get<std::string>()), sl.at("rows").get<std::int64_t>(),
-                                 sl.at("bytes").get<std::int64_t>(), sl.at("load").get<double>(), sl.at("single_key").get<bool>()});
+      if (!r[11].is_null()) m.live_bytes = r[11].as<std::int64_t>();
+      for (const auto& sl : nlohmann::json::parse(r[10].as<std::string>())) m.slices.push_back(slice_of(bt, sl));
       s.mappings.push_back(std::move(m));
     }
     for (const auto& r : tx.exec_params("SELECT map, key, load FROM shardctl.stats_keys WHERE snapshot_id = $1 ORDER BY map, key", s.id))

@@ -1,4 +1,4 @@
-// Stats snapshots in the catalog (schema version 5): stats_snapshots, stats_shards,
+// Stats snapshots in the catalog (schema version 6; live bytes since 8): stats_snapshots, stats_shards,
 // stats_mappings, stats_keys.
 #pragma once
 
