@@ -9,20 +9,12 @@
 #include "digest/sha256.hpp"
 #include "archive/zstd_file.hpp"
 #include "core/error.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 namespace fs = std::filesystem;
 
 namespace {
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    char tmpl[] = "/tmp/shardctl-archive-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-};
-
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
@@ -39,7 +31,7 @@ TEST_CASE("SHA-256 matches the standard test vectors") {
 }
 
 TEST_CASE("a zstd file reads back whole, with the SHA-256 of the stored bytes") {
-  Scratch s;
+  test::ScratchDir s;
   fs::path p = s.dir / "shard_1" / "public.orders" / "batch-000001.copy.zst";
   std::string text;
   for (int i = 0; i < 100000; ++i) text += std::to_string(i) + "\tcustomer " + std::to_string(i % 97) + "\n";
@@ -79,7 +71,7 @@ TEST_CASE("a zstd file reads back whole, with the SHA-256 of the stored bytes") 
 }
 
 TEST_CASE("an abandoned writer leaves no file under either name") {
-  Scratch s;
+  test::ScratchDir s;
   fs::path p = s.dir / "x.zst";
   {
     archive::ZstdFileWriter writer(p);
@@ -90,7 +82,7 @@ TEST_CASE("an abandoned writer leaves no file under either name") {
 }
 
 TEST_CASE("write_file_atomically replaces the whole file") {
-  Scratch s;
+  test::ScratchDir s;
   fs::path p = s.dir / "manifest.json";
   archive::write_file_atomically(p, "{\"a\":1}");
   archive::write_file_atomically(p, "{}");
@@ -101,7 +93,7 @@ TEST_CASE("write_file_atomically replaces the whole file") {
 #include "archive/manifest.hpp"
 
 TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
-  Scratch s;
+  test::ScratchDir s;
   archive::Manifest m;
   m.run = "0b1e7c53-8f7e-4bd5-9d51-3b7e0e3d2a11";
   m.job = "old-orders";
@@ -137,7 +129,7 @@ TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
 }
 
 TEST_CASE("a manifest nested a million deep, a FIFO or a device is refused (65) before it is parsed") {
-  Scratch s;
+  test::ScratchDir s;
   fs::path p = s.dir / "manifest.json";
   std::ofstream(p) << "{\"format\": \"shardctl-archive/1\",\n \"files\": " << std::string(1000000, '[');
   try {

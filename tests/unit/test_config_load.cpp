@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "core/error.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 namespace fs = std::filesystem;
@@ -14,13 +15,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string load_error_of(const std::string& text) {
-  try {
-    config::parse_config(text, "cfg.toml");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::data);
-    return e.what();
-  }
-  return {};
+  return test::data_error_of([&] { config::parse_config(text, "cfg.toml"); });
 }
 
 // A fresh temp dir as cwd with config-related env vars cleared; all restored on exit.

@@ -3,18 +3,13 @@
 
 #include "config/config.hpp"
 #include "core/error.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 
 namespace {
 std::string shards_error_of(const std::string& text) {
-  try {
-    config::parse_config(text, "cfg.toml");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::data);
-    return e.what();
-  }
-  return {};
+  return test::data_error_of([&] { config::parse_config(text, "cfg.toml"); });
 }
 }  // namespace
 

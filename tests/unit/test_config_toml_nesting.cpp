@@ -9,6 +9,7 @@
 #include "config/toml_nesting.hpp"
 #include "core/error.hpp"
 #include "core/nesting.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 using config::toml_too_deep_at;
@@ -24,13 +25,7 @@ std::string dotted_key(int parts) {
 }
 
 std::string toml_refusal(const std::string& text) {
-  try {
-    config::parse_config(text, "deep.toml");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::data);
-    return e.what();
-  }
-  return {};
+  return test::data_error_of([&] { config::parse_config(text, "deep.toml"); });
 }
 
 }  // namespace

@@ -11,20 +11,12 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct InputFileScratch {
-  fs::path dir;
-  InputFileScratch() {
-    char tmpl[] = "/tmp/shardctl-input-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  ~InputFileScratch() { fs::remove_all(dir); }
-};
 
 InputFileRules input_plan_rules(std::uintmax_t max = 100) { return {"plan file", max, ErrorKind::usage, "make a plan"}; }
 
@@ -42,7 +34,7 @@ Error input_refusal(const fs::path& p, const InputFileRules& rules) {
 }  // namespace
 
 TEST_CASE("a regular file within the limit is read whole") {
-  InputFileScratch s;
+  test::ScratchDir s;
   std::ofstream(s.dir / "p.json") << std::string(100, 'x');
   CHECK(read_input_file(s.dir / "p.json", input_plan_rules()) == std::string(100, 'x'));
   std::ofstream(s.dir / "empty.json");
@@ -50,7 +42,7 @@ TEST_CASE("a regular file within the limit is read whole") {
 }
 
 TEST_CASE("a file over the limit is refused before it is read") {
-  InputFileScratch s;
+  test::ScratchDir s;
   std::ofstream(s.dir / "big.json") << std::string(101, 'x');
   auto e = input_refusal(s.dir / "big.json", input_plan_rules());
   CHECK(e.kind() == ErrorKind::data);
@@ -67,7 +59,7 @@ TEST_CASE("a file over the limit is refused before it is read") {
 }
 
 TEST_CASE("a FIFO, a device and a directory are refused, never opened for good or read") {
-  InputFileScratch s;
+  test::ScratchDir s;
   REQUIRE(mkfifo((s.dir / "fifo").c_str(), 0600) == 0);
   auto t0 = std::chrono::steady_clock::now();
   auto fifo = input_refusal(s.dir / "fifo", input_plan_rules());
@@ -89,7 +81,7 @@ TEST_CASE("a FIFO, a device and a directory are refused, never opened for good o
 }
 
 TEST_CASE("a file that cannot be opened is the kind the caller says") {
-  InputFileScratch s;
+  test::ScratchDir s;
   auto e = input_refusal(s.dir / "missing.json", input_plan_rules());
   CHECK(e.kind() == ErrorKind::usage);
   CHECK(std::string(e.what()) == "cannot read plan file " + (s.dir / "missing.json").string() + ": No such file or directory");

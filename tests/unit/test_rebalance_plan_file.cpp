@@ -11,20 +11,12 @@
 #include "core/error.hpp"
 #include "planner/json.hpp"
 #include "rebalance/plan_file.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct PlanFileScratch {
-  fs::path dir;
-  PlanFileScratch() {
-    char tmpl[] = "/tmp/shardctl-planfile-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  ~PlanFileScratch() { fs::remove_all(dir); }
-};
 
 // A plan file as `rebalance plan` writes it: one split step on map m.
 nlohmann::json written_plan() {
@@ -65,7 +57,7 @@ void write_plan_text(const fs::path& p, const std::string& text) { std::ofstream
 }  // namespace
 
 TEST_CASE("a plan as written is read back, whatever its layout") {
-  PlanFileScratch s;
+  test::ScratchDir s;
   auto doc = written_plan();
   write_plan_text(s.dir / "p.json", doc.dump(2));
   auto f = rebalance::read_plan_file((s.dir / "p.json").string());
@@ -76,7 +68,7 @@ TEST_CASE("a plan as written is read back, whatever its layout") {
 }
 
 TEST_CASE("a plan without its fingerprint, or with one that does not match, is refused") {
-  PlanFileScratch s;
+  test::ScratchDir s;
   auto p = s.dir / "p.json";
   auto doc = written_plan();
   auto unsigned_doc = doc;
@@ -99,7 +91,7 @@ TEST_CASE("a plan without its fingerprint, or with one that does not match, is r
 }
 
 TEST_CASE("bad values under a matching fingerprint are refused naming the field") {
-  PlanFileScratch s;
+  test::ScratchDir s;
   auto p = s.dir / "p.json";
   auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& message) {
     auto doc = written_plan();
@@ -123,7 +115,7 @@ TEST_CASE("bad values under a matching fingerprint are refused naming the field"
 }
 
 TEST_CASE("numbers no double holds and deep nesting are refused at line:col before parsing") {
-  PlanFileScratch s;
+  test::ScratchDir s;
   auto p = s.dir / "p.json";
   auto text = written_plan().dump(1);
   auto at = text.find("\"imbalance_before\": ");
@@ -146,7 +138,7 @@ TEST_CASE("numbers no double holds and deep nesting are refused at line:col befo
 }
 
 TEST_CASE("a FIFO, a device or a directory is refused (65), a missing file is a usage error (64)") {
-  PlanFileScratch s;
+  test::ScratchDir s;
   REQUIRE(mkfifo((s.dir / "fifo").c_str(), 0600) == 0);
   auto fifo = plan_file_refusal(s.dir / "fifo");
   CHECK(fifo.kind() == ErrorKind::data);

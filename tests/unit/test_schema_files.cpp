@@ -10,22 +10,13 @@
 
 #include "core/error.hpp"
 #include "schema/files.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 using namespace shardctl::schema;
 namespace fs = std::filesystem;
 
 namespace {
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    char tmpl[] = "/tmp/shardctl-schema-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  void write(const std::string& name, const std::string& text) const { std::ofstream(dir / name, std::ios::binary) << text; }
-};
-
 ErrorKind kind_of(const std::function<void()>& f) {
   try {
     f();
@@ -97,7 +88,7 @@ TEST_CASE("the no-transaction header is read from the leading comments only; unk
 }
 
 TEST_CASE("load_directory orders versions numerically, then repeatables, and ignores non-.sql files") {
-  Scratch s;
+  test::ScratchDir s;
   s.write("V10__ten.sql", "select 10;");
   s.write("V2__two.sql", "select 2;\r\n");
   s.write("V1.5__one_five.sql", "-- shardctl:no-transaction\ncreate index concurrently i on t (a);");
@@ -118,25 +109,25 @@ TEST_CASE("load_directory orders versions numerically, then repeatables, and ign
 
 TEST_CASE("load_directory refuses bad names, duplicate versions, empty files; a missing DIR is a usage error") {
   {
-    Scratch s;
+    test::ScratchDir s;
     s.write("V1__ok.sql", "select 1;");
     s.write("V2_typo.sql", "select 2;");
     CHECK(kind_of([&] { load_directory(s.dir); }) == ErrorKind::data);
     CHECK(message_of([&] { load_directory(s.dir); }).find("V2_typo.sql: not a migration file name") != std::string::npos);
   }
   {
-    Scratch s;
+    test::ScratchDir s;
     s.write("V1__a.sql", "select 1;");
     s.write("V1.0__b.sql", "select 1;");
     CHECK(kind_of([&] { load_directory(s.dir); }) == ErrorKind::data);
     CHECK(message_of([&] { load_directory(s.dir); }).find("version 1 is also the version of") != std::string::npos);
   }
   {
-    Scratch s;
+    test::ScratchDir s;
     s.write("V1__empty.sql", "-- nothing here\n\n");
     CHECK(kind_of([&] { load_directory(s.dir); }) == ErrorKind::data);
   }
-  Scratch s;
+  test::ScratchDir s;
   CHECK(load_directory(s.dir).empty());
   CHECK(kind_of([&] { load_directory(s.dir / "nope"); }) == ErrorKind::usage);
   s.write("file", "x");
@@ -160,7 +151,7 @@ TEST_CASE("migration text: a leading BOM is left out (and of the checksum), NUL 
   CHECK(kind_of([] { migration_text("select '\xC0\xAF';", "f"); }) == ErrorKind::data);  // overlong
   CHECK(kind_of([] { migration_text("\xFF\xFEs\0e\0", "f"); }) == ErrorKind::data);     // UTF-16
   CHECK(migration_text("select 'é';", "f") == "select 'é';");
-  Scratch s;
+  test::ScratchDir s;
   s.write("V1__bom.sql", "\xEF\xBB\xBF" "create table t (a int);\n");
   s.write("V2__plain.sql", "create table t (a int);\n");
   auto ms = load_directory(s.dir);
@@ -179,46 +170,46 @@ TEST_CASE("names meant as migrations must be migrations; others are left alone")
 }
 
 TEST_CASE("load_directory refuses what is named like a migration and is not a regular file, or leads out of DIR") {
-  auto refused = [](const Scratch& s, const std::string& what) {
+  auto refused = [](const test::ScratchDir& s, const std::string& what) {
     CHECK(kind_of([&] { load_directory(s.dir); }) == ErrorKind::data);
     auto msg = message_of([&] { load_directory(s.dir); });
     CHECK_MESSAGE(msg.find(what) != std::string::npos, msg);
   };
   {
-    Scratch s;
+    test::ScratchDir s;
     fs::create_directory(s.dir / "V5__x.sql");
     refused(s, "V5__x.sql: a directory, not a migration file");
   }
   {
-    Scratch s;
+    test::ScratchDir s;
     REQUIRE(mkfifo((s.dir / "V5__x.sql").c_str(), 0600) == 0);
     refused(s, "V5__x.sql: a FIFO, not a migration file");  // and does not wait for a writer
   }
   {
-    Scratch s;
+    test::ScratchDir s;
     fs::create_symlink("V4__gone.sql", s.dir / "V5__x.sql");
     refused(s, "V5__x.sql: a symbolic link to 'V4__gone.sql', which does not exist");
   }
   {
-    Scratch s;
-    Scratch outside;
+    test::ScratchDir s;
+    test::ScratchDir outside;
     outside.write("secret.sql", "select 1;");
     fs::create_symlink(outside.dir / "secret.sql", s.dir / "V5__x.sql");
     refused(s, "V5__x.sql: a symbolic link to '" + (fs::canonical(outside.dir) / "secret.sql").string() +
                    "', outside the migration directory");
   }
   {
-    Scratch s;
+    test::ScratchDir s;
     s.write("V5__x.sql~", "select 1;");
     refused(s, "V5__x.sql~: not a migration file name");
   }
   {
-    Scratch s;
+    test::ScratchDir s;
     s.write("V5__\xff.sql", "select 1;");
     refused(s, "V5__\\xFF.sql: the file name is not valid UTF-8");
   }
   {
-    Scratch s;  // links that stay inside DIR are followed
+    test::ScratchDir s;  // links that stay inside DIR are followed
     fs::create_directory(s.dir / "shared");
     s.write("shared/common.sql", "create table c (a int);");
     s.write("V1__a.sql", "select 1;");
@@ -233,15 +224,15 @@ TEST_CASE("load_directory refuses what is named like a migration and is not a re
 }
 
 TEST_CASE("transaction control in a file is refused with its position, in either kind of file") {
-  Scratch s;
+  test::ScratchDir s;
   s.write("V1__a.sql", "create table t (a int);\n  commit;\ninsert into t values (1);\n");
   CHECK(kind_of([&] { load_directory(s.dir); }) == ErrorKind::data);
   CHECK(message_of([&] { load_directory(s.dir); }).find("V1__a.sql:2:3: COMMIT: a migration file must not control transactions") !=
         std::string::npos);
-  Scratch n;
+  test::ScratchDir n;
   n.write("V1__a.sql", "-- shardctl:no-transaction\nbegin;\ncreate index concurrently i on t (a);\n");
   CHECK(message_of([&] { load_directory(n.dir); }).find("V1__a.sql:2:1: BEGIN:") != std::string::npos);
-  Scratch ok;
+  test::ScratchDir ok;
   ok.write("V1__a.sql", "-- commit;\ncreate function f() returns int language plpgsql as $$ begin return 1; end $$;\n"
                         "select 'rollback';\n");
   CHECK(load_directory(ok.dir).size() == 1);

@@ -3,18 +3,13 @@
 
 #include "core/error.hpp"
 #include "stats/load_file.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 
 namespace {
 std::string load_file_error_of(const std::string& text) {
-  try {
-    stats::parse_load_csv(text, "load.csv");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::data);
-    return e.what();
-  }
-  return {};
+  return test::data_error_of([&] { stats::parse_load_csv(text, "load.csv"); });
 }
 }  // namespace
 
