@@ -75,7 +75,12 @@ inline std::optional<JsonTextProblem> json_text_problem(std::string_view text, i
     std::string out;
     for (const auto& f : frames) {
       if (f.object) out += (out.empty() ? "" : ".") + f.key;
-      else out += "[" + std::to_string(f.index) + "]";
+      else {
+        // Appended piece by piece: `"[" + std::to_string(...)` trips GCC 12's -Wrestrict at -O3.
+        out += '[';
+        out += std::to_string(f.index);
+        out += ']';
+      }
     }
     // Up to 64 levels of it: the start and the end tell where (cut between characters).
     if (out.size() <= 200) return out;
