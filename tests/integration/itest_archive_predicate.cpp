@@ -45,7 +45,7 @@ TEST_CASE("archive predicates: one boolean expression over the root table, rende
   shardio::RawConn conn(dsn, "shard test");
   // Each SUBCASE runs the case again from the top: the schema is made once.
   if (scalar(conn, "SELECT to_regclass('public.orders') IS NULL") == "t")
-    conn.exec(
+    conn.script(
         "CREATE TABLE orders (id bigint PRIMARY KEY, created_at timestamptz, status text);"
         "CREATE TABLE other (id bigint);"
         "CREATE TABLE events (id bigint, at date) PARTITION BY RANGE (at);"
