@@ -1,5 +1,7 @@
 #include "schema/history.hpp"
 
+#include "shardside/schema_history.hpp"
+
 namespace shardctl::schema {
 
 std::vector<HistoryRow> read_history(shardio::RawConn& conn) {
@@ -28,37 +30,7 @@ std::vector<HistoryRow> read_history(shardio::RawConn& conn) {
   return out;
 }
 
-void ensure_history(shardio::RawConn& conn) {
-  // One row per attempt; failures stay as the audit trail and a later success of the same file
-  // closes them. `checksum` is "<algorithm>:<hex>" so another algorithm can follow. `success`
-  // NULL: a no-transaction file started and has not (or never) recorded its outcome.
-  conn.script(
-      "CREATE SCHEMA IF NOT EXISTS shardctl;"
-      "CREATE TABLE IF NOT EXISTS shardctl.schema_history ("
-      " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
-      " version text,"
-      " name text NOT NULL,"
-      " kind text NOT NULL CHECK (kind IN ('versioned', 'repeatable', 'baseline')),"
-      " checksum text,"
-      " applied_at timestamptz NOT NULL DEFAULT now(),"
-      " duration_ms bigint NOT NULL DEFAULT 0,"
-      " applied_by text NOT NULL DEFAULT current_user,"
-      " success boolean,"
-      " note text,"
-      " CHECK ((kind = 'repeatable') = (version IS NULL)))");
-  // The first shape had `success boolean NOT NULL` and no `note`. Upgraded in place (under the
-  // rollout lock; ALTER TABLE only when needed, so a current table is never locked for it).
-  // Earlier versions still read the upgraded table: to them an unfinished row looks failed.
-  auto old = conn.query(
-      "SELECT (SELECT attnotnull FROM pg_attribute WHERE attrelid = 'shardctl.schema_history'::regclass "
-      "AND attname = 'success' AND NOT attisdropped), "
-      "NOT EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'shardctl.schema_history'::regclass "
-      "AND attname = 'note' AND NOT attisdropped)");
-  if (!old.empty() && (old[0][0] == "t" || old[0][1] == "t"))
-    conn.exec(
-        "ALTER TABLE shardctl.schema_history ALTER COLUMN success DROP NOT NULL, "
-        "ADD COLUMN IF NOT EXISTS note text");
-}
+void ensure_history(shardio::RawConn& conn) { shardside::ensure_schema_history(conn); }
 
 std::int64_t insert_history(shardio::RawConn& conn, const NewRow& row) {
   // RawConn::query binds text parameters and has no NULL: NULLIF('') stands for it.

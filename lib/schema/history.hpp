@@ -19,8 +19,9 @@ std::vector<HistoryRow> read_history(shardio::RawConn& conn);
 
 // CREATE SCHEMA / TABLE IF NOT EXISTS, and the upgrade of a table of the first shape (success
 // NOT NULL, no note): `success` may be NULL (started, not finished) and `note` says why a row
-// was written by hand (`schema repair`). The shard may already have a `shardctl` schema (move
-// guards live there); that is fine.
+// was written by hand (`schema repair`). The table's SQL is lib/shardside's
+// (sql/schema_history*.sql). The shard may already have a `shardctl` schema (move guards live
+// there); that is fine.
 void ensure_history(shardio::RawConn& conn);
 
 // The row as INSERT parameters.
