@@ -11,5 +11,6 @@ extern const std::string_view guard;              // schema shardctl, guard_rang
 extern const std::string_view archive_receipts;   // shardctl.archive_receipts
 extern const std::string_view schema_history;     // shardctl.schema_history, current shape
 extern const std::string_view schema_history_2;   // step: first shape -> second
+extern const std::string_view quarantine;         // schema shardctl_quarantine and its manifest
 
 }  // namespace shardctl::shardside::sql

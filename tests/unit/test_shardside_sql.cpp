@@ -21,7 +21,7 @@ bool shardside_sql_has(std::string_view sql, const std::string& what) { return s
 }  // namespace
 
 TEST_CASE("every embedded SQL file is there, whole") {
-  for (auto sql : {ss::sql::guard, ss::sql::archive_receipts, ss::sql::schema_history, ss::sql::schema_history_2}) {
+  for (auto sql : {ss::sql::guard, ss::sql::archive_receipts, ss::sql::schema_history, ss::sql::schema_history_2, ss::sql::quarantine}) {
     CHECK(sql.size() > 100);
     CHECK(sql.back() == '\n');  // the file's last line, not cut short
     CHECK_FALSE(shardside_sql_has(sql, "shardside_sql"));  // no trace of the embedding
@@ -45,6 +45,8 @@ TEST_CASE("the embedded SQL creates the objects the names say") {
   CHECK(shardside_sql_has(ss::sql::archive_receipts, string("CREATE TABLE IF NOT EXISTS ") + ss::archive_receipts_table + " ("));
   CHECK(shardside_sql_has(ss::sql::schema_history, string("CREATE TABLE IF NOT EXISTS ") + ss::schema_history_table + " ("));
   CHECK(shardside_sql_has(ss::sql::schema_history_2, string("ALTER TABLE ") + ss::schema_history_table + " "));
+  CHECK(shardside_sql_has(ss::sql::quarantine, string("CREATE SCHEMA IF NOT EXISTS ") + ss::quarantine_schema + ";"));
+  CHECK(shardside_sql_has(ss::sql::quarantine, string("CREATE TABLE IF NOT EXISTS ") + ss::quarantine_schema + ".manifest ("));
   CHECK(string(ss::bulk_guard_session) == string("SET ") + ss::row_guard_setting + " = off");
 }
 
