@@ -55,7 +55,7 @@ GuardRange read_range(const std::vector<std::string>& r) {
 const std::string& guard_version() {
   static const std::string version = [] {
     digest::Sha256 h;
-    h.update(std::string(sql::guard));
+    h.update(sql::guard);
     return "shardctl guard " + h.hex_digest().substr(0, 16);
   }();
   return version;

@@ -1,5 +1,8 @@
 // The names of what shardctl creates on shards: every folder that names one of these objects
 // (to create it, read it, leave it out of a comparison or a finding) takes the name from here.
+// What a new feature creates on shards (online moves' publications, slots, subscriptions) is
+// named here too, with its SQL in sql/ and its readers beside guard.hpp, so that it can be
+// listed and cleaned up the same way.
 #pragma once
 
 #include <string_view>
