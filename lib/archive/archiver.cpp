@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "shardio/row_checksum.hpp"
+#include "shardside/receipts.hpp"
 
 namespace shardctl::archive {
 namespace {
@@ -379,7 +380,7 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   if (all_done || reason == StopReason::cancelled)
     for (const auto& s : after.shards) try {
         shardio::RawConn raw(by_id.at(s.shard_id).dsn, "shard " + s.shard);
-        drop_receipts(raw, run_id);
+        shardside::drop_archive_receipts(raw, run_id);
       } catch (...) {
         // A receipt left behind is harmless: the journal already says the batch was deleted.
       }

@@ -11,6 +11,7 @@
 #include "shardio/key_filter.hpp"
 #include "pg/connection.hpp"
 #include "journal/journal.hpp"
+#include "shardside/receipts.hpp"
 
 namespace shardctl::archive {
 namespace {
@@ -39,7 +40,7 @@ class ShardWorker {
       throw usage_error("the tables of archive run " + run_.run + " on shard " + shard_.name +
                             " are not those it started with (a foreign key or column changed)",
                         "cancel the run (`shardctl op cancel " + run_.run + "`) and start a new one");
-    ensure_receipts_table(src_);
+    shardside::ensure_archive_receipts(src_);
     delivery_ = make_delivery(run_.job.to, run_.manifest);
     delivery_->prepare(set_, true);
     for (;;) {
@@ -141,11 +142,10 @@ class ShardWorker {
 
   // Whether the source committed the batch's DELETE; if so, journals it as deleted.
   bool receipt(const BatchState& batch) {
-    auto r = src_.query("SELECT tables::text, refused FROM shardctl.archive_receipts WHERE op_id = $1 AND batch_no = $2",
-                        {run_.run, std::to_string(batch.batch_no)});
-    if (r.empty()) return false;
-    auto tables = nlohmann::json::parse(r[0][0]);
-    journal([&](pqxx::work& tx) { mark_deleted(tx, run_.run, shard_id_, batch, tables, std::stoll(r[0][1])); });
+    auto r = shardside::archive_receipt(src_, run_.run, batch.batch_no);
+    if (!r) return false;
+    auto tables = nlohmann::json::parse(r->tables);
+    journal([&](pqxx::work& tx) { mark_deleted(tx, run_.run, shard_id_, batch, tables, r->refused); });
     report(tables);
     return true;
   }
@@ -204,8 +204,7 @@ class ShardWorker {
       auto tables = stats_json(set_, deleted);
       journal([&](pqxx::work& tx) { mark_delivered(tx, run_.run, shard_id_, batch.batch_no, tables); });
       run_.point("archive-journaled-delivery", shard_.name, batch.batch_no);
-      src_.query("INSERT INTO shardctl.archive_receipts (op_id, batch_no, tables, refused) VALUES ($1, $2, $3::jsonb, $4)",
-                 {run_.run, std::to_string(batch.batch_no), tables.dump(), std::to_string(refused)});
+      shardside::insert_archive_receipt(src_, run_.run, batch.batch_no, {tables.dump(), refused});
       src_.exec("COMMIT");
       run_.point("archive-committed", shard_.name, batch.batch_no);
       journal([&](pqxx::work& tx) { mark_deleted(tx, run_.run, shard_id_, batch, tables, refused); });
@@ -281,18 +280,6 @@ class ShardWorker {
 };
 
 }  // namespace
-
-void ensure_receipts_table(shardio::RawConn& shard) {
-  shard.script("CREATE SCHEMA IF NOT EXISTS shardctl; "
-             "CREATE TABLE IF NOT EXISTS shardctl.archive_receipts (op_id uuid NOT NULL, batch_no integer NOT NULL, "
-             "tables jsonb NOT NULL, refused bigint NOT NULL DEFAULT 0, deleted_at timestamptz NOT NULL DEFAULT now(), "
-             "PRIMARY KEY (op_id, batch_no))");
-}
-
-void drop_receipts(shardio::RawConn& shard, const std::string& run) {
-  if (shard.query("SELECT to_regclass('shardctl.archive_receipts') IS NOT NULL")[0][0] == "t")
-    shard.query("DELETE FROM shardctl.archive_receipts WHERE op_id = $1", {run});
-}
 
 void archive_shard(RunShared& run, const catalog::Shard& shard, std::int64_t shard_id) {
   ShardWorker(run, shard, shard_id).run();

@@ -55,9 +55,4 @@ struct RunShared {
 // shard is done or the run is asked to stop.
 void archive_shard(RunShared& run, const catalog::Shard& shard, std::int64_t shard_id);
 
-// The shard-side receipt table: the source commits one row per batch with its DELETE, so a
-// resumed run knows whether an interrupted batch's rows already left the shard.
-void ensure_receipts_table(shardio::RawConn& shard);
-void drop_receipts(shardio::RawConn& shard, const std::string& run);
-
 }  // namespace shardctl::archive

@@ -9,6 +9,7 @@
 #include "core/strings.hpp"
 #include "shardio/fk_tree.hpp"
 #include "shardio/shard_schema.hpp"
+#include "shardside/quarantine.hpp"
 
 namespace shardctl::check {
 namespace {
@@ -39,9 +40,7 @@ void process(shardio::RawConn& conn, const Node& n, Removal how, bool dry_run, c
   } else {
     std::string q = quarantine_table(n);
     conn.exec("CREATE TABLE IF NOT EXISTS " + q + " (LIKE " + n.quoted + ")");
-    conn.query("INSERT INTO " + std::string(quarantine_schema) +
-                   ".manifest (quarantine_table, source_schema, source_table) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-               {n.schema + "." + n.table, n.schema, n.table});
+    shardside::record_quarantined(conn, {n.schema + "." + n.table, n.schema, n.table});
     rows = single_count(conn,
                         "WITH moved AS (DELETE FROM " + from + " RETURNING " + n.alias + ".*), ins AS (INSERT INTO " + q +
                             " SELECT * FROM moved RETURNING 1) SELECT count(*) FROM ins",
@@ -132,12 +131,7 @@ std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Remo
     for (;;) {
       std::int64_t picked = 0;
       in_transaction(conn, [&] {
-        if (how == Removal::quarantine) {
-          conn.exec("CREATE SCHEMA IF NOT EXISTS " + std::string(quarantine_schema));
-          conn.exec("CREATE TABLE IF NOT EXISTS " + std::string(quarantine_schema) +
-                    ".manifest (quarantine_table text PRIMARY KEY, source_schema text NOT NULL, "
-                    "source_table text NOT NULL)");
-        }
+        if (how == Removal::quarantine) shardside::ensure_quarantine(conn);
         if (before_batch) before_batch();
         conn.exec("CREATE TEMP TABLE shardctl_fix_batch ON COMMIT DROP AS SELECT " + picked_list + " FROM " +
                   root.quoted + " t0 WITH NO DATA");
@@ -173,14 +167,13 @@ std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Remo
 
 std::vector<TableRows> restore_quarantine(shardio::RawConn& conn, bool dry_run) {
   std::vector<TableRows> out;
-  if (conn.query("SELECT to_regclass($1) IS NOT NULL", {std::string(quarantine_schema) + ".manifest"})[0][0] != "t")
-    return out;
+  auto manifest = shardside::quarantine_manifest(conn);
+  if (manifest.empty()) return out;
   std::map<std::string, std::string> quarantined_of;  // quoted original -> quoted quarantine table
   std::vector<std::string> originals;
-  for (auto& r : conn.query("SELECT quarantine_table, source_schema, source_table FROM " +
-                            std::string(quarantine_schema) + ".manifest ORDER BY 1")) {
-    std::string original = quote_ident(r[1]) + "." + quote_ident(r[2]);
-    quarantined_of[original] = std::string(quarantine_schema) + "." + quote_ident(r[0]);
+  for (const auto& m : manifest) {
+    std::string original = quote_ident(m.source_schema) + "." + quote_ident(m.source_table);
+    quarantined_of[original] = std::string(quarantine_schema) + "." + quote_ident(m.quarantine_table);
     originals.push_back(original);
   }
   in_transaction(conn, [&] {
@@ -204,7 +197,7 @@ std::vector<TableRows> restore_quarantine(shardio::RawConn& conn, bool dry_run) 
                                  {original});
       out.push_back({unquoted.at(0)[0], rows});
     }
-    if (!dry_run) conn.exec("DROP SCHEMA " + std::string(quarantine_schema) + " CASCADE");
+    if (!dry_run) shardside::drop_quarantine(conn);
   });
   return out;
 }

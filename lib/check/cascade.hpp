@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "shardio/raw_conn.hpp"
+#include "shardside/names.hpp"
 
 namespace shardctl::check {
 
-inline constexpr const char* quarantine_schema = "shardctl_quarantine";
+inline constexpr const char* quarantine_schema = shardside::quarantine_schema;
 
 // The rows to take out: `predicate` selects them from `quoted_table` under the alias t0 and
 // may use the text parameters `params` ($1, $2, ...).

@@ -10,6 +10,8 @@
 #include "core/strings.hpp"
 #include "fault/fault.hpp"
 #include "shardio/shard_schema.hpp"
+#include "shardside/guard.hpp"
+#include "shardside/names.hpp"
 
 namespace shardctl::check {
 namespace {
@@ -414,15 +416,12 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
 void ShardSweep::sweep_guards() {
   auto& c = conn();
   std::set<std::string> guarded_maps;  // map ids with ranges here
-  if (c.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t") {
-    auto rows = c.query(
-        "SELECT op_id::text, map_id::text, batch_no::text, coalesce(lo, ''), coalesce(hi, ''), state, new_shard, "
-        "coalesce(expires_at < now(), false)::text, coalesce(expires_at::text, '') "
-        "FROM shardctl.guard_ranges ORDER BY op_id, batch_no");
+  {
+    auto rows = shardside::guard_ranges(c);
     std::vector<std::string> ids;
     for (const auto& r : rows) {
-      guarded_maps.insert(r[1]);
-      if (ids.empty() || ids.back() != r[0]) ids.push_back(r[0]);
+      guarded_maps.insert(std::to_string(r.map_id));
+      if (ids.empty() || ids.back() != r.op_id) ids.push_back(r.op_id);
     }
     std::map<std::string, std::string> status;  // op id -> status; absent: unknown to the catalog
     if (!ids.empty())
@@ -434,12 +433,12 @@ void ShardSweep::sweep_guards() {
     // One finding per operation and kind of leftover, so each names what to run.
     std::map<std::pair<std::string, int>, Finding> found;
     for (const auto& r : rows) {
-      auto st = status.find(r[0]);
+      auto st = status.find(r.op_id);
       bool known = st != status.end();
       bool over = known && (st->second == "done" || st->second == "cancelled");
       int what;  // 0 offline range of an operation over or unknown, 1 fence of an unknown one, 2 expired fence
       std::string detail;
-      if (r[5] == "offline") {
+      if (r.state == "offline") {
         if (known && !over) continue;
         what = 0;
         detail = "offline key ranges of an operation that is " + (known ? st->second : std::string("unknown")) +
@@ -447,20 +446,23 @@ void ShardSweep::sweep_guards() {
       } else if (!known) {
         what = 1;
         detail = "fenced key ranges of an operation the catalog does not know: writes to those keys are refused";
-      } else if (r[7] == "true") {
+      } else if (r.expired) {
         what = 2;
-        detail = "fences past their expiry (" + r[8] + ") still refuse writes to those keys; lift them with "
-                 "`shardctl op unfence " + r[0] + "`";
+        detail = "fences past their expiry (" + r.expires_at.value_or("") + ") still refuse writes to those keys; lift them with "
+                 "`shardctl op unfence " + r.op_id + "`";
       } else {
         continue;  // a fence after a move: expected until the operator lifts it
       }
-      auto& f = found[{r[0], what}];
+      auto& f = found[{r.op_id, what}];
       f.kind = Kind::leftover_guard;
       f.shard = shard_.name;
-      f.object = "guard ranges of operation " + r[0];
+      f.object = "guard ranges of operation " + r.op_id;
       f.detail = detail;
       ++f.count;
-      keep_sample(f.samples, "#" + r[2] + " " + r[3] + ".." + r[4] + (r[5] == "fenced" ? " -> " + r[6] : ""), options_.sample);
+      keep_sample(f.samples,
+                  "#" + std::to_string(r.batch_no) + " " + r.lo.value_or("") + ".." + r.hi.value_or("") +
+                      (r.state == "fenced" ? " -> " + r.new_shard : ""),
+                  options_.sample);
     }
     for (auto& [key, f] : found) out_.findings.push_back(std::move(f));
   }
@@ -471,10 +473,11 @@ void ShardSweep::sweep_guards() {
     auto oid = c.query("SELECT coalesce(to_regclass($1)::oid::text, '')", {quote_qualified(t.name)})[0][0];
     if (!oid.empty()) by_oid[oid] = &t;
   }
+  std::string guard_triggers;
+  for (const char* name : shardside::guard_triggers) guard_triggers += (guard_triggers.empty() ? "" : ", ") + c.literal(name);
   for (auto& r : c.query("SELECT cl.oid::text, n.nspname || '.' || cl.relname, t.tgname FROM pg_trigger t "
                          "JOIN pg_class cl ON cl.oid = t.tgrelid JOIN pg_namespace n ON n.oid = cl.relnamespace "
-                         "WHERE t.tgname IN ('shardctl_guard', 'shardctl_guard_insert', 'shardctl_guard_update', 'shardctl_guard_delete', "
-                         "'shardctl_guard_truncate') AND NOT t.tgisinternal AND t.tgparentid = 0 "
+                         "WHERE t.tgname IN (" + guard_triggers + ") AND NOT t.tgisinternal AND t.tgparentid = 0 "
                          "ORDER BY 2, 3")) {
     auto def = by_oid.find(r[0]);
     std::string map_id;

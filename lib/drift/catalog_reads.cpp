@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "drift/fingerprint.hpp"
+#include "shardside/names.hpp"
 
 namespace shardctl::drift {
 
@@ -54,7 +55,7 @@ std::string read_sql(Read read) {
              "FROM pg_index WHERE indrelid >= 16384";
     case kTriggers: {
       std::string guards = "'{";
-      for (const char* name : kGuardTriggers) {
+      for (const char* name : shardside::guard_triggers) {
         if (guards.size() > 2) guards += ',';
         guards += name;
       }

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "drift/catalog_reads.hpp"
+#include "shardside/names.hpp"
 
 namespace shardctl::drift {
 
@@ -49,8 +50,7 @@ struct Lookups {
 };
 
 bool compared_schema(const std::string& name) {
-  for (const char* skip : {"pg_catalog", "information_schema", "shardctl", "shardctl_quarantine"})
-    if (name == skip) return false;
+  if (name == "pg_catalog" || name == "information_schema" || shardside::is_own_schema(name)) return false;
   return name.rfind("pg_toast", 0) != 0 && name.rfind("pg_temp_", 0) != 0;
 }
 

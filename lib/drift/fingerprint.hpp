@@ -8,9 +8,9 @@
 // cache, cycle; not its current value), enum and domain type, schema and extension (version).
 //
 // Left out: the system schemas (pg_catalog, information_schema, pg_toast*, pg_temp_*),
-// shardctl's own schemas (shardctl, shardctl_quarantine), objects that belong to an extension
+// shardctl's own schemas (shardside::own_schemas), objects that belong to an extension
 // (the extension's version stands for them), internal triggers (foreign keys), and shardctl's
-// write-guard triggers (lib/migrate/guard.cpp), so a move in progress is not drift.
+// write-guard triggers (shardside::guard_triggers), so a move in progress is not drift.
 // Ownership and privileges are not compared.
 #pragma once
 
@@ -22,10 +22,6 @@
 #include "shardio/raw_conn.hpp"
 
 namespace shardctl::drift {
-
-// The names shardctl's write guards use for their triggers (lib/migrate/guard.cpp).
-inline constexpr const char* kGuardTriggers[] = {"shardctl_guard", "shardctl_guard_insert", "shardctl_guard_update",
-                                                  "shardctl_guard_delete", "shardctl_guard_truncate"};
 
 // The shard's objects, sorted by key. Runs in a read-only transaction with search_path set to
 // pg_catalog alone, so every name in a definition comes out schema-qualified the same way on

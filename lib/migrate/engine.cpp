@@ -15,6 +15,7 @@
 #include "journal/journal.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
+#include "shardside/guard.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -240,10 +241,8 @@ std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
   for (auto id : sources) {
     const auto& s = shards.at(id);
     shardio::RawConn conn(s.dsn, "shard " + s.name);
-    bool has = conn.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
-    int fences = has ? std::stoi(conn.query("SELECT count(*) FROM shardctl.guard_ranges WHERE op_id = $1 AND state = 'fenced'",
-                                            {op_id})[0][0])
-                     : 0;
+    bool has = shardside::has_guard_table(conn);
+    int fences = has ? shardside::op_fence_count(conn, op_id) : 0;
     if (!dry_run && has) release_guard(conn, op_id, map.id, tables, true);
     out.push_back({s.name, fences});
   }

@@ -1,20 +1,13 @@
 // The write guard and the fence: shardctl's state on a source shard that makes the database
 // itself refuse writes to keys an operation is moving (offline) or has moved away (fenced).
+// This file decides when; the objects, their SQL and names are lib/shardside's (guard.hpp,
+// sql/guard.sql).
 //
 // Shard-side state, in schema shardctl of every shard that was ever the source of a move:
-//   shardctl.guard_ranges (
-//     range_id   bigint identity PRIMARY KEY,
-//     op_id      uuid NOT NULL,        -- the operation that owns the range
-//     map_id     bigint NOT NULL,      -- the catalog map; triggers look at their own map only
-//     batch_no   integer NOT NULL,
-//     lo, hi     text,                 -- bounds in the map's route space, NULL = unbounded
-//     state      text NOT NULL,        -- 'offline': being moved, writes refused (55000)
-//                                      -- 'fenced': moved away to new_shard; writes refused
-//                                      --   (55000, naming new_shard) until lifted
-//     new_shard  text NOT NULL,        -- the target shard's name
-//     purge_xid  xid8,                 -- the owning operation's purge transaction: its only bypass
-//     expires_at timestamptz,          -- a fence stops refusing after this; NULL = until lifted
-//     created_at timestamptz NOT NULL DEFAULT now())
+// shardctl.guard_ranges (shardside/guard.hpp), one row per batch range of an operation:
+//   'offline': being moved, writes refused (55000)
+//   'fenced':  moved away to new_shard; writes refused (55000, naming new_shard) until lifted
+//              or expired
 // Triggers on each sharded table of the map, all ENABLE ALWAYS (they fire under
 // session_replication_role = replica too) and calling SECURITY DEFINER functions, so an
 // application role needs no privilege on schema shardctl and cannot write it. A plain table:
@@ -42,17 +35,16 @@
 
 #include "shardio/key_filter.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardside/guard.hpp"
+#include "shardside/names.hpp"
 
 namespace shardctl::migrate {
 
 // Run once on every shard session of shardctl that writes moving rows (loads, purges): its
 // bulk statements skip the guard's per-row early refusal; the statement triggers still check.
-inline constexpr const char* bulk_guard_session = "SET shardctl.row_guard = off";
+inline constexpr const char* bulk_guard_session = shardside::bulk_guard_session;
 
-struct GuardedTable {
-  std::string quoted_table;
-  std::string key_column;  // raw name
-};
+using GuardedTable = shardside::GuardedTable;
 
 struct GuardOwner {
   std::string op_id;
@@ -73,16 +65,12 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
 // `seconds` with a locked Error naming the sessions.
 void wait_for_older_transactions(shardio::RawConn& shard, int seconds);
 
-// The batch's guard state on the source: "offline", "fenced" or "" when there is none.
-std::string batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no);
-
-// Inside the caller's open transaction on the source: lets this transaction (only) write the
-// batch's keys. The purge calls it before deleting.
-void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no);
-
-// Inside the caller's open transaction on the source: turns the batch's offline range into a
-// fence, expiring after `grace` (a PostgreSQL interval) or never.
-void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace);
+// The batch's guard state on the source ("offline", "fenced" or ""); inside the caller's open
+// transaction on the source, the purge's bypass of the batch's range (this transaction only),
+// and the batch's offline range turned into a fence, expiring after `grace` or never.
+using shardside::batch_guard_state;
+using shardside::bypass_batch_guard;
+using shardside::fence_batch;
 
 // Inside the caller's open transaction on a target: removes the part of any fence of the map
 // that covers `range` (keys coming back to a shard that once gave them away).

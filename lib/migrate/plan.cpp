@@ -18,6 +18,7 @@
 #include "routing/pg_hash.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/shard_schema.hpp"
+#include "shardside/names.hpp"
 
 namespace shardctl::migrate {
 using routing::KeyRange;
@@ -313,6 +314,7 @@ void Engine::finish_plan(Plan& plan) {
         case shardio::KeyIndex::leading: break;
       }
       auto triggers = shardio::delete_triggers(*source, q);
+      std::erase_if(triggers, [](const std::string& name) { return shardside::is_guard_trigger(name); });
       if (!triggers.empty())
         problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " + source_name +
                            " that the purge of moved rows would fire");

@@ -9,24 +9,12 @@
 #include <vector>
 
 #include "schema/files.hpp"
+#include "shardside/schema_history_row.hpp"
 
 namespace shardctl::schema {
 
 // One row of shardctl.schema_history. kind: versioned | repeatable | baseline.
-struct HistoryRow {
-  std::int64_t id = 0;
-  std::optional<std::string> version;  // null for repeatable rows
-  std::string name;                    // file name (a baseline without files: "<baseline>")
-  std::string kind;
-  std::string checksum;                // "sha256:<hex>"; empty for a baseline marker
-  std::string applied_at;
-  std::int64_t duration_ms = 0;
-  std::string applied_by;
-  bool success = false;
-  // success IS NULL: a no-transaction file recorded that it started and never recorded how it
-  // ended (its run was killed or lost its connection): its statements may have run, or not.
-  bool unfinished = false;
-};
+using HistoryRow = shardside::SchemaHistoryRow;
 
 // An index in the state a failed CREATE INDEX CONCURRENTLY leaves (pg_index.indisvalid = false).
 struct InvalidIndex {

@@ -83,7 +83,7 @@ bool own_collation_fits(RawConn& conn, const std::string& quoted_table, const st
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table) {
   std::vector<std::string> out;
   for (auto& row : conn.query("SELECT tgname FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal "
-                              "AND (tgtype & 8) <> 0 AND tgname NOT IN ('shardctl_guard', 'shardctl_guard_delete')",
+                              "AND (tgtype & 8) <> 0",
                               {quoted_table}))
     out.push_back(row[0]);
   return out;

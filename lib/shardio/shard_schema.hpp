@@ -38,7 +38,7 @@ std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>&
 bool own_collation_fits(RawConn& conn, const std::string& quoted_table, const std::string& key_column,
                         routing::MapKind kind);
 
-// User (non-internal) DELETE triggers other than shardctl's own guard.
+// User (non-internal) DELETE triggers, shardctl's own guard's among them (shardside::is_guard_trigger).
 std::vector<std::string> delete_triggers(RawConn& conn, const std::string& quoted_table);
 
 }  // namespace shardctl::shardio

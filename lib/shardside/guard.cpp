@@ -1,0 +1,213 @@
+#include "shardside/guard.hpp"
+
+#include "digest/sha256.hpp"
+#include "shardside/names.hpp"
+#include "shardside/sql.hpp"
+
+namespace shardctl::shardside {
+namespace {
+
+std::string literal_or_null(shardio::RawConn& shard, const std::optional<std::string>& v) { return v ? shard.literal(*v) : "NULL"; }
+
+// CREATE TRIGGER name WHEN ON table tail, then ENABLE ALWAYS: it fires under
+// session_replication_role = replica too.
+void create_trigger(shardio::RawConn& shard, const std::string& quoted_table, const char* name, const char* when,
+                    const std::string& tail) {
+  std::string sql = "CREATE TRIGGER ";
+  sql += name;
+  sql += ' ';
+  sql += when;
+  sql += " ON ";
+  sql += quoted_table;
+  sql += ' ';
+  sql += tail;
+  shard.exec(sql);
+  sql = "ALTER TABLE ";
+  sql += quoted_table;
+  sql += " ENABLE ALWAYS TRIGGER ";
+  sql += name;
+  shard.exec(sql);
+}
+
+// The columns read_range reads, in its order.
+constexpr const char* range_columns =
+    "range_id::text, op_id::text, map_id::text, batch_no::text, lo IS NULL, coalesce(lo, ''), hi IS NULL, coalesce(hi, ''), "
+    "state, new_shard, expires_at IS NULL, coalesce(expires_at::text, ''), coalesce(expires_at < now(), false) "
+    "FROM shardctl.guard_ranges ";
+
+GuardRange read_range(const std::vector<std::string>& r) {
+  GuardRange g;
+  g.range_id = std::stoll(r[0]);
+  g.op_id = r[1];
+  g.map_id = std::stoll(r[2]);
+  g.batch_no = std::stoi(r[3]);
+  if (r[4] != "t") g.lo = r[5];
+  if (r[6] != "t") g.hi = r[7];
+  g.state = r[8];
+  g.new_shard = r[9];
+  if (r[10] != "t") g.expires_at = r[11];
+  g.expired = r[12] == "t";
+  return g;
+}
+
+}  // namespace
+
+const std::string& guard_version() {
+  static const std::string version = [] {
+    digest::Sha256 h;
+    h.update(sql::guard);
+    return "shardctl guard " + h.hex_digest().substr(0, 16);
+  }();
+  return version;
+}
+
+std::string guard_key_kind(const shardio::RouteSpace& space) {
+  std::string type(routing::key_type_name(space.key_type));
+  if (space.kind == routing::MapKind::hash) return "hash_" + type;
+  if (space.key_type == routing::KeyType::int4 || space.key_type == routing::KeyType::int8) return "int";
+  return type;
+}
+
+void lock_guard_changes(shardio::RawConn& shard) {
+  // Two-int4 form, shard side; no other advisory lock of shardctl on shards uses (1397244740, 2).
+  shard.exec("SELECT pg_advisory_xact_lock(1397244740, 2)");
+}
+
+bool has_guard_table(shardio::RawConn& shard) {
+  return shard.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
+}
+
+void ensure_guard(shardio::RawConn& shard) {
+  bool ready = has_guard_table(shard) &&
+               shard.query("SELECT to_regprocedure('shardctl.guard_rows()') IS NOT NULL AND "
+                           "obj_description(to_regprocedure('shardctl.guard_hit(bigint,text,text)'), 'pg_proc') "
+                           "IS NOT DISTINCT FROM $1",
+                           {guard_version()})[0][0] == "t";
+  if (ready) return;
+  shard.script(std::string(sql::guard));
+  shard.exec(std::string("COMMENT ON FUNCTION ") + guard_hit_signature + " IS " + shard.literal(guard_version()));
+}
+
+void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTable>& tables, std::int64_t map_id,
+                            const std::string& how) {
+  std::string map = shard.literal(std::to_string(map_id));
+  for (const auto& t : tables) {
+    auto r = shard.query(
+        "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END, ',' "
+        "ORDER BY tgname) FROM pg_trigger "
+        "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%' AND tgenabled = 'A' "
+        "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 ELSE 3 END), '') "
+        "FROM pg_class c WHERE c.oid = $1::regclass",
+        {t.quoted_table});
+    bool partitioned = r[0][0] == "t";
+    const char* want = partitioned ? "shardctl_guard,shardctl_guard_truncate"
+                                   : "shardctl_guard?,shardctl_guard_delete,shardctl_guard_insert,shardctl_guard_truncate,"
+                                     "shardctl_guard_update";
+    if (r[0][1] == want) continue;
+    std::string args = map;
+    args += ", ";
+    args += shard.literal(t.key_column);
+    args += ", ";
+    args += shard.literal(how);
+    args += ')';
+    drop_guard_triggers(shard, t.quoted_table);
+    std::string row = "FOR EACH ROW ";
+    if (!partitioned) row += std::string("WHEN (current_setting('") + row_guard_setting + "', true) IS DISTINCT FROM 'off') ";
+    row += std::string("EXECUTE FUNCTION ") + guard_row_function + "(";
+    row += args;
+    create_trigger(shard, t.quoted_table, guard_row_trigger, "BEFORE INSERT OR UPDATE OR DELETE", row);
+    if (!partitioned) {
+      std::string fn = std::string("FOR EACH STATEMENT EXECUTE FUNCTION ") + guard_rows_function + "(" + args;
+      std::string old_rows = std::string("OLD TABLE AS ") + guard_old_rows + " ";
+      std::string new_rows = std::string("NEW TABLE AS ") + guard_new_rows + " ";
+      create_trigger(shard, t.quoted_table, guard_insert_trigger, "AFTER INSERT", "REFERENCING " + new_rows + fn);
+      create_trigger(shard, t.quoted_table, guard_update_trigger, "AFTER UPDATE", "REFERENCING " + old_rows + new_rows + fn);
+      create_trigger(shard, t.quoted_table, guard_delete_trigger, "AFTER DELETE", "REFERENCING " + old_rows + fn);
+    }
+    std::string truncate_args = std::string("FOR EACH STATEMENT EXECUTE FUNCTION ") + guard_truncate_function + "(" + map;
+    truncate_args += ')';
+    create_trigger(shard, t.quoted_table, guard_truncate_trigger, "BEFORE TRUNCATE", truncate_args);
+  }
+}
+
+void drop_guard_triggers(shardio::RawConn& shard, const std::string& quoted_table) {
+  for (const char* name : guard_triggers) shard.exec(std::string("DROP TRIGGER IF EXISTS ") + name + " ON " + quoted_table);
+}
+
+std::vector<GuardRange> guard_ranges(shardio::RawConn& shard) {
+  if (!has_guard_table(shard)) return {};
+  std::vector<GuardRange> out;
+  for (const auto& r : shard.query(std::string("SELECT ") + range_columns + "ORDER BY op_id, batch_no, range_id"))
+    out.push_back(read_range(r));
+  return out;
+}
+
+std::vector<GuardRange> lock_fences_of_map(shardio::RawConn& shard, std::int64_t map_id) {
+  std::vector<GuardRange> out;
+  for (const auto& r : shard.query(std::string("SELECT ") + range_columns + "WHERE map_id = $1 AND state = 'fenced' FOR UPDATE",
+                                   {std::to_string(map_id)}))
+    out.push_back(read_range(r));
+  return out;
+}
+
+std::string batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
+  if (!has_guard_table(shard)) return "";
+  auto r = shard.query("SELECT state FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $2 "
+                       "ORDER BY state = 'offline' DESC LIMIT 1",
+                       {op_id, std::to_string(batch_no)});
+  return r.empty() ? "" : r[0][0];
+}
+
+void add_offline_range(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, int batch_no,
+                       const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard) {
+  shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard) "
+              "SELECT $1, $2, $3, " + literal_or_null(shard, lo) + ", " + literal_or_null(shard, hi) + ", 'offline', $4 "
+              "WHERE NOT EXISTS (SELECT 1 FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $3)",
+              {op_id, std::to_string(map_id), std::to_string(batch_no), new_shard});
+}
+
+void add_fence(shardio::RawConn& shard, const GuardRange& fence) {
+  shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard, expires_at) "
+              "VALUES ($1, $2, $3, " + literal_or_null(shard, fence.lo) + ", " + literal_or_null(shard, fence.hi) +
+                  ", 'fenced', $4, nullif($5, '')::timestamptz)",
+              {fence.op_id, std::to_string(fence.map_id), std::to_string(fence.batch_no), fence.new_shard,
+               fence.expires_at.value_or("")});
+}
+
+void delete_guard_range(shardio::RawConn& shard, std::int64_t range_id) {
+  shard.query("DELETE FROM shardctl.guard_ranges WHERE range_id = $1", {std::to_string(range_id)});
+}
+
+void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
+  shard.query("UPDATE shardctl.guard_ranges SET purge_xid = pg_current_xact_id() WHERE op_id = $1 AND batch_no = $2 "
+              "AND state = 'offline'",
+              {op_id, std::to_string(batch_no)});
+}
+
+void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace) {
+  // No grace: a fence that never expires (NULL), until `shardctl op unfence` lifts it.
+  shard.query("UPDATE shardctl.guard_ranges SET state = 'fenced', purge_xid = NULL, "
+              "expires_at = now() + nullif($3, '')::interval WHERE op_id = $1 AND batch_no = $2 AND state = 'offline'",
+              {op_id, std::to_string(batch_no), grace.value_or("")});
+}
+
+void delete_op_ranges(shardio::RawConn& shard, const std::string& op_id, bool fences) {
+  shard.query(std::string("DELETE FROM shardctl.guard_ranges WHERE op_id = $1") + (fences ? "" : " AND state = 'offline'"),
+              {op_id});
+}
+
+int op_range_count(shardio::RawConn& shard, const std::string& op_id) {
+  return std::stoi(shard.query("SELECT count(*) FROM shardctl.guard_ranges WHERE op_id = $1", {op_id})[0][0]);
+}
+
+int op_fence_count(shardio::RawConn& shard, const std::string& op_id) {
+  return std::stoi(
+      shard.query("SELECT count(*) FROM shardctl.guard_ranges WHERE op_id = $1 AND state = 'fenced'", {op_id})[0][0]);
+}
+
+bool map_has_ranges(shardio::RawConn& shard, std::int64_t map_id) {
+  return shard.query("SELECT EXISTS (SELECT 1 FROM shardctl.guard_ranges WHERE map_id = $1)", {std::to_string(map_id)})[0][0] ==
+         "t";
+}
+
+}  // namespace shardctl::shardside

@@ -1,0 +1,111 @@
+// The write guard's objects on a shard (sql/guard.sql, the triggers, the rows of
+// shardctl.guard_ranges) and the statements that read and change them. When they are installed,
+// changed and released, and what each state refuses, is lib/migrate/guard.hpp's business.
+//
+//   shardctl.guard_ranges (
+//     range_id   bigint identity PRIMARY KEY,
+//     op_id      uuid NOT NULL,        -- the operation that owns the range
+//     map_id     bigint NOT NULL,      -- the catalog map; triggers look at their own map only
+//     batch_no   integer NOT NULL,
+//     lo, hi     text,                 -- bounds in the map's route space, NULL = unbounded
+//     state      text NOT NULL,        -- 'offline' (being moved) or 'fenced' (moved away)
+//     new_shard  text NOT NULL,        -- the target shard's name
+//     purge_xid  xid8,                 -- the owning operation's purge transaction: its only bypass
+//     expires_at timestamptz,          -- a fence stops refusing after this; NULL = until lifted
+//     created_at timestamptz NOT NULL DEFAULT now())
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardio/key_filter.hpp"
+#include "shardio/raw_conn.hpp"
+
+namespace shardctl::shardside {
+
+struct GuardedTable {
+  std::string quoted_table;
+  std::string key_column;  // raw name
+};
+
+// One row of shardctl.guard_ranges.
+struct GuardRange {
+  std::int64_t range_id = 0;
+  std::string op_id;
+  std::int64_t map_id = 0;
+  int batch_no = 0;
+  std::optional<std::string> lo;  // bounds in the map's route space (routing::format_bound); none: unbounded
+  std::optional<std::string> hi;
+  std::string state;  // "offline" or "fenced"
+  std::string new_shard;
+  std::optional<std::string> expires_at;  // timestamptz as the server writes it; none: never
+  bool expired = false;                   // expires_at has passed, by the shard's clock
+};
+
+// The guard functions' version: a hash of sql/guard.sql, kept as the comment on
+// shardctl.guard_hit. A shard whose functions came from another shardctl (older, or newer and
+// then downgraded) gets this one's at its next ensure_guard, so a fixed guard reaches shards
+// that already had one; the functions are replaced in place (CREATE OR REPLACE), triggers kept.
+const std::string& guard_version();
+
+// The `how` argument of the guard's triggers for a map's route space: which cast or hash turns
+// a key into the value its ranges' bounds compare with.
+std::string guard_key_kind(const shardio::RouteSpace& space);
+
+// Takes the shard-side advisory lock (transaction scope) that serializes guard changes on a shard.
+void lock_guard_changes(shardio::RawConn& shard);
+
+bool has_guard_table(shardio::RawConn& shard);
+
+// In the caller's transaction: the guard's schema, table and functions, unless the shard's are
+// already this version's.
+void ensure_guard(shardio::RawConn& shard);
+
+// In the caller's transaction: the guard's triggers on each table, for `map_id` with `how` =
+// guard_key_kind. A partitioned table keeps the row trigger alone (cloned to each partition);
+// a plain table gets one statement trigger per event and the row trigger with its WHEN. Both
+// get the TRUNCATE trigger. Tables whose triggers are already this version's, enabled ALWAYS,
+// are left alone.
+void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTable>& tables, std::int64_t map_id,
+                            const std::string& how);
+
+// Drops every guard trigger (this version's and earlier ones') from the table.
+void drop_guard_triggers(shardio::RawConn& shard, const std::string& quoted_table);
+
+// Every range of the shard, by operation and batch; empty when the shard has no guard table.
+std::vector<GuardRange> guard_ranges(shardio::RawConn& shard);
+
+// The map's fences, locked FOR UPDATE (in the caller's transaction).
+std::vector<GuardRange> lock_fences_of_map(shardio::RawConn& shard, std::int64_t map_id);
+
+// The batch's state: "offline", "fenced" or "" when it has no range (or there is no table).
+std::string batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no);
+
+// Adds the batch's range as offline unless the batch has one already.
+void add_offline_range(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, int batch_no,
+                       const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard);
+
+// Adds a fence with the given owner, bounds, target and expiry (range_id and state are ignored).
+void add_fence(shardio::RawConn& shard, const GuardRange& fence);
+
+void delete_guard_range(shardio::RawConn& shard, std::int64_t range_id);
+
+// Records the caller's transaction as the purge of the batch's offline range: its only bypass.
+void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no);
+
+// Turns the batch's offline range into a fence expiring after `grace` (a PostgreSQL interval) or never.
+void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace);
+
+// Deletes the op's offline ranges, and its fences too when `fences` is set.
+void delete_op_ranges(shardio::RawConn& shard, const std::string& op_id, bool fences);
+
+// How many ranges (of any state) / fences the op has on a shard that has a guard table.
+int op_range_count(shardio::RawConn& shard, const std::string& op_id);
+int op_fence_count(shardio::RawConn& shard, const std::string& op_id);
+
+// Whether the map has any range on a shard that has a guard table.
+bool map_has_ranges(shardio::RawConn& shard, std::int64_t map_id);
+
+}  // namespace shardctl::shardside

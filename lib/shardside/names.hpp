@@ -1,0 +1,62 @@
+// The names of what shardctl creates on shards: every folder that names one of these objects
+// (to create it, read it, leave it out of a comparison or a finding) takes the name from here.
+// What a new feature creates on shards (online moves' publications, slots, subscriptions) is
+// named here too, with its SQL in sql/ and its readers beside guard.hpp, so that it can be
+// listed and cleaned up the same way.
+#pragma once
+
+#include <string_view>
+
+namespace shardctl::shardside {
+
+// shardctl's own schemas on a shard: the guard, receipts and history tables, and the rows
+// `check --fix` quarantines (lib/check/cascade.hpp).
+inline constexpr const char* schema = "shardctl";
+inline constexpr const char* quarantine_schema = "shardctl_quarantine";
+inline constexpr const char* own_schemas[] = {schema, quarantine_schema};
+
+// Tables (sql/*.sql create them).
+inline constexpr const char* guard_ranges_table = "shardctl.guard_ranges";
+inline constexpr const char* archive_receipts_table = "shardctl.archive_receipts";
+inline constexpr const char* schema_history_table = "shardctl.schema_history";
+
+// The guard's functions (sql/guard.sql). guard_hit's comment holds the guard's version.
+inline constexpr const char* guard_row_function = "shardctl.guard";
+inline constexpr const char* guard_rows_function = "shardctl.guard_rows";
+inline constexpr const char* guard_truncate_function = "shardctl.guard_truncate";
+inline constexpr const char* guard_hit_signature = "shardctl.guard_hit(bigint, text, text)";
+
+// The guard's triggers on a sharded table (lib/migrate/guard.hpp says which table gets which).
+inline constexpr const char* guard_row_trigger = "shardctl_guard";
+inline constexpr const char* guard_insert_trigger = "shardctl_guard_insert";
+inline constexpr const char* guard_update_trigger = "shardctl_guard_update";
+inline constexpr const char* guard_delete_trigger = "shardctl_guard_delete";
+inline constexpr const char* guard_truncate_trigger = "shardctl_guard_truncate";
+// Every trigger name the guard uses, this version's and earlier ones' (an upgrade replaces a
+// plain table's row trigger with the statement triggers, keeping the row trigger's name).
+inline constexpr const char* guard_triggers[] = {guard_row_trigger, guard_insert_trigger, guard_update_trigger,
+                                                 guard_delete_trigger, guard_truncate_trigger};
+// The statement triggers' transition tables (their names appear in sql/guard.sql too).
+inline constexpr const char* guard_old_rows = "shardctl_old";
+inline constexpr const char* guard_new_rows = "shardctl_new";
+
+// The session setting the row trigger's WHEN reads: shardctl's own bulk sessions turn the
+// per-row early refusal off (the statement triggers still check).
+inline constexpr const char* row_guard_setting = "shardctl.row_guard";
+inline constexpr const char* bulk_guard_session = "SET shardctl.row_guard = off";
+
+// Whether `name` is one of the guard's trigger names.
+constexpr bool is_guard_trigger(std::string_view name) {
+  for (std::string_view t : guard_triggers)
+    if (name == t) return true;
+  return false;
+}
+
+// Whether `name` is one of shardctl's own schemas on a shard.
+constexpr bool is_own_schema(std::string_view name) {
+  for (std::string_view s : own_schemas)
+    if (name == s) return true;
+  return false;
+}
+
+}  // namespace shardctl::shardside

@@ -1,0 +1,181 @@
+-- shardctl's write guard on a shard (lib/shardside/guard.hpp; what it refuses is in
+-- lib/migrate/guard.hpp): schema shardctl, the range table, and the trigger functions.
+-- Idempotent; its version is a hash of this file's text (shardside::guard_version()), kept as
+-- the comment on shardctl.guard_hit, so any change here reaches shards at their next guard.
+--
+-- Bounds are kept as text and compared after a cast chosen by the trigger's `how` argument,
+-- so one function serves every key type and map kind. The functions are SECURITY DEFINER:
+-- the application's role needs no privilege on schema shardctl and cannot write to it, so
+-- the only bypass is the purge transaction whose xid the owning operation recorded.
+-- guard_hit is VOLATILE so that, under READ COMMITTED, every call sees ranges committed
+-- before it, not only those committed before the writer's statement began.
+-- guard_rows is the statement-level guard of plain tables: one AFTER trigger per event, each
+-- with its transition table (shardctl_old / shardctl_new), checks the statement's keys in one
+-- set-based query; an error there rolls the whole statement back, so nothing it wrote stays.
+-- It costs well under a microsecond a row where the row trigger guard() costs ~20 us, which
+-- matters for shardctl's own bulk statements (the purge, and loads into a shard holding
+-- fences). guard() stays for partitioned tables: a row trigger is cloned to every partition,
+-- present or attached later, where statement triggers fire only on the table a statement names.
+--
+-- The DROPs remove what earlier versions installed (shardctl.offline_ranges, guard_blocks).
+CREATE SCHEMA IF NOT EXISTS shardctl;
+CREATE TABLE IF NOT EXISTS shardctl.guard_ranges (
+  range_id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  op_id      uuid NOT NULL,
+  map_id     bigint NOT NULL,
+  batch_no   integer NOT NULL,
+  lo         text,
+  hi         text,
+  state      text NOT NULL CHECK (state IN ('offline', 'fenced')),
+  new_shard  text NOT NULL,
+  purge_xid  xid8,
+  expires_at timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS guard_ranges_map ON shardctl.guard_ranges (map_id);
+CREATE INDEX IF NOT EXISTS guard_ranges_op ON shardctl.guard_ranges (op_id, batch_no);
+REVOKE ALL ON shardctl.guard_ranges FROM PUBLIC;
+DROP TABLE IF EXISTS shardctl.offline_ranges;
+DROP FUNCTION IF EXISTS shardctl.guard_blocks(text, text);
+
+CREATE OR REPLACE FUNCTION shardctl.guard_hit(map bigint, v text, how text) RETURNS shardctl.guard_ranges
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  h bigint;
+  r shardctl.guard_ranges;
+  me xid8 := pg_current_xact_id_if_assigned();
+BEGIN
+  IF v IS NULL THEN RETURN r; END IF;
+  IF how = 'text' THEN
+    SELECT * INTO r FROM shardctl.guard_ranges g
+     WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+       AND (g.expires_at IS NULL OR g.expires_at > now())
+       AND (g.lo IS NULL OR v COLLATE "C" >= g.lo COLLATE "C") AND (g.hi IS NULL OR v COLLATE "C" < g.hi COLLATE "C")
+     ORDER BY g.state = 'offline' DESC LIMIT 1;
+    RETURN r;
+  ELSIF how = 'uuid' THEN
+    SELECT * INTO r FROM shardctl.guard_ranges g
+     WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+       AND (g.expires_at IS NULL OR g.expires_at > now())
+       AND (g.lo IS NULL OR v::uuid >= g.lo::uuid) AND (g.hi IS NULL OR v::uuid < g.hi::uuid)
+     ORDER BY g.state = 'offline' DESC LIMIT 1;
+    RETURN r;
+  END IF;
+  CASE how
+    WHEN 'int' THEN h := v::bigint;
+    WHEN 'hash_int' THEN h := hashint4extended(v::int4, 0);
+    WHEN 'hash_bigint' THEN h := hashint8extended(v::int8, 0);
+    WHEN 'hash_text' THEN h := hashtextextended(v COLLATE "C", 0);
+    WHEN 'hash_uuid' THEN h := uuid_hash_extended(v::uuid, 0);
+    ELSE RAISE EXCEPTION 'shardctl guard: unknown key kind %', how;
+  END CASE;
+  SELECT * INTO r FROM shardctl.guard_ranges g
+   WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+     AND (g.expires_at IS NULL OR g.expires_at > now())
+     AND (g.lo IS NULL OR h >= g.lo::bigint) AND (g.hi IS NULL OR h < g.hi::bigint)
+   ORDER BY g.state = 'offline' DESC LIMIT 1;
+  RETURN r;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION shardctl.guard() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  map bigint := TG_ARGV[0]::bigint;
+  col text := TG_ARGV[1];
+  how text := TG_ARGV[2];
+  new_key text := CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) ->> col END;
+  old_key text := CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) ->> col END;
+  v text;
+  hit shardctl.guard_ranges;
+BEGIN
+  FOREACH v IN ARRAY CASE WHEN new_key IS NOT DISTINCT FROM old_key THEN ARRAY[new_key] ELSE ARRAY[new_key, old_key] END LOOP
+    hit := shardctl.guard_hit(map, v, how);
+    IF hit.range_id IS NULL THEN CONTINUE; END IF;
+    IF hit.state = 'offline' THEN
+      RAISE EXCEPTION 'key % of %.% is being moved by shardctl operation % to shard %; writes to it are refused until its batch is done',
+        v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
+        USING ERRCODE = '55000', HINT = 'retry in a moment with a fresh shard map (`shardctl lookup`)';
+    END IF;
+    RAISE EXCEPTION 'key % of %.% has moved to shard % (shardctl operation %); this shard no longer accepts writes to it',
+      v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.new_shard, hit.op_id
+      USING ERRCODE = '55000', HINT = 'reload the shard map and write to shard ' || hit.new_shard;
+  END LOOP;
+  RETURN coalesce(NEW, OLD);
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION shardctl.guard_rows() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  map bigint := TG_ARGV[0]::bigint;
+  col text := quote_ident(TG_ARGV[1]);
+  k text := 's.k';
+  how text := TG_ARGV[2];
+  me xid8 := pg_current_xact_id_if_assigned();
+  route text;
+  bound text;
+  keys text;
+  hit record;
+BEGIN
+  -- Most statements run while the map has no range this transaction is not exempt from.
+  PERFORM FROM shardctl.guard_ranges g
+   WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+     AND (g.expires_at IS NULL OR g.expires_at > now()) LIMIT 1;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  -- The route value of key column k: the key itself, its hash, or its text in byte order
+  -- (a uuid's canonical text sorts like its bytes, and min/max have no uuid form). Text is
+  -- hashed and compared under COLLATE "C", as the client routes it: k keeps the column's
+  -- collation, and a nondeterministic one would hash its sort key instead of the bytes.
+  CASE how
+    WHEN 'int' THEN route := k || '::bigint'; bound := '::bigint';
+    WHEN 'hash_int' THEN route := 'hashint4extended(' || k || '::int4, 0)'; bound := '::bigint';
+    WHEN 'hash_bigint' THEN route := 'hashint8extended(' || k || '::int8, 0)'; bound := '::bigint';
+    WHEN 'hash_text' THEN route := 'hashtextextended(' || k || '::text COLLATE "C", 0)'; bound := '::bigint';
+    WHEN 'hash_uuid' THEN route := 'uuid_hash_extended(' || k || '::uuid, 0)'; bound := '::bigint';
+    WHEN 'text' THEN route := k || '::text COLLATE "C"'; bound := ' COLLATE "C"';
+    WHEN 'uuid' THEN route := k || '::uuid::text COLLATE "C"'; bound := '::uuid::text COLLATE "C"';
+    ELSE RAISE EXCEPTION 'shardctl guard: unknown key kind %', how;
+  END CASE;
+  keys := CASE TG_OP WHEN 'INSERT' THEN 'SELECT ' || col || ' AS k FROM shardctl_new'
+                     WHEN 'DELETE' THEN 'SELECT ' || col || ' AS k FROM shardctl_old'
+                     ELSE 'SELECT ' || col || ' AS k FROM shardctl_old UNION ALL SELECT ' || col || ' AS k FROM shardctl_new' END;
+  -- Ranges are matched against the envelope (min..max route value) of the statement's keys
+  -- first: a batch statement of shardctl (purge, load) stays inside its batch's range, which
+  -- no other range of the map overlaps, so it costs one pass over its keys. Only ranges the
+  -- envelope touches are matched key by key.
+  EXECUTE format($q$
+    WITH g AS (SELECT g.op_id, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.guard_ranges g
+                WHERE g.map_id = $1 AND (g.purge_xid IS NULL OR $2 IS NULL OR g.purge_xid <> $2)
+                  AND (g.expires_at IS NULL OR g.expires_at > now())),
+         env AS (SELECT min(r) AS lo, max(r) AS hi FROM (SELECT %1$s AS r FROM (%3$s) s) s),
+         near AS (SELECT g.* FROM g, env WHERE env.lo IS NOT NULL AND (g.lo IS NULL OR env.hi >= g.lo) AND (g.hi IS NULL OR env.lo < g.hi))
+    SELECT near.op_id, near.new_shard, near.state, x.v FROM near CROSS JOIN LATERAL (
+      SELECT s.k::text AS v FROM (%3$s) s WHERE (near.lo IS NULL OR %1$s >= near.lo) AND (near.hi IS NULL OR %1$s < near.hi) LIMIT 1) x
+    ORDER BY near.state = 'offline' DESC LIMIT 1$q$, route, bound, keys) INTO hit USING map, me;
+  IF hit.v IS NULL THEN RETURN NULL; END IF;
+  IF hit.state = 'offline' THEN
+    RAISE EXCEPTION 'key % of %.% is being moved by shardctl operation % to shard %; writes to it are refused until its batch is done',
+      hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
+      USING ERRCODE = '55000', HINT = 'retry in a moment with a fresh shard map (`shardctl lookup`)';
+  END IF;
+  RAISE EXCEPTION 'key % of %.% has moved to shard % (shardctl operation %); this shard no longer accepts writes to it',
+    hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.new_shard, hit.op_id
+    USING ERRCODE = '55000', HINT = 'reload the shard map and write to shard ' || hit.new_shard;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION shardctl.guard_truncate() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  hit shardctl.guard_ranges;
+BEGIN
+  SELECT * INTO hit FROM shardctl.guard_ranges g WHERE g.map_id = TG_ARGV[0]::bigint AND g.state = 'offline' LIMIT 1;
+  IF hit.range_id IS NOT NULL THEN
+    RAISE EXCEPTION 'TRUNCATE of %.% is refused: shardctl operation % is moving rows of it to shard %',
+      TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
+      USING ERRCODE = '55000', HINT = 'wait for the operation (`shardctl op wait ' || hit.op_id || '`)';
+  END IF;
+  RETURN NULL;
+END
+$fn$;
