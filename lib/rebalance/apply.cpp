@@ -75,28 +75,28 @@ void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing:
   journal::OpStatus st;
   if (!op.empty()) {
     st = engine.status(op);
-    if (st.status == "cancelled") op.clear();  // cancelled by an operator: plan what is left afresh
+    if (st.status == journal::OperationStatus::cancelled) op.clear();  // cancelled by an operator: plan what is left afresh
   }
   if (op.empty()) {
     auto run = step_run(s, kind, o.batch_keys);
     migrate::Plan p = plan_step(engine, s, run, o);
     p.args["rebalance"] = {{"plan", pf.fingerprint}, {"step", i + 1}};
-    set_step(cat, pf.fingerprint, i + 1, "running", "");
+    set_step(cat, pf.fingerprint, i + 1, StepStatus::running, "");
     op = engine.start(p);
-    set_step(cat, pf.fingerprint, i + 1, "running", op);
+    set_step(cat, pf.fingerprint, i + 1, StepStatus::running, op);
     if (o.note) o.note("step " + std::to_string(i + 1) + ": operation " + op + ": " + run.command);
     st = engine.run(op);
-  } else if (st.status != "done") {
-    set_step(cat, pf.fingerprint, i + 1, "running", op);
+  } else if (st.status != journal::OperationStatus::done) {
+    set_step(cat, pf.fingerprint, i + 1, StepStatus::running, op);
     if (o.note) o.note("step " + std::to_string(i + 1) + ": resuming operation " + op);
     st = engine.run(op);
   }
   out.op_id = op;
   out.rows = st.rows_moved;
-  if (st.status != "done")
-    throw Error(ErrorKind::internal, "step " + std::to_string(i + 1) + ": operation " + op + " ended " + st.status,
+  if (st.status != journal::OperationStatus::done)
+    throw Error(ErrorKind::internal, "step " + std::to_string(i + 1) + ": operation " + op + " ended " + std::string(journal::to_text(st.status)),
                 "`shardctl op show " + op + "` says why; run the same apply again to continue");
-  set_step(cat, pf.fingerprint, i + 1, "done", op);
+  set_step(cat, pf.fingerprint, i + 1, StepStatus::done, op);
   out.status = "done";
 }
 
@@ -120,7 +120,7 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
     try {
       if (!journal[i].op_id.empty()) {
         auto st = engine.preview_run(journal[i].op_id);
-        if (st.status != "cancelled") {
+        if (st.status != journal::OperationStatus::cancelled) {
           r.status = "would resume";
           continue;
         }
@@ -203,7 +203,7 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
     r.range = run.key_or_range;
     r.command = run.command;
     r.op_id = journal[i].op_id;
-    r.status = journal[i].status == "done" ? "skipped" : o.dry_run ? "would run" : "pending";
+    r.status = journal[i].status == StepStatus::done ? "skipped" : o.dry_run ? "would run" : "pending";
     if (s.from == s.to && r.status != "skipped") r.status = "skipped";  // nothing changes shard
     result.steps.push_back(std::move(r));
   }
@@ -218,9 +218,10 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
   // `parallel` at once, never two on one shard.
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<int> state(steps.size(), 0);  // 0 waiting, 1 running, 2 done, 3 failed
+  enum class StepState { waiting, running, done, failed };
+  std::vector<StepState> state(steps.size(), StepState::waiting);
   for (std::size_t i = 0; i < steps.size(); ++i)
-    if (result.steps[i].status == "skipped") state[i] = 2;
+    if (result.steps[i].status == "skipped") state[i] = StepState::done;
   std::set<std::string> busy;
   int running = 0;
   std::exception_ptr first_error;
@@ -231,16 +232,16 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
       std::optional<std::size_t> pick;
       if (!first_error && running < std::max(1, o.parallel))
         for (std::size_t i = 0; i < steps.size() && !pick; ++i) {
-          if (state[i] != 0) continue;
+          if (state[i] != StepState::waiting) continue;
           if (busy.count(steps[i].from) || busy.count(steps[i].to)) continue;
           bool ready = true;
           for (std::size_t j = 0; j < i && ready; ++j)
-            if (state[j] != 2 && shares_shard(steps[i], steps[j])) ready = false;
+            if (state[j] != StepState::done && shares_shard(steps[i], steps[j])) ready = false;
           if (ready) pick = i;
         }
       if (pick) {
         std::size_t i = *pick;
-        state[i] = 1;
+        state[i] = StepState::running;
         ++running;
         busy.insert(steps[i].from);
         busy.insert(steps[i].to);
@@ -254,7 +255,7 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
             result.steps[i].error = e.what();
             try {
               pg::Connection cat(o.catalog_dsn, "catalog");
-              set_step(cat, pf.fingerprint, i + 1, "failed", result.steps[i].op_id, e.what());
+              set_step(cat, pf.fingerprint, i + 1, StepStatus::failed, result.steps[i].op_id, e.what());
             } catch (...) {
             }
           } catch (...) {
@@ -262,7 +263,7 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
             result.steps[i].status = "failed";
           }
           std::lock_guard g(mu);
-          state[i] = err ? 3 : 2;
+          state[i] = err ? StepState::failed : StepState::done;
           if (err && !first_error) first_error = err;
           busy.erase(steps[i].from);
           busy.erase(steps[i].to);
