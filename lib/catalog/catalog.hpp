@@ -30,7 +30,7 @@ struct InitResult {
 
 // A shard's and a mapping's status (shardctl.shards.status, shardctl.mappings.status). The
 // catalog's words are the contract (JSON, text, the columns' CHECKs); code compares the enums.
-// Text only here and in store.cpp's parse of operator input.
+// Their text only in status.cpp.
 enum class ShardStatus { online, readonly, offline };
 enum class MappingStatus { online, offline };
 std::string_view to_text(ShardStatus status) noexcept;
