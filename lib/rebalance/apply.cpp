@@ -97,7 +97,7 @@ void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing:
     throw Error(ErrorKind::internal, "step " + std::to_string(i + 1) + ": operation " + op + " ended " + std::string(journal::to_text(st.status)),
                 "`shardctl op show " + op + "` says why; run the same apply again to continue");
   set_step(cat, pf.fingerprint, i + 1, StepStatus::done, op);
-  out.status = "done";
+  out.status = StepOutcome::done;
 }
 
 // --dry-run: previews every step still to run against the fleet as it is now; changes nothing.
@@ -107,21 +107,22 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
   const auto& steps = pf.plan.steps;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     auto& r = result.steps[i];
-    if (r.status == "skipped") continue;
+    if (r.status == StepOutcome::skipped) continue;
     std::optional<std::size_t> after;
     for (std::size_t j = 0; j < i && !after; ++j)
-      if (result.steps[j].status != "skipped" && steps[j].map == steps[i].map &&
+      if (result.steps[j].status != StepOutcome::skipped && steps[j].map == steps[i].map &&
           routing::ranges_overlap(steps[j].range, steps[i].range))
         after = j;
     if (after) {
-      r.status = "would run after step " + std::to_string(*after + 1);
+      r.status = StepOutcome::would_run_after;
+      r.after = *after + 1;
       continue;
     }
     try {
       if (!journal[i].op_id.empty()) {
         auto st = engine.preview_run(journal[i].op_id);
         if (st.status != journal::OperationStatus::cancelled) {
-          r.status = "would resume";
+          r.status = StepOutcome::would_resume;
           continue;
         }
       }
@@ -131,7 +132,7 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
       r.batches = static_cast<int>(p.batches.size());
       r.rows = p.rows_total;
     } catch (const Error& e) {
-      r.status = "would fail";
+      r.status = StepOutcome::would_fail;
       r.error = e.what();
       if (!result.preview_error) result.preview_error = std::current_exception();
     }
@@ -139,6 +140,20 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
 }
 
 }  // namespace
+
+std::string status_text(const StepResult& s) {
+  switch (s.status) {
+    case StepOutcome::pending: return "pending";
+    case StepOutcome::skipped: return "skipped";
+    case StepOutcome::done: return "done";
+    case StepOutcome::failed: return "failed";
+    case StepOutcome::would_run: return "would run";
+    case StepOutcome::would_resume: return "would resume";
+    case StepOutcome::would_run_after: return "would run after step " + std::to_string(s.after);
+    case StepOutcome::would_fail: return "would fail";
+  }
+  return "pending";
+}
 
 nlohmann::json to_json(const ApplyResult& r) {
   nlohmann::json steps = nlohmann::json::array();
@@ -151,7 +166,7 @@ nlohmann::json to_json(const ApplyResult& r) {
                      {"range", s.range},
                      {"command", s.command},
                      {"operation", s.op_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.op_id)},
-                     {"status", s.status},
+                     {"status", status_text(s)},
                      {"rows_moved", s.rows},
                      {"batches", s.batches},
                      {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)}});
@@ -203,8 +218,10 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
     r.range = run.key_or_range;
     r.command = run.command;
     r.op_id = journal[i].op_id;
-    r.status = journal[i].status == StepStatus::done ? "skipped" : o.dry_run ? "would run" : "pending";
-    if (s.from == s.to && r.status != "skipped") r.status = "skipped";  // nothing changes shard
+    r.status = journal[i].status == StepStatus::done ? StepOutcome::skipped
+               : o.dry_run                             ? StepOutcome::would_run
+                                                       : StepOutcome::pending;
+    if (s.from == s.to) r.status = StepOutcome::skipped;  // nothing changes shard
     result.steps.push_back(std::move(r));
   }
   if (o.dry_run) {
@@ -221,7 +238,7 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
   enum class StepState { waiting, running, done, failed };
   std::vector<StepState> state(steps.size(), StepState::waiting);
   for (std::size_t i = 0; i < steps.size(); ++i)
-    if (result.steps[i].status == "skipped") state[i] = StepState::done;
+    if (result.steps[i].status == StepOutcome::skipped) state[i] = StepState::done;
   std::set<std::string> busy;
   int running = 0;
   std::exception_ptr first_error;
@@ -251,7 +268,7 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
             run_step(pf, i, js, kinds[i], o, result.steps[i]);
           } catch (const Error& e) {
             err = std::current_exception();
-            result.steps[i].status = "failed";
+            result.steps[i].status = StepOutcome::failed;
             result.steps[i].error = e.what();
             try {
               pg::Connection cat(o.catalog_dsn, "catalog");
@@ -260,7 +277,7 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
             }
           } catch (...) {
             err = std::current_exception();
-            result.steps[i].status = "failed";
+            result.steps[i].status = StepOutcome::failed;
           }
           std::lock_guard g(mu);
           state[i] = err ? StepState::failed : StepState::done;
