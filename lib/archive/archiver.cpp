@@ -368,8 +368,8 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   auto reason = static_cast<StopReason>(shared.stop.load());
   catalog_.transact([&](pqxx::work& tx) {
     journal::check_fencing_token(tx, run_id, shared.token);
-    if (all_done) journal::mark_finished(tx, run_id, "done");
-    else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, "cancelled");
+    if (all_done) journal::mark_finished(tx, run_id, journal::OperationStatus::done);
+    else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, journal::OperationStatus::cancelled);
     else
       // --max-runtime: the next `archive run` of the job (or `op resume`) continues here.
       tx.exec_params("UPDATE shardctl.operations SET status = 'paused', phase = 'max-runtime', lease_holder = NULL, "
