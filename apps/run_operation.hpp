@@ -70,7 +70,7 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
   for (const auto& s : plan.segments)
     what += (what.empty() ? "" : ", ") +
             (plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(s.range)) + " from " + s.source.name;
-  ctx.note("operation " + id + ": " + plan.kind + " of map " + plan.map.name + " moving " + what + " to " +
+  ctx.note("operation " + id + ": " + std::string(journal::to_text(plan.kind)) + " of map " + plan.map.name + " moving " + what + " to " +
            plan.target.name + " in " + std::to_string(plan.batches.size()) + " batch(es)");
   bool tty = isatty(STDERR_FILENO) && !ctx.options().quiet;
   auto t0 = std::chrono::steady_clock::now();

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     std::int64_t total = 0;
     for (const auto& s : r.shards) total += archive::total_rows(s.rows);
     ctx.out() << "archive run " << r.op.id << " " << r.op.status << ": " << total << " rows to " << r.job.to.describe() << '\n';
-    if (r.op.status == "paused")
+    if (r.op.status == journal::OperationStatus::paused)
       ctx.out() << "stopped by --max-runtime; `shardctl archive run " << (job_name ? *job_name : "...")
                 << "` continues it\n";
   });
@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
       nlohmann::json last = nullptr;
       if (!runs.empty()) {
         const auto& o = runs.front();
-        last = {{"id", o.id}, {"status", o.status}, {"rows", o.rows_moved}, {"updated_at", o.updated_at}};
-        t.add_row({job.name, job.table, job.to.describe(), o.id, o.status, std::to_string(o.rows_moved), o.updated_at});
+        last = {{"id", o.id}, {"status", std::string(journal::to_text(o.status))}, {"rows", o.rows_moved}, {"updated_at", o.updated_at}};
+        t.add_row({job.name, job.table, job.to.describe(), o.id, std::string(journal::to_text(o.status)), std::to_string(o.rows_moved), o.updated_at});
       } else {
         t.add_row({job.name, job.table, job.to.describe(), "-", "never run", "0", "-"});
       }

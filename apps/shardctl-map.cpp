@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     ctx.out() << "map:      " << map.name << "\nkind:     " << routing::map_kind_name(map.kind)
               << "\nkey type: " << routing::key_type_name(map.key_type) << "\n\n";
     output::TextTable t({map.kind == routing::MapKind::list ? "POINT" : "RANGE", "SHARD", "STATUS"});
-    for (const auto& m : mappings) t.add_row({catalog::mapping_key_text(m), m.shard, m.status});
+    for (const auto& m : mappings) t.add_row({catalog::mapping_key_text(m), m.shard, std::string(catalog::to_text(m.status))});
     t.print(ctx.out());
     if (!tables.empty()) {
       ctx.out() << "\nsharded tables:\n";

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
       return ctx.print_json({{"mappings", arr}});
     }
     output::TextTable t({"MAP", "KEYS", "SHARD", "STATUS"});
-    for (const auto& m : mappings) t.add_row({m.map, catalog::mapping_key_text(m), m.shard, m.status});
+    for (const auto& m : mappings) t.add_row({m.map, catalog::mapping_key_text(m), m.shard, std::string(catalog::to_text(m.status))});
     t.print(ctx.out());
   });
   list->add_option("--map", map_filter, "Only this map")->type_name("MAP");

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     }
     output::TextTable t({"ID", "KIND", "MAP", "RANGE", "FROM", "TO", "STATUS", "BATCHES"});
     for (const auto& o : ops)
-      t.add_row({o.id, o.kind, o.map, o.range, o.source, o.target, o.status,
+      t.add_row({o.id, std::string(journal::to_text(o.kind)), o.map, o.range, o.source, o.target, std::string(journal::to_text(o.status)),
                  std::to_string(o.batches_done) + "/" + std::to_string(o.batches)});
     t.print(ctx.out());
   });
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
       if (ctx.dry_run()) {
         auto o = journal::operation_status(ctx.catalog(), id);
-        if (o.status == "running") throw journal::run_by_another(o);
+        if (o.status == journal::OperationStatus::running) throw journal::run_by_another(o);
         return print_archive_result(ctx, archiver.report(id));
       }
       return print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
@@ -147,21 +147,21 @@ int main(int argc, char** argv) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
     for (;;) {
       auto o = engine.status(id);
-      if (o.status == "done" || o.status == "cancelled") {
+      if (journal::is_over(o.status)) {
         if (ctx.json()) return ctx.print_json(journal::to_json(o));
         ctx.out() << "operation " << o.id << " " << o.status << '\n';
         return;
       }
-      if (o.status == "failed")
+      if (o.status == journal::OperationStatus::failed)
         throw internal_error("operation " + o.id + " failed: " + o.error, "`shardctl op resume " + o.id + "` continues it");
-      if (o.status == "paused")
+      if (o.status == journal::OperationStatus::paused)
         throw unavailable_error("operation " + o.id + " paused at its --max-runtime",
                                 "`shardctl op resume " + o.id + "` (or the job's next run) continues it");
-      if (o.status == "interrupted")
+      if (o.status == journal::OperationStatus::interrupted)
         throw unavailable_error("operation " + o.id + " was interrupted: no process is running it",
                                 "`shardctl op resume " + o.id + "` finishes it");
       if (std::chrono::steady_clock::now() > deadline)
-        throw locked_error("operation " + o.id + " is still " + o.status + " after " + std::to_string(timeout) + " s");
+        throw locked_error("operation " + o.id + " is still " + std::string(journal::to_text(o.status)) + " after " + std::to_string(timeout) + " s");
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   });

@@ -141,9 +141,9 @@ int main(int argc, char** argv) {
     } else {
       if (r.resumed && !ctx.dry_run()) ctx.out() << "resumed plan " << r.fingerprint.substr(0, 12) << "\n";
       for (const auto& s : r.steps) {
-        ctx.out() << "step " << s.step << " " << s.status << ": " << s.command;
+        ctx.out() << "step " << s.step << " " << rebalance::status_text(s) << ": " << s.command;
         if (!s.op_id.empty()) ctx.out() << " (operation " << s.op_id << ", " << s.rows << " rows)";
-        else if (s.status == "would run") ctx.out() << " (" << s.rows << " rows in " << s.batches << " batch(es))";
+        else if (s.status == rebalance::StepOutcome::would_run) ctx.out() << " (" << s.rows << " rows in " << s.batches << " batch(es))";
         if (!s.error.empty()) ctx.out() << ": " << s.error;
         ctx.out() << '\n';
       }

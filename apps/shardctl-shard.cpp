@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
 
   auto* add = fam.command("add", "Register a shard database", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto s = store.add_shard(name, dsn, status);
+    auto s = store.add_shard(name, dsn, catalog::parse_shard_status(status));
     if (ctx.json()) return ctx.print_json(catalog::to_json(s));
     if (ctx.dry_run()) ctx.out() << "would add shard " << s.name << " (" << s.dsn << ", " << s.status << ")\n";
     else ctx.out() << "added shard " << s.name << " (" << s.status << ")\n";
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
       return ctx.print_json({{"shards", arr}});
     }
     output::TextTable t({"NAME", "STATUS", "DSN"});
-    for (const auto& s : shards) t.add_row({s.name, s.status, pg::display_dsn(s.dsn)});
+    for (const auto& s : shards) t.add_row({s.name, std::string(catalog::to_text(s.status)), pg::display_dsn(s.dsn)});
     t.print(ctx.out());
   });
 
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
 
   auto* set = fam.command("set", "Change a shard's status", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto s = store.set_shard_status(name, status);
+    auto s = store.set_shard_status(name, catalog::parse_shard_status(status));
     if (ctx.dry_run() && !ctx.json()) ctx.out() << "would set shard " << s.name << " status to " << s.status << '\n';
     else print_shard(ctx, s);
   });

@@ -35,8 +35,8 @@ std::vector<catalog::Shard> job_shards(catalog::Store& store, const Job& job, st
   std::vector<catalog::Shard> out;
   for (const auto& s : store.list_shards()) {
     if (map && !of_map.count(s.name)) continue;
-    if (s.status != "online") {
-      skipped.push_back(s.name + " (" + s.status + ")");
+    if (s.status != catalog::ShardStatus::online) {
+      skipped.push_back(s.name + " (" + std::string(catalog::to_text(s.status)) + ")");
       continue;
     }
     out.push_back(s);
@@ -140,7 +140,7 @@ nlohmann::json to_json(const RunReport& r) {
           {"where", r.job.where},
           {"cascade", r.job.cascade},
           {"to", r.job.to.describe()},
-          {"status", r.op.status},
+          {"status", std::string(journal::to_text(r.op.status))},
           {"phase", r.op.phase},
           {"error", r.op.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.op.error)},
           {"rows", total},
@@ -261,7 +261,7 @@ RunReport Archiver::resume(const std::string& run_id, const RunOptions& options)
 RunReport Archiver::report(const std::string& run_id) {
   RunReport r;
   r.op = journal::operation_status(catalog_, run_id);
-  if (r.op.kind != run_kind) throw usage_error("operation " + run_id + " is a " + r.op.kind + ", not an archive run");
+  if (r.op.kind != run_kind) throw usage_error("operation " + run_id + " is a " + std::string(journal::to_text(r.op.kind)) + ", not an archive run");
   catalog_.read([&](pqxx::work& tx) {
     auto args = tx.exec_params1("SELECT args::text FROM shardctl.operations WHERE op_id = $1", run_id);
     r.job = job_from_json(nlohmann::json::parse(args[0].as<std::string>()));
@@ -301,7 +301,7 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   } unlock{catalog_, run_id};
 
   auto before = report(run_id);
-  if (before.op.status == "done" || before.op.status == "cancelled") return before;
+  if (journal::is_over(before.op.status)) return before;
   lock_job(before.job.name);
 
   catalog::Store store(catalog_);
@@ -369,8 +369,8 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   auto reason = static_cast<StopReason>(shared.stop.load());
   catalog_.transact([&](pqxx::work& tx) {
     journal::check_fencing_token(tx, run_id, shared.token);
-    if (all_done) journal::mark_finished(tx, run_id, "done");
-    else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, "cancelled");
+    if (all_done) journal::mark_finished(tx, run_id, journal::OperationStatus::done);
+    else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, journal::OperationStatus::cancelled);
     else
       // --max-runtime: the next `archive run` of the job (or `op resume`) continues here.
       tx.exec_params("UPDATE shardctl.operations SET status = 'paused', phase = 'max-runtime', lease_holder = NULL, "

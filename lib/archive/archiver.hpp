@@ -85,6 +85,6 @@ class Archiver {
 };
 
 // The operation kind archive runs are journaled as.
-inline constexpr const char* run_kind = "archive";
+inline constexpr journal::OperationKind run_kind = journal::OperationKind::archive;
 
 }  // namespace shardctl::archive

@@ -24,7 +24,7 @@ void print_run(std::ostream& out, const archive::RunReport& r) {
       << "job:     " << r.job.name << '\n'
       << "rows of: " << r.job.table << " where " << r.job.where << (r.job.cascade ? " (with every referencing row)" : "") << '\n'
       << "to:      " << r.job.to.describe() << '\n'
-      << "status:  " << r.op.status << (r.op.phase.empty() || r.op.phase == r.op.status ? "" : " (" + r.op.phase + ")") << '\n';
+      << "status:  " << r.op.status << (r.op.phase.empty() || r.op.phase == journal::to_text(r.op.status) ? "" : " (" + r.op.phase + ")") << '\n';
   if (!r.op.error.empty()) out << "error:   " << r.op.error << '\n';
   output::TextTable t({"SHARD", "STATE", "BATCHES", "ROWS", "REFUSED", "CURSOR", "UPPER BOUND"});
   for (const auto& s : r.shards)

@@ -152,7 +152,7 @@ class RestoreRun {
   RestoreReport go() {
     Archiver archiver(catalog_, "");
     auto rep = archiver.report(run_);
-    if (rep.op.status == "running") throw journal::run_by_another(rep.op);
+    if (rep.op.status == journal::OperationStatus::running) throw journal::run_by_another(rep.op);
     job_ = rep.job;
     catalog::Store store(catalog_);
     tables_for(store);
@@ -162,7 +162,7 @@ class RestoreRun {
     for (auto& u : units) restore_unit(u);
     if (!dry_run_)
       catalog_.transact([&](pqxx::work& tx) {
-        journal::insert_done(tx, "archive-restore", {{"run", run_}, {"where", where_ ? nlohmann::json(*where_) : nlohmann::json(nullptr)}},
+        journal::insert_done(tx, journal::OperationKind::archive_restore, {{"run", run_}, {"where", where_ ? nlohmann::json(*where_) : nlohmann::json(nullptr)}},
                              to_json(report_));
       });
     return report_;
@@ -203,7 +203,7 @@ class RestoreRun {
     // Column shapes come from a shard of the map: they must still be what was archived.
     std::optional<catalog::Shard> any;
     for (const auto& s : loaded_.shards)
-      if (s.status != "offline") any = s;
+      if (s.status != catalog::ShardStatus::offline) any = s;
     if (!any) throw usage_error("no shard of map " + *map + " is reachable for a restore");
     shardio::RawConn probe(any->dsn, "shard " + any->name);
     for (std::size_t i = 0; i < tables_.size(); ++i) {

@@ -23,7 +23,7 @@ std::string insert_run(pqxx::work& tx, const Job& job, const nlohmann::json& tab
   nlohmann::json args = to_json(job);
   args["tables"] = tables;
   std::string id =
-      journal::insert_running(tx, "archive", args, static_cast<int>(std::min<std::int64_t>(job.batch_size, 2147483647)));
+      journal::insert_running(tx, journal::OperationKind::archive, args, static_cast<int>(std::min<std::int64_t>(job.batch_size, 2147483647)));
   for (const auto& [shard_id, up] : upper)
     tx.exec_params("INSERT INTO shardctl.archive_shards (op_id, shard_id, upper_key, state) VALUES ($1, $2, $3::text[], $4)",
                    id, shard_id, array_param(up), up ? "pending" : "done");

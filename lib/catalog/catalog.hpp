@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pg/connection.hpp"
@@ -26,11 +28,26 @@ struct InitResult {
   bool changed() const noexcept { return previous_version != version || !passwords_removed.empty(); }
 };
 
+// A shard's and a mapping's status (shardctl.shards.status, shardctl.mappings.status). The
+// catalog's words are the contract (JSON, text, the columns' CHECKs); code compares the enums.
+// Their text only in status.cpp.
+enum class ShardStatus { online, readonly, offline };
+enum class MappingStatus { online, offline };
+std::string_view to_text(ShardStatus status) noexcept;
+std::string_view to_text(MappingStatus status) noexcept;
+std::ostream& operator<<(std::ostream& out, ShardStatus status);
+std::ostream& operator<<(std::ostream& out, MappingStatus status);
+// The status a catalog word names; an unknown word is an internal Error (70) naming it.
+ShardStatus shard_status_from_text(std::string_view word);
+MappingStatus mapping_status_from_text(std::string_view word);
+// Operator input (`shard add|set --status`): an unknown word is a usage Error (64).
+ShardStatus parse_shard_status(std::string_view word);
+
 struct Shard {
   std::int64_t id = 0;
   std::string name;
-  std::string dsn;     // never holds a password
-  std::string status;  // online | readonly | offline
+  std::string dsn;  // never holds a password
+  ShardStatus status = ShardStatus::online;
 };
 
 struct Map {
@@ -46,7 +63,7 @@ struct Mapping {
   routing::KeyRange range;  // for points, range.low is the point
   bool is_point = false;
   std::string shard;
-  std::string status;  // online | offline
+  MappingStatus status = MappingStatus::online;
 };
 
 // Table names are "schema.table" in display form (names.hpp: public.orders, "Sales"."Order
@@ -102,10 +119,10 @@ class Store {
   bool previewing() const noexcept { return writes_ == Writes::preview; }
 
   // Shards. add_shard refuses a DSN with a password (usage Error).
-  Shard add_shard(const std::string& name, const std::string& dsn, const std::string& status = "online");
+  Shard add_shard(const std::string& name, const std::string& dsn, ShardStatus status = ShardStatus::online);
   std::vector<Shard> list_shards();
   Shard get_shard(const std::string& name);  // usage Error when unknown
-  Shard set_shard_status(const std::string& name, const std::string& status);
+  Shard set_shard_status(const std::string& name, ShardStatus status);
   void remove_shard(const std::string& name, bool force);  // refuses while mappings use it unless force
 
   // Maps. `hash_shards` (hash maps only) spreads the hash space evenly over those shards, in

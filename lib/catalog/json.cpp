@@ -9,7 +9,7 @@ std::string mapping_key_text(const Mapping& m) {
 }
 
 nlohmann::json to_json(const Shard& s) {
-  return {{"name", s.name}, {"dsn", pg::display_dsn(s.dsn)}, {"status", s.status}};
+  return {{"name", s.name}, {"dsn", pg::display_dsn(s.dsn)}, {"status", std::string(to_text(s.status))}};
 }
 
 nlohmann::json to_json(const Map& m) {
@@ -17,7 +17,7 @@ nlohmann::json to_json(const Map& m) {
 }
 
 nlohmann::json to_json(const Mapping& m) {
-  nlohmann::json j = {{"map", m.map}, {"shard", m.shard}, {"status", m.status}};
+  nlohmann::json j = {{"map", m.map}, {"shard", m.shard}, {"status", std::string(to_text(m.status))}};
   if (m.is_point) {
     j["point"] = routing::format_key(*m.range.low);
   } else {

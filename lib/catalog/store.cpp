@@ -17,13 +17,9 @@ using routing::MapKind;
 
 namespace {
 
-bool valid_status(const std::string& s, bool shard) {
-  return s == "online" || s == "offline" || (shard && s == "readonly");
-}
-
 Shard shard_from(const pqxx::row& r) {
   return Shard{r["shard_id"].as<std::int64_t>(), r["name"].as<std::string>(),
-               r["dsn"].as<std::string>(), r["status"].as<std::string>()};
+               r["dsn"].as<std::string>(), shard_status_from_text(r["status"].as<std::string>())};
 }
 
 Map map_from(const pqxx::row& r) {
@@ -55,7 +51,7 @@ Mapping mapping_from(const pqxx::row& r) {
   m.id = r["mapping_id"].as<std::int64_t>();
   m.map = r["map"].as<std::string>();
   m.shard = r["shard"].as<std::string>();
-  m.status = r["status"].as<std::string>();
+  m.status = mapping_status_from_text(r["status"].as<std::string>());
   m.is_point = r["is_point"].as<bool>();
   KeyType type = bound_type(routing::parse_map_kind(r["kind"].as<std::string>()),
                             routing::parse_key_type(r["key_type"].as<std::string>()));
@@ -85,10 +81,8 @@ Store::Store(pg::Connection& conn, Writes writes) : conn_(conn), writes_(writes)
 
 // ---- shards -------------------------------------------------------------------------------
 
-Shard Store::add_shard(const std::string& name, const std::string& dsn, const std::string& status) {
+Shard Store::add_shard(const std::string& name, const std::string& dsn, ShardStatus status) {
   require_name("shard", name);
-  if (!valid_status(status, true))
-    throw usage_error("unknown shard status '" + status + "'", "use online, readonly or offline");
   pg::require_passwordless_dsn(dsn, "the DSN of shard " + name);
   std::string clean = pg::redact_dsn(dsn);
   Shard out{0, name, clean, status};
@@ -100,7 +94,7 @@ Shard Store::add_shard(const std::string& name, const std::string& dsn, const st
     out = shard_from(tx.exec_params1(
         "INSERT INTO shardctl.shards (name, dsn, status) VALUES ($1, $2, $3) "
         "RETURNING shard_id, name, dsn, status",
-        name, clean, status));
+        name, clean, std::string(to_text(status))));
   });
   return out;
 }
@@ -124,16 +118,14 @@ Shard Store::get_shard(const std::string& name) {
   return *out;
 }
 
-Shard Store::set_shard_status(const std::string& name, const std::string& status) {
-  if (!valid_status(status, true))
-    throw usage_error("unknown shard status '" + status + "'", "use online, readonly or offline");
+Shard Store::set_shard_status(const std::string& name, ShardStatus status) {
   Shard out = get_shard(name);
   out.status = status;
   if (previewing()) return out;
   conn_.transact([&](pqxx::work& tx) {
     out = shard_from(tx.exec_params1(
         "UPDATE shardctl.shards SET status = $2 WHERE name = $1 RETURNING shard_id, name, dsn, status",
-        name, status));
+        name, std::string(to_text(status))));
   });
   return out;
 }
@@ -279,7 +271,7 @@ Mapping insert_mapping(pqxx::work& tx, const Map& map, const Shard& shard, const
     m.range = range;
     m.is_point = is_point;
     m.shard = shard.name;
-    m.status = "online";
+    m.status = MappingStatus::online;
     return m;
   }
   auto id = tx.exec_params1("INSERT INTO shardctl.mappings (map_id, shard_id, is_point, " + column +
@@ -390,7 +382,7 @@ LoadedMap Store::load_map(const std::string& name) {
     routing::MappingEntry e;
     e.range = m.range;
     e.is_point = m.is_point;
-    e.online = m.status == "online";
+    e.online = m.status == MappingStatus::online;
     for (std::size_t i = 0; i < loaded.shards.size(); ++i)
       if (loaded.shards[i].name == m.shard) e.shard_index = static_cast<std::int32_t>(i);
     entries.push_back(std::move(e));

@@ -32,10 +32,10 @@ void map_findings(const catalog::LoadedMap& lm, const Fleet& fleet, std::vector<
     if (!s)
       out.push_back(catalog_finding(Kind::mapping_unknown_shard, name + " " + shown(m),
                                     "mapping routes to shard " + m.shard + ", which the catalog does not have", m.shard));
-    else if (s->status == "offline")
+    else if (s->status == catalog::ShardStatus::offline)
       out.push_back(catalog_finding(Kind::mapping_offline_shard, name + " " + shown(m),
                                     "mapping routes to shard " + m.shard + ", which is offline", m.shard));
-    else if (s->status == "readonly")
+    else if (s->status == catalog::ShardStatus::readonly)
       out.push_back(catalog_finding(Kind::mapping_readonly_shard, name + " " + shown(m),
                                     "mapping routes to shard " + m.shard + ", which is readonly: writes fail", m.shard));
     if (!m.is_point) ranges.push_back(m.range);

@@ -39,12 +39,23 @@ std::string_view fix_mode_name(FixMode mode) noexcept {
 
 namespace {
 
+// The kind of fix a --fix mode (not report) journals.
+FixKind fix_kind_of(FixMode mode) noexcept {
+  switch (mode) {
+    case FixMode::quarantine: return FixKind::quarantine;
+    case FixMode::remove: return FixKind::remove;
+    case FixMode::rehome:
+    case FixMode::report: break;
+  }
+  return FixKind::rehome;
+}
+
 // The shards a run reads: every shard not marked offline (an offline shard is expected to be
 // unreachable; mappings to it are a finding of their own).
 std::vector<const catalog::Shard*> swept_shards(const Fleet& fleet) {
   std::vector<const catalog::Shard*> out;
   for (const auto& s : fleet.shards)
-    if (s.status != "offline") out.push_back(&s);
+    if (s.status != catalog::ShardStatus::offline) out.push_back(&s);
   return out;
 }
 
@@ -116,7 +127,7 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
     rehome_strays(now, options, report);
   }
   if (options.fix != FixMode::report && !options.dry_run && !report.fixes.empty())
-    report.operation = journal_fixes(catalog, std::string(fix_mode_name(options.fix)), report);
+    report.operation = journal_fixes(catalog, fix_kind_of(options.fix), report);
   return report;
 }
 
@@ -132,11 +143,11 @@ Report restore_quarantined(pg::Connection& catalog, const Options& options) {
     ShardOutcome out;
     shardio::RawConn conn(shard.dsn, "shard " + shard.name);
     for (const auto& t : restore_quarantine(conn, options.dry_run))
-      out.fixes.push_back({"restore", shard.name, t.table, "", t.rows, options.dry_run, "from " + std::string(quarantine_schema)});
+      out.fixes.push_back({FixKind::restore, shard.name, t.table, "", t.rows, options.dry_run, "from " + std::string(quarantine_schema)});
     return out;
   });
   merge(outcomes, report);
-  if (!options.dry_run && !report.fixes.empty()) report.operation = journal_fixes(catalog, "restore", report);
+  if (!options.dry_run && !report.fixes.empty()) report.operation = journal_fixes(catalog, FixKind::restore, report);
   return report;
 }
 

@@ -25,6 +25,16 @@ std::string_view kind_name(Kind kind) noexcept {
 
 bool is_map_consistency(Kind kind) noexcept { return kind != Kind::orphans && kind != Kind::strays; }
 
+std::string_view fix_kind_name(FixKind kind) noexcept {
+  switch (kind) {
+    case FixKind::quarantine: return "quarantine";
+    case FixKind::remove: return "delete";
+    case FixKind::rehome: return "rehome";
+    case FixKind::restore: return "restore";
+  }
+  return "quarantine";
+}
+
 std::string_view severity_name(Severity s) noexcept { return s == Severity::critical ? "critical" : "warning"; }
 
 Severity default_severity(Kind kind) noexcept {

@@ -55,9 +55,13 @@ struct Unreachable {
   std::string error;
 };
 
+// What a fix does to rows: the words are what reports and the journal show.
+enum class FixKind { quarantine, remove, rehome, restore };
+std::string_view fix_kind_name(FixKind kind) noexcept;  // quarantine, delete, rehome, restore
+
 // What a --fix did (or, with --dry-run, would do) about one finding.
 struct FixAction {
-  std::string action;  // quarantine | delete | rehome | restore
+  FixKind action = FixKind::quarantine;
   std::string shard;
   std::string table;
   std::string target;  // rehome: the shard the rows went to

@@ -92,7 +92,7 @@ std::string mapping_signature(const std::vector<catalog::Mapping>& mappings,
         hidden = true;
     if (hidden) continue;
     parts.push_back((m.is_point ? routing::format_key(*m.range.low) : routing::format_range(m.range)) + ">" + m.shard +
-                    ":" + m.status);
+                    ":" + std::string(catalog::to_text(m.status)));
   }
   std::sort(parts.begin(), parts.end());
   std::string out;

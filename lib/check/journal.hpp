@@ -6,11 +6,15 @@
 #include <string>
 
 #include "check/finding.hpp"
+#include "journal/journal.hpp"
 #include "pg/connection.hpp"
 
 namespace shardctl::check {
 
+// The operation kind a fix is journaled as: check-<the fix's word>.
+journal::OperationKind fix_operation_kind(FixKind fix) noexcept;
+
 // Records the report's fixes as one done operation; returns its id.
-std::string journal_fixes(pg::Connection& catalog, const std::string& action, const Report& report);
+std::string journal_fixes(pg::Connection& catalog, FixKind fix, const Report& report);
 
 }  // namespace shardctl::check

@@ -64,7 +64,7 @@ std::string in_ranges(shardio::RawConn& conn, const catalog::LoadedMap& map, con
 std::string stray_predicate(shardio::RawConn& conn, const catalog::LoadedMap& map, const std::string& quoted_column,
                             const std::string& shard, const std::vector<routing::KeyRange>& in_flight) {
   std::string here = mapped_predicate(conn, map, quoted_column, [&](const catalog::Mapping& m) {
-    return m.shard == shard || m.status != "online";
+    return m.shard == shard || m.status != catalog::MappingStatus::online;
   });
   return "(" + quoted_column + " IS NOT NULL AND NOT " + here + " AND NOT " +
          in_ranges(conn, map, quoted_column, in_flight) + ")";

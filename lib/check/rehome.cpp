@@ -103,7 +103,7 @@ void rehome_pair(const Fleet& fleet, shardio::RawConn& src, shardio::RawConn& ds
     std::string key = "t0." + quote_ident(*t.def->key_column);
     std::string pred = "(";
     pred += mapped_predicate(c, map, key, [&](const catalog::Mapping& m) {
-      return m.shard == target && m.status == "online";
+      return m.shard == target && m.status == catalog::MappingStatus::online;
     });
     pred += " AND NOT ";
     pred += in_ranges(c, map, key, in_flight);
@@ -127,7 +127,7 @@ void rehome_pair(const Fleet& fleet, shardio::RawConn& src, shardio::RawConn& ds
     if (options.dry_run) {
       for (std::size_t i = 0; i < tables.size(); ++i)
         if (moving[i].rows > 0)
-          report.fixes.push_back({"rehome", source, tables[i].def->name, target, moving[i].rows, true, "strays"});
+          report.fixes.push_back({FixKind::rehome, source, tables[i].def->name, target, moving[i].rows, true, "strays"});
       src.exec("ROLLBACK");
       return;
     }
@@ -157,7 +157,7 @@ void rehome_pair(const Fleet& fleet, shardio::RawConn& src, shardio::RawConn& ds
         throw internal_error("rehoming " + t.def->name + " from " + source + ": deleted " + std::to_string(n) +
                              " rows, copied " + std::to_string(moving[i].rows) +
                              "; the source transaction is rolled back, the copies stay on " + target);
-      report.fixes.push_back({"rehome", source, t.def->name, target, n, false, "strays, verified by count and checksum"});
+      report.fixes.push_back({FixKind::rehome, source, t.def->name, target, n, false, "strays, verified by count and checksum"});
     }
     src.exec("COMMIT");
   } catch (...) {
@@ -197,10 +197,10 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
     }
     std::set<std::string> targets;
     for (const auto& m : map.mappings)
-      if (m.status == "online" && m.shard != source) targets.insert(m.shard);
+      if (m.status == catalog::MappingStatus::online && m.shard != source) targets.insert(m.shard);
     for (const auto& target : targets) {
       const catalog::Shard* dst_shard = fleet.shard(target);
-      if (!dst_shard || down.count(target) || dst_shard->status != "online") continue;
+      if (!dst_shard || down.count(target) || dst_shard->status != catalog::ShardStatus::online) continue;
       shardio::RawConn dst(dst_shard->dsn, "shard " + target);
       dst.script(shardio::session_settings);
       rehome_pair(fleet, src, dst, map, tables, source, target, options, report);

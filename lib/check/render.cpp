@@ -80,7 +80,7 @@ void print_text(std::ostream& out, const Report& report) {
   for (const auto& u : report.unreachable) out << "shard " << u.shard << " unreachable: " << u.error << '\n';
   for (const auto& u : report.undetermined) out << "shard " << u.shard << " not determined: " << u.error << '\n';
   for (const auto& a : report.fixes)
-    out << (a.dry_run ? "would " : "") << a.action << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
+    out << (a.dry_run ? "would " : "") << fix_kind_name(a.action) << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
         << (a.target.empty() ? "" : " to " + a.target) << (a.detail.empty() ? "" : " (" + a.detail + ")") << '\n';
   if (!report.operation.empty()) out << "journaled as operation " << report.operation << '\n';
   std::size_t critical = 0;
@@ -117,7 +117,7 @@ nlohmann::json to_json(const Report& report) {
                                {"detail", f.detail}});
   doc["fixes"] = json::array();
   for (const auto& a : report.fixes)
-    doc["fixes"].push_back({{"action", a.action},
+    doc["fixes"].push_back({{"action", std::string(fix_kind_name(a.action))},
                             {"shard", a.shard},
                             {"table", a.table},
                             {"target", a.target.empty() ? json(nullptr) : json(a.target)},

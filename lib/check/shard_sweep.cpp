@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "fault/fault.hpp"
+#include "journal/journal.hpp"
 #include "shardio/shard_schema.hpp"
 #include "shardside/guard.hpp"
 #include "shardside/names.hpp"
@@ -109,7 +110,7 @@ shardio::RawConn* ShardSweep::probe_conn(const std::string& name) {
   const catalog::Shard* s = fleet_.shard(name);
   // A shard marked offline is not expected to answer: its children stay unverified, and the
   // mapping to it is a finding of its own (mapping_offline_shard), not an unreachable shard.
-  if (!s || s->status == "offline") return nullptr;
+  if (!s || s->status == catalog::ShardStatus::offline) return nullptr;
   try {
     auto c = std::make_unique<shardio::RawConn>(s->dsn, "shard " + name);
     return (probes_[name] = std::move(c)).get();
@@ -212,7 +213,7 @@ void ShardSweep::fix_rows(const std::string& table, const std::string& quoted_ta
                         [this] { recheck_view(); });
   for (const auto& t : moved) {
     FixAction a;
-    a.action = options_.fix == FixMode::quarantine ? "quarantine" : "delete";
+    a.action = options_.fix == FixMode::quarantine ? FixKind::quarantine : FixKind::remove;
     a.shard = shard_.name;
     a.table = t.table;
     a.rows = t.rows;
@@ -423,31 +424,32 @@ void ShardSweep::sweep_guards() {
       guarded_maps.insert(std::to_string(r.map_id));
       if (ids.empty() || ids.back() != r.op_id) ids.push_back(r.op_id);
     }
-    std::map<std::string, std::string> status;  // op id -> status; absent: unknown to the catalog
+    std::map<std::string, journal::OperationStatus> status;  // op id -> status; absent: unknown to the catalog
     if (!ids.empty())
       catalog_->read([&](pqxx::work& tx) {
         for (const auto& r : tx.exec_params("SELECT op_id::text, status FROM shardctl.operations WHERE op_id = ANY($1::uuid[])",
                                             catalog::text_array_literal(ids)))
-          status[r[0].as<std::string>()] = r[1].as<std::string>();
+          status[r[0].as<std::string>()] = journal::operation_status_from_text(r[1].as<std::string>());
       });
-    // One finding per operation and kind of leftover, so each names what to run.
-    std::map<std::pair<std::string, int>, Finding> found;
+    // One finding per operation and kind of leftover, so each names what to run (in this order).
+    enum class Leftover { offline_range, unknown_fence, expired_fence };
+    std::map<std::pair<std::string, Leftover>, Finding> found;
     for (const auto& r : rows) {
       auto st = status.find(r.op_id);
       bool known = st != status.end();
-      bool over = known && (st->second == "done" || st->second == "cancelled");
-      int what;  // 0 offline range of an operation over or unknown, 1 fence of an unknown one, 2 expired fence
+      bool over = known && journal::is_over(st->second);
+      Leftover what;
       std::string detail;
       if (r.state == "offline") {
         if (known && !over) continue;
-        what = 0;
-        detail = "offline key ranges of an operation that is " + (known ? st->second : std::string("unknown")) +
+        what = Leftover::offline_range;
+        detail = "offline key ranges of an operation that is " + std::string(known ? journal::to_text(st->second) : "unknown") +
                  ": writes to those keys are refused";
       } else if (!known) {
-        what = 1;
+        what = Leftover::unknown_fence;
         detail = "fenced key ranges of an operation the catalog does not know: writes to those keys are refused";
       } else if (r.expired) {
-        what = 2;
+        what = Leftover::expired_fence;
         detail = "fences past their expiry (" + r.expires_at.value_or("") + ") still refuse writes to those keys; lift them with "
                  "`shardctl op unfence " + r.op_id + "`";
       } else {

@@ -88,7 +88,7 @@ Targets select_targets(catalog::Store& store, const Selection& selection) {
     bool named = std::find(selection.shards.begin(), selection.shards.end(), s.name) != selection.shards.end();
     if (!selection.shards.empty() && !named) continue;
     if (selection.map && !of_map.count(s.name)) continue;
-    if (s.status == "offline" && !named) {
+    if (s.status == catalog::ShardStatus::offline && !named) {
       out.offline.push_back(s.name);
       continue;
     }

@@ -18,7 +18,7 @@ namespace shardctl::fanout {
 struct Target {
   std::string shard;
   std::string dsn;
-  std::string status;  // online | readonly | offline, as the catalog says
+  catalog::ShardStatus status = catalog::ShardStatus::online;  // as the catalog says
 };
 
 // Which shards a command runs on: every registered shard, those any mapping of `map` routes

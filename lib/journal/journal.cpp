@@ -2,10 +2,60 @@
 
 #include <unistd.h>
 
+#include <ostream>
+
 #include "catalog/locks.hpp"
 #include "routing/key.hpp"
 
 namespace shardctl::journal {
+
+std::string_view to_text(OperationStatus status) noexcept {
+  switch (status) {
+    case OperationStatus::planned: return "planned";
+    case OperationStatus::running: return "running";
+    case OperationStatus::interrupted: return "interrupted";
+    case OperationStatus::paused: return "paused";
+    case OperationStatus::failed: return "failed";
+    case OperationStatus::cancelled: return "cancelled";
+    case OperationStatus::done: return "done";
+  }
+  return "running";
+}
+
+OperationStatus operation_status_from_text(std::string_view word) {
+  for (auto s : {OperationStatus::planned, OperationStatus::running, OperationStatus::interrupted, OperationStatus::paused,
+                 OperationStatus::failed, OperationStatus::cancelled, OperationStatus::done})
+    if (to_text(s) == word) return s;
+  throw internal_error("unknown operation status '" + std::string(word) + "' in shardctl.operations");
+}
+
+std::ostream& operator<<(std::ostream& out, OperationStatus status) { return out << to_text(status); }
+
+std::string_view to_text(OperationKind kind) noexcept {
+  switch (kind) {
+    case OperationKind::split: return "split";
+    case OperationKind::merge: return "merge";
+    case OperationKind::move: return "move";
+    case OperationKind::archive: return "archive";
+    case OperationKind::archive_restore: return "archive-restore";
+    case OperationKind::check_quarantine: return "check-quarantine";
+    case OperationKind::check_delete: return "check-delete";
+    case OperationKind::check_rehome: return "check-rehome";
+    case OperationKind::check_restore: return "check-restore";
+  }
+  return "split";
+}
+
+OperationKind operation_kind_from_text(std::string_view word) {
+  for (auto k : {OperationKind::split, OperationKind::merge, OperationKind::move, OperationKind::archive,
+                 OperationKind::archive_restore, OperationKind::check_quarantine, OperationKind::check_delete,
+                 OperationKind::check_rehome, OperationKind::check_restore})
+    if (to_text(k) == word) return k;
+  throw internal_error("unknown operation kind '" + std::string(word) + "' in shardctl.operations");
+}
+
+std::ostream& operator<<(std::ostream& out, OperationKind kind) { return out << to_text(kind); }
+
 namespace {
 
 constexpr const char* op_select =
@@ -41,9 +91,9 @@ constexpr const char* op_select =
 OpStatus op_from(const pqxx::row& r) {
   OpStatus o;
   o.id = r["op_id"].as<std::string>();
-  o.kind = r["kind"].as<std::string>();
+  o.kind = operation_kind_from_text(r["kind"].as<std::string>());
   o.map = r["map"].is_null() ? "" : r["map"].as<std::string>();
-  o.status = r["status"].as<std::string>();
+  o.status = operation_status_from_text(r["status"].as<std::string>());
   o.phase = r["phase"].as<std::string>();
   o.range = r["range"].as<std::string>();
   o.source = r["source"].as<std::string>();
@@ -67,9 +117,9 @@ OpStatus op_from(const pqxx::row& r) {
 // A "running" operation whose runner's session lock is free has no live process: it was
 // killed or lost its catalog connection, and waits for `op resume`.
 void mark_interrupted(pg::Connection& catalog, OpStatus& op) {
-  if (op.status != "running") return;
+  if (op.status != OperationStatus::running) return;
   catalog.read([&](pqxx::work& tx) {
-    if (runner_gone(tx, op.id)) op.status = "interrupted";
+    if (runner_gone(tx, op.id)) op.status = OperationStatus::interrupted;
   });
 }
 
@@ -92,24 +142,24 @@ std::string insert_running(pqxx::work& tx, const NewOperation& op) {
                              "lease_until, heartbeat_at, progress) VALUES (gen_random_uuid(), $1, $2, " + op.range_ctor +
                              "($3, $4, $5), $6::jsonb, 'running', 'planned', $7, $8, $9, $10, now() + interval '60 seconds', "
                              "now(), $11::jsonb) RETURNING op_id::text",
-                         op.kind, op.map_id, op.claim.low, op.claim.high, op.claim.bounds, op.args.dump(), op.source_shard_id,
+                         std::string(to_text(op.kind)), op.map_id, op.claim.low, op.claim.high, op.claim.bounds, op.args.dump(), op.source_shard_id,
                          op.target_shard_id, op.batch_size, holder_name(), op.progress.dump())[0]
       .as<std::string>();
 }
 
-std::string insert_running(pqxx::work& tx, const std::string& kind, const nlohmann::json& args, int batch_size) {
+std::string insert_running(pqxx::work& tx, OperationKind kind, const nlohmann::json& args, int batch_size) {
   return tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, args, status, phase, batch_size, lease_holder, "
                          "lease_until, heartbeat_at) VALUES (gen_random_uuid(), $1, $2::jsonb, 'running', 'planned', $3, $4, "
                          "now() + interval '60 seconds', now()) RETURNING op_id::text",
-                         kind, args.dump(), batch_size, holder_name())[0]
+                         std::string(to_text(kind)), args.dump(), batch_size, holder_name())[0]
       .as<std::string>();
 }
 
-std::string insert_done(pqxx::work& tx, const std::string& kind, const nlohmann::json& args,
+std::string insert_done(pqxx::work& tx, OperationKind kind, const nlohmann::json& args,
                         const nlohmann::json& progress) {
   return tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, status, phase, args, progress, finished_at) "
                          "VALUES (gen_random_uuid(), $1, 'done', 'done', $2::jsonb, $3::jsonb, now()) RETURNING op_id::text",
-                         kind, args.dump(), progress.dump())[0]
+                         std::string(to_text(kind)), args.dump(), progress.dump())[0]
       .as<std::string>();
 }
 
@@ -153,10 +203,10 @@ bool cancel_requested(pqxx::work& tx, const std::string& op_id) {
   return tx.exec_params1("SELECT cancel_requested FROM shardctl.operations WHERE op_id = $1", op_id)[0].as<bool>();
 }
 
-void mark_finished(pqxx::work& tx, const std::string& op_id, const std::string& status) {
+void mark_finished(pqxx::work& tx, const std::string& op_id, OperationStatus status) {
   tx.exec_params("UPDATE shardctl.operations SET status = $2, phase = $2, finished_at = now(), updated_at = now(), "
                  "lease_holder = NULL, lease_until = NULL WHERE op_id = $1",
-                 op_id, status);
+                 op_id, std::string(to_text(status)));
 }
 
 void mark_failed(pqxx::work& tx, const std::string& op_id, const std::string& error, std::int64_t token) {
@@ -188,8 +238,8 @@ Error failed(pg::Connection& catalog, const std::string& op_id, const Error& e, 
 }
 
 nlohmann::json to_json(const OpStatus& o) {
-  return {{"id", o.id},           {"kind", o.kind},
-          {"map", o.map},         {"status", o.status},
+  return {{"id", o.id},           {"kind", std::string(to_text(o.kind))},
+          {"map", o.map},         {"status", std::string(to_text(o.status))},
           {"phase", o.phase},     {"range", o.range},
           {"source", o.source},   {"target", o.target},
           {"batches", o.batches}, {"batches_done", o.batches_done},

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +21,39 @@
 
 namespace shardctl::journal {
 
+// What shardctl.operations.status says of an operation, plus `interrupted`: journaled running,
+// but no live process holds its runner lock (operation_status() tells). The catalog's words are
+// the contract (JSON, `op list`); code compares the enum. Text only here.
+enum class OperationStatus { planned, running, interrupted, paused, failed, cancelled, done };
+std::string_view to_text(OperationStatus status) noexcept;
+// The status a catalog word names; an unknown word is an internal Error (70) naming it.
+OperationStatus operation_status_from_text(std::string_view word);
+std::ostream& operator<<(std::ostream& out, OperationStatus status);
+// Whether the operation is over (done or cancelled): nothing runs or resumes it.
+inline bool is_over(OperationStatus s) noexcept { return s == OperationStatus::done || s == OperationStatus::cancelled; }
+
+// What an operation is (shardctl.operations.kind): a migration, an archive run or restore, or
+// one of check's journaled fixes.
+enum class OperationKind {
+  split,
+  merge,
+  move,
+  archive,
+  archive_restore,
+  check_quarantine,
+  check_delete,
+  check_rehome,
+  check_restore,
+};
+std::string_view to_text(OperationKind kind) noexcept;
+// The kind a catalog word names; an unknown word is an internal Error (70) naming it.
+OperationKind operation_kind_from_text(std::string_view word);
+std::ostream& operator<<(std::ostream& out, OperationKind kind);
+// split, merge or move: an operation of lib/migrate, with batches.
+inline bool is_migration(OperationKind k) noexcept {
+  return k == OperationKind::split || k == OperationKind::merge || k == OperationKind::move;
+}
+
 // Who holds an operation's lease, as `op show` names it: "host:pid".
 std::string holder_name();
 
@@ -28,7 +63,7 @@ bool is_operation_id(const std::string& text);
 // An operation that starts running now, claiming a range of one map's key space (a list point
 // as [k,k]) so that no other operation on those keys can start beside it.
 struct NewOperation {
-  std::string kind;
+  OperationKind kind;
   std::int64_t map_id = 0;
   std::string range_column, range_ctor;  // the map's catalog::range_column() and range_constructor()
   catalog::RangeParams claim;
@@ -43,10 +78,10 @@ struct NewOperation {
 // checks first that nothing overlaps). Returns its id.
 std::string insert_running(pqxx::work& tx, const NewOperation& op);
 // Inserts an operation of no map (an archive run), running and held by this process.
-std::string insert_running(pqxx::work& tx, const std::string& kind, const nlohmann::json& args, int batch_size);
+std::string insert_running(pqxx::work& tx, OperationKind kind, const nlohmann::json& args, int batch_size);
 // Inserts an operation that was done when it was journaled (check's fixes: the journal records
 // who changed what and when). Returns its id.
-std::string insert_done(pqxx::work& tx, const std::string& kind, const nlohmann::json& args,
+std::string insert_done(pqxx::work& tx, OperationKind kind, const nlohmann::json& args,
                         const nlohmann::json& progress);
 
 // One live runner per operation: a session advisory lock on the catalog, released by the server
@@ -66,7 +101,7 @@ void check_fencing_token(pqxx::work& tx, const std::string& op_id, std::int64_t 
 void heartbeat(pqxx::work& tx, const std::string& op_id, const std::string& phase);
 bool cancel_requested(pqxx::work& tx, const std::string& op_id);
 // Ends the operation as `status` (done or cancelled) and drops its lease.
-void mark_finished(pqxx::work& tx, const std::string& op_id, const std::string& status);
+void mark_finished(pqxx::work& tx, const std::string& op_id, OperationStatus status);
 // Journals a failure for `op show`, unless the operation was taken over since (`token`); it
 // stays resumable.
 void mark_failed(pqxx::work& tx, const std::string& op_id, const std::string& error, std::int64_t token);
@@ -81,9 +116,9 @@ Error failed(pg::Connection& catalog, const std::string& op_id, const Error& e, 
 // shardctl.op_batches (none for kinds without batches).
 struct OpStatus {
   std::string id;
-  std::string kind;
+  OperationKind kind = OperationKind::split;
   std::string map;
-  std::string status;  // running, interrupted (running, no live runner), failed, cancelled, done
+  OperationStatus status = OperationStatus::running;
   std::string phase;
   std::string range;
   std::string source;

@@ -31,7 +31,7 @@ void refuse_if_operation_overlaps(pg::Connection& catalog, const catalog::Map& m
 
 void refuse_if_offline(const Plan& plan, const std::vector<catalog::Mapping>& mappings) {
   for (const auto& m : mappings) {
-    if (m.status == "online") continue;
+    if (m.status == catalog::MappingStatus::online) continue;
     bool inside = m.is_point ? routing::range_contains(plan.range, *m.range.low) : routing::ranges_overlap(m.range, plan.range);
     if (!inside) continue;
     throw locked_error("mapping " + (m.is_point ? routing::format_key(*m.range.low) : routing::format_range(m.range)) +

@@ -116,7 +116,8 @@ journal::OpStatus Engine::run(const std::string& op_id, const std::function<void
   if (!locked) throw journal::run_by_another(status(op_id));
   RunContext ctx;
   ctx.op_id = op_id;
-  std::string state, map_name;
+  journal::OperationStatus state = journal::OperationStatus::running;
+  std::string map_name;
   std::int64_t target_id = 0;
   std::optional<std::string> low, high;
   catalog_.transact([&](pqxx::work& tx) {
@@ -126,18 +127,18 @@ journal::OpStatus Engine::run(const std::string& op_id, const std::function<void
                             "FROM shardctl.operations WHERE op_id = $1 FOR UPDATE",
                             op_id);
     if (r.empty()) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
-    state = r[0][1].as<std::string>();
-    if (state == "done" || state == "cancelled") return;
-    auto kind = r[0][0].as<std::string>();
-    if (kind != "split" && kind != "merge" && kind != "move")
-      throw usage_error("operation " + op_id + " is a " + kind + ", not a split, merge or move");
+    state = journal::operation_status_from_text(r[0][1].as<std::string>());
+    if (journal::is_over(state)) return;
+    auto kind = journal::operation_kind_from_text(r[0][0].as<std::string>());
+    if (!journal::is_migration(kind))
+      throw usage_error("operation " + op_id + " is a " + std::string(journal::to_text(kind)) + ", not a split, merge or move");
     target_id = r[0][3].as<std::int64_t>();
     map_name = tx.exec_params1("SELECT name FROM shardctl.maps WHERE map_id = $1", r[0][2].as<std::int64_t>())[0].as<std::string>();
     ctx.token = journal::take_over(tx, op_id);
     if (!r[0][4].is_null()) low = r[0][4].as<std::string>();
     if (!r[0][5].is_null()) high = r[0][5].as<std::string>();
   });
-  if (state == "done" || state == "cancelled") {
+  if (journal::is_over(state)) {
     catalog_.read([&](pqxx::work& tx) { journal::unlock_runner(tx, op_id); });
     return status(op_id);
   }
@@ -193,7 +194,7 @@ journal::OpStatus Engine::run(const std::string& op_id, const std::function<void
   }
   catalog_.read([&](pqxx::work& tx) { journal::unlock_runner(tx, op_id); });
   auto done = status(op_id);
-  if (options_.verify_fk && done.status == "done") {
+  if (options_.verify_fk && done.status == journal::OperationStatus::done) {
     // After the journal says done: orphans are a finding about the data, not a failed move.
     shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
     target.script(shardio::session_settings);
@@ -216,7 +217,7 @@ void Engine::request_cancel(const std::string& op_id) { journal::request_cancel(
 
 journal::OpStatus Engine::preview_run(const std::string& op_id) {
   auto op = status(op_id);  // "running" only while a live process holds its runner lock
-  if (op.status == "running") throw journal::run_by_another(op);
+  if (op.status == journal::OperationStatus::running) throw journal::run_by_another(op);
   return op;
 }
 
@@ -226,8 +227,8 @@ std::vector<journal::OpStatus> Engine::list() { return journal::list_operations(
 
 std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
   auto op = status(op_id);
-  if (op.status != "done" && op.status != "cancelled")
-    throw locked_error("operation " + op_id + " is " + op.status + ": its fences are lifted once it is done or cancelled",
+  if (!journal::is_over(op.status))
+    throw locked_error("operation " + op_id + " is " + std::string(journal::to_text(op.status)) + ": its fences are lifted once it is done or cancelled",
                        "`shardctl op wait " + op_id + "`, then unfence");
   catalog::Store store(catalog_);
   auto map = store.get_map(op.map);

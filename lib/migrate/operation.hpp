@@ -104,7 +104,7 @@ struct PlannedBatch {
 };
 
 struct Plan {
-  std::string kind;  // split | merge | move
+  journal::OperationKind kind = journal::OperationKind::split;  // split, merge or move
   catalog::Map map;
   shardio::RouteSpace space;
   catalog::Shard target;

@@ -129,7 +129,7 @@ std::optional<routing::Key> higher_high(const std::optional<routing::Key>& a, co
 }
 
 // What every kind starts with: the batch size checked, the map looked up, the request kept.
-Plan new_plan(catalog::Store& store, const std::string& kind, const std::string& map, int batch_size, std::int64_t batch_bytes,
+Plan new_plan(catalog::Store& store, journal::OperationKind kind, const std::string& map, int batch_size, std::int64_t batch_bytes,
               nlohmann::json args) {
   if (batch_bytes <= 0 && batch_size < 1) throw usage_error("--batch-size must be at least 1");
   Plan plan;
@@ -147,7 +147,7 @@ Plan new_plan(catalog::Store& store, const std::string& kind, const std::string&
 
 Plan Engine::plan_split(const SplitRequest& req) {
   catalog::Store store(catalog_);
-  Plan plan = new_plan(store, "split", req.map, req.batch_size, req.batch_bytes,
+  Plan plan = new_plan(store, journal::OperationKind::split, req.map, req.batch_size, req.batch_bytes,
                        {{"map", req.map}, {"at", req.at}, {"to", req.to}, {"move", req.move_upper ? "upper" : "lower"},
                         {"batch_size", req.batch_size}});
   if (plan.map.kind == MapKind::list)
@@ -178,7 +178,7 @@ Plan Engine::plan_split(const SplitRequest& req) {
 
 Plan Engine::plan_merge(const MergeRequest& req) {
   catalog::Store store(catalog_);
-  Plan plan = new_plan(store, "merge", req.map, req.batch_size, req.batch_bytes,
+  Plan plan = new_plan(store, journal::OperationKind::merge, req.map, req.batch_size, req.batch_bytes,
                        {{"map", req.map}, {"range", req.range}, {"into", req.into}, {"batch_size", req.batch_size}});
   if (plan.map.kind == MapKind::list)
     throw usage_error("map " + req.map + " is a list map: it has points, not ranges to merge",
@@ -214,7 +214,7 @@ Plan Engine::plan_merge(const MergeRequest& req) {
 
 Plan Engine::plan_move(const MoveRequest& req) {
   catalog::Store store(catalog_);
-  Plan plan = new_plan(store, "move", req.map, req.batch_size, req.batch_bytes,
+  Plan plan = new_plan(store, journal::OperationKind::move, req.map, req.batch_size, req.batch_bytes,
                        {{"map", req.map}, {"key", req.key}, {"to", req.to}, {"batch_size", req.batch_size}});
   routing::Key key = routing::parse_key(plan.map.key_type, req.key);
   plan.target = store.get_shard(req.to);
@@ -259,9 +259,11 @@ void Engine::finish_plan(Plan& plan) {
   for (const auto& s : plan.segments) {
     if (s.source.name == plan.target.name)
       problems.push_back("shard " + plan.target.name + " already holds " + what(s));
-    if (s.source.status != "online") problems.push_back("source shard " + s.source.name + " is " + s.source.status);
+    if (s.source.status != catalog::ShardStatus::online)
+      problems.push_back("source shard " + s.source.name + " is " + std::string(catalog::to_text(s.source.status)));
   }
-  if (plan.target.status != "online") problems.push_back("target shard " + plan.target.name + " is " + plan.target.status);
+  if (plan.target.status != catalog::ShardStatus::online)
+    problems.push_back("target shard " + plan.target.name + " is " + std::string(catalog::to_text(plan.target.status)));
 
   std::vector<catalog::TableDef> sharded;
   for (auto& t : store.list_tables()) {
@@ -272,7 +274,7 @@ void Engine::finish_plan(Plan& plan) {
     problems.push_back("map " + plan.map.name + " has no sharded tables declared (`shardctl table add-sharded`)");
   std::sort(problems.begin(), problems.end());
   problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
-  if (!problems.empty()) throw usage_error("cannot " + plan.kind + ": " + join(problems, "; "));
+  if (!problems.empty()) throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": " + join(problems, "; "));
 
   shardio::RawConn target(plan.target.dsn, "shard " + plan.target.name);
   std::map<std::string, std::unique_ptr<shardio::RawConn>> sources;
@@ -354,7 +356,7 @@ void Engine::finish_plan(Plan& plan) {
     else if (target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
       plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
   }
-  if (!problems.empty()) throw usage_error("cannot " + plan.kind + ": " + join(problems, "; "));
+  if (!problems.empty()) throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": " + join(problems, "; "));
   // Reference tables too: nation REFERENCES region needs region first. The target's foreign
   // keys are the ones the copy must satisfy.
   sort_references_by_foreign_keys(target, plan.references);
@@ -389,7 +391,7 @@ void Engine::finish_plan(Plan& plan) {
   plan.target_free_bytes = free_bytes(target);
   std::uint64_t needed = plan.estimated_bytes + plan.estimated_bytes / 10;
   if (plan.target_free_bytes && *plan.target_free_bytes < needed)
-    throw usage_error("cannot " + plan.kind + ": target shard " + plan.target.name + " has " +
+    throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": target shard " + plan.target.name + " has " +
                           megabytes(*plan.target_free_bytes) + " free where it keeps its data; the rows that move take about " +
                           megabytes(plan.estimated_bytes) + " (" + megabytes(needed) + " with margin)",
                       "free space on " + plan.target.name + " or choose another target shard");

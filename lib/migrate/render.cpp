@@ -37,7 +37,7 @@ nlohmann::json plan_json(const Plan& p) {
   for (const auto& s : p.segments)
     segments.push_back({{"range", p.point ? routing::format_key(*p.point) : routing::format_range(s.range)},
                         {"source", s.source.name}});
-  return {{"kind", p.kind},
+  return {{"kind", std::string(journal::to_text(p.kind))},
           {"map", p.map.name},
           {"range", p.point ? routing::format_key(*p.point) : routing::format_range(p.range)},
           {"source", p.segments.size() == 1 ? nlohmann::json(p.segments.front().source.name) : nlohmann::json(nullptr)},
@@ -56,7 +56,7 @@ nlohmann::json plan_json(const Plan& p) {
 void print_status(std::ostream& out, const journal::OpStatus& o) {
   out << "operation: " << o.id << "\nkind:      " << o.kind << "\nmap:       " << o.map << "\nrange:     " << o.range
       << "\nfrom:      " << o.source << "\nto:        " << o.target << "\nstatus:    " << o.status
-      << (o.cancel_requested && o.status != "cancelled" ? " (cancel requested)" : "") << "\nphase:     " << o.phase
+      << (o.cancel_requested && o.status != journal::OperationStatus::cancelled ? " (cancel requested)" : "") << "\nphase:     " << o.phase
       << "\nbatches:   " << o.batches_done << "/" << o.batches << "\nkeys:      " << o.keys_done << "/" << o.keys_total
       << "\nrows:      " << o.rows_moved << "/" << o.rows_total << '\n';
   if (!o.lease_holder.empty()) out << "held by:   " << o.lease_holder << '\n';

@@ -80,13 +80,14 @@ shardio::RawConn& Runner::source(const Batch& b) {
 
 void Runner::fence(pqxx::work& tx) { journal::check_fencing_token(tx, ctx_.op_id, ctx_.token); }
 
-void Runner::journal(const Batch& b, const std::string& step, std::int64_t rows) {
+void Runner::journal(const Batch& b, BatchStep step, std::int64_t rows) {
+  std::string word(to_text(step));
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
     tx.exec_params("UPDATE shardctl.op_batches SET step = $3, rows_moved = CASE WHEN $4 >= 0 THEN $4 ELSE rows_moved END, "
                    "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
-                   ctx_.op_id, b.no, step, rows);
-    journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " " + step);
+                   ctx_.op_id, b.no, word, rows);
+    journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " " + word);
   });
 }
 
@@ -100,7 +101,7 @@ std::vector<Runner::Batch> Runner::batches() {
              "coalesce(b.source_shard_id, o.source_shard_id), coalesce(b.checksum, '') "
              "FROM shardctl.op_batches b JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 ORDER BY b.batch_no",
              ctx_.op_id)) {
-      Batch b{r[0].as<int>(), {}, r[3].as<std::string>(), r[4].as<std::int64_t>(), r[5].as<std::string>()};
+      Batch b{r[0].as<int>(), {}, batch_step_from_text(r[3].as<std::string>()), r[4].as<std::int64_t>(), r[5].as<std::string>()};
       if (!r[1].is_null()) b.range.low = routing::parse_key(bt, r[1].as<std::string>());
       if (!r[2].is_null()) b.range.high = routing::parse_key(bt, r[2].as<std::string>());
       if (points()) b.range = routing::point_range(bt, *b.range.low);  // journaled as [k,k]
@@ -336,7 +337,7 @@ void Runner::purge_commit(shardio::RawConn& src, const Batch& b) {
 
 // Journals a purged batch as done.
 void Runner::done(const Batch& b, std::int64_t rows) {
-  journal(b, "done");
+  journal(b, BatchStep::done);
   faults_.point("journal.done", context(b));
   stats_.rows += rows;
   if (progress_) progress_(stats_);
@@ -429,7 +430,8 @@ void Runner::coalesce() {
     while (i < rows.size()) {
       std::size_t j = i;
       while (j + 1 < rows.size() && rows[j + 1][1].as<std::int64_t>() == rows[i][1].as<std::int64_t>() &&
-             rows[j + 1][2].as<std::string>() == "online" && rows[i][2].as<std::string>() == "online" &&
+             catalog::mapping_status_from_text(rows[j + 1][2].as<std::string>()) == catalog::MappingStatus::online &&
+             catalog::mapping_status_from_text(rows[i][2].as<std::string>()) == catalog::MappingStatus::online &&
              !rows[j][4].is_null() && !rows[j + 1][3].is_null() &&
              routing::compare_keys(routing::parse_key(bt, rows[j][4].as<std::string>()),
                                    routing::parse_key(bt, rows[j + 1][3].as<std::string>())) == 0)
@@ -450,7 +452,7 @@ void Runner::coalesce() {
   faults_.point("coalesce");
 }
 
-void Runner::finish(const std::string& status, const std::vector<Batch>& all) {
+void Runner::finish(journal::OperationStatus status, const std::vector<Batch>& all) {
   coalesce();
   // Offline ranges go; fences stay on each source until lifted (`op unfence`) or expired.
   std::set<std::int64_t> done;
@@ -505,11 +507,12 @@ void Runner::run() {
   };
   for (auto& b : all) {
     stats_.batch = b.no;
-    if (b.step == "done") continue;
-    if (b.step == "planned") {
+    ResumeFrom from = resume_from(b.step);
+    if (from == ResumeFrom::skip) continue;
+    if (from == ResumeFrom::take_offline) {
       if (cancel || cancel_requested()) {
         purge_pending();
-        finish("cancelled", all);
+        finish(journal::OperationStatus::cancelled, all);
         return;
       }
       {
@@ -517,18 +520,18 @@ void Runner::run() {
         take_offline(b);
       }
       faults_.point("journal.offline", context(b));
-    } else if (b.step == "offline" || b.step == "copied") {
+    } else if (from == ResumeFrom::guard_and_copy) {
       if (cancel) {  // cancelled while interrupted: undo the batch in flight
         purge_pending();
         roll_back(b);
-        finish("cancelled", all);
+        finish(journal::OperationStatus::cancelled, all);
         return;
       }
       guard_source(b);  // a run killed before the guard committed left the batch unguarded
     }
     std::int64_t rows = 0;
     std::string verified = b.verified;
-    if (b.step != "flipped") {
+    if (from != ResumeFrom::purge) {
       // Also when journaled as copied: copy() finds the batch on the target and does nothing,
       // unless the target lost it (a crash of a server that does not sync commits).
       {
@@ -539,7 +542,7 @@ void Runner::run() {
       stats_.copy_seconds -= read_in_load_seconds_;
       stats_.verify_seconds += read_in_load_seconds_;
       read_in_load_seconds_ = 0;
-      if (b.step != "copied") journal(b, "copied", rows);
+      if (b.step != BatchStep::copied) journal(b, BatchStep::copied, rows);
       faults_.point("journal.copied", context(b));
       // Beside a purge only when the verify needs nothing from a source (the stream's digest
       // is at hand): the purging thread owns its source connection until it is done.
@@ -561,7 +564,7 @@ void Runner::run() {
     pending = Flipped{b, verified, rows};
   }
   purge_pending();
-  finish("done", all);  // every batch moved, even if a cancel came too late to stop one
+  finish(journal::OperationStatus::done, all);  // every batch moved, even if a cancel came too late to stop one
   faults_.point("finished");
   if (progress_) progress_(stats_);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "migrate/batch_step.hpp"
 #include "migrate/guard.hpp"
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
@@ -53,7 +54,7 @@ class Runner {
   struct Batch {
     int no;
     routing::KeyRange range;  // half-open; a list point as [k, successor)
-    std::string step;
+    BatchStep step;
     std::int64_t source_id;
     std::string verified;  // per-table "count:checksum" (JSON) journaled by the flip
   };
@@ -75,7 +76,7 @@ class Runner {
   const catalog::Shard& shard(std::int64_t id) const;
   shardio::RawConn& source(const Batch& b);
   void fence(pqxx::work& tx);
-  void journal(const Batch& b, const std::string& step, std::int64_t rows = -1);
+  void journal(const Batch& b, BatchStep step, std::int64_t rows = -1);
   std::vector<Batch> batches();
   bool cancel_requested();
   void take_offline(const Batch& b);
@@ -98,7 +99,7 @@ class Runner {
   void roll_back(const Batch& b);
   void copy_references(shardio::RawConn& from);
   void coalesce();
-  void finish(const std::string& status, const std::vector<Batch>& all);
+  void finish(journal::OperationStatus status, const std::vector<Batch>& all);
   std::vector<GuardedTable> guarded() const;
   std::string filter(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r) const;
   // COPY (SELECT the table's columns in the range) TO STDOUT, in the table's format.

@@ -75,29 +75,29 @@ void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing:
   journal::OpStatus st;
   if (!op.empty()) {
     st = engine.status(op);
-    if (st.status == "cancelled") op.clear();  // cancelled by an operator: plan what is left afresh
+    if (st.status == journal::OperationStatus::cancelled) op.clear();  // cancelled by an operator: plan what is left afresh
   }
   if (op.empty()) {
     auto run = step_run(s, kind, o.batch_keys);
     migrate::Plan p = plan_step(engine, s, run, o);
     p.args["rebalance"] = {{"plan", pf.fingerprint}, {"step", i + 1}};
-    set_step(cat, pf.fingerprint, i + 1, "running", "");
+    set_step(cat, pf.fingerprint, i + 1, StepStatus::running, "");
     op = engine.start(p);
-    set_step(cat, pf.fingerprint, i + 1, "running", op);
+    set_step(cat, pf.fingerprint, i + 1, StepStatus::running, op);
     if (o.note) o.note("step " + std::to_string(i + 1) + ": operation " + op + ": " + run.command);
     st = engine.run(op);
-  } else if (st.status != "done") {
-    set_step(cat, pf.fingerprint, i + 1, "running", op);
+  } else if (st.status != journal::OperationStatus::done) {
+    set_step(cat, pf.fingerprint, i + 1, StepStatus::running, op);
     if (o.note) o.note("step " + std::to_string(i + 1) + ": resuming operation " + op);
     st = engine.run(op);
   }
   out.op_id = op;
   out.rows = st.rows_moved;
-  if (st.status != "done")
-    throw Error(ErrorKind::internal, "step " + std::to_string(i + 1) + ": operation " + op + " ended " + st.status,
+  if (st.status != journal::OperationStatus::done)
+    throw Error(ErrorKind::internal, "step " + std::to_string(i + 1) + ": operation " + op + " ended " + std::string(journal::to_text(st.status)),
                 "`shardctl op show " + op + "` says why; run the same apply again to continue");
-  set_step(cat, pf.fingerprint, i + 1, "done", op);
-  out.status = "done";
+  set_step(cat, pf.fingerprint, i + 1, StepStatus::done, op);
+  out.status = StepOutcome::done;
 }
 
 // --dry-run: previews every step still to run against the fleet as it is now; changes nothing.
@@ -107,21 +107,22 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
   const auto& steps = pf.plan.steps;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     auto& r = result.steps[i];
-    if (r.status == "skipped") continue;
+    if (r.status == StepOutcome::skipped) continue;
     std::optional<std::size_t> after;
     for (std::size_t j = 0; j < i && !after; ++j)
-      if (result.steps[j].status != "skipped" && steps[j].map == steps[i].map &&
+      if (result.steps[j].status != StepOutcome::skipped && steps[j].map == steps[i].map &&
           routing::ranges_overlap(steps[j].range, steps[i].range))
         after = j;
     if (after) {
-      r.status = "would run after step " + std::to_string(*after + 1);
+      r.status = StepOutcome::would_run_after;
+      r.after = *after + 1;
       continue;
     }
     try {
       if (!journal[i].op_id.empty()) {
         auto st = engine.preview_run(journal[i].op_id);
-        if (st.status != "cancelled") {
-          r.status = "would resume";
+        if (st.status != journal::OperationStatus::cancelled) {
+          r.status = StepOutcome::would_resume;
           continue;
         }
       }
@@ -131,7 +132,7 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
       r.batches = static_cast<int>(p.batches.size());
       r.rows = p.rows_total;
     } catch (const Error& e) {
-      r.status = "would fail";
+      r.status = StepOutcome::would_fail;
       r.error = e.what();
       if (!result.preview_error) result.preview_error = std::current_exception();
     }
@@ -139,6 +140,20 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
 }
 
 }  // namespace
+
+std::string status_text(const StepResult& s) {
+  switch (s.status) {
+    case StepOutcome::pending: return "pending";
+    case StepOutcome::skipped: return "skipped";
+    case StepOutcome::done: return "done";
+    case StepOutcome::failed: return "failed";
+    case StepOutcome::would_run: return "would run";
+    case StepOutcome::would_resume: return "would resume";
+    case StepOutcome::would_run_after: return "would run after step " + std::to_string(s.after);
+    case StepOutcome::would_fail: return "would fail";
+  }
+  return "pending";
+}
 
 nlohmann::json to_json(const ApplyResult& r) {
   nlohmann::json steps = nlohmann::json::array();
@@ -151,7 +166,7 @@ nlohmann::json to_json(const ApplyResult& r) {
                      {"range", s.range},
                      {"command", s.command},
                      {"operation", s.op_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.op_id)},
-                     {"status", s.status},
+                     {"status", status_text(s)},
                      {"rows_moved", s.rows},
                      {"batches", s.batches},
                      {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)}});
@@ -203,8 +218,10 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
     r.range = run.key_or_range;
     r.command = run.command;
     r.op_id = journal[i].op_id;
-    r.status = journal[i].status == "done" ? "skipped" : o.dry_run ? "would run" : "pending";
-    if (s.from == s.to && r.status != "skipped") r.status = "skipped";  // nothing changes shard
+    r.status = journal[i].status == StepStatus::done ? StepOutcome::skipped
+               : o.dry_run                             ? StepOutcome::would_run
+                                                       : StepOutcome::pending;
+    if (s.from == s.to) r.status = StepOutcome::skipped;  // nothing changes shard
     result.steps.push_back(std::move(r));
   }
   if (o.dry_run) {
@@ -218,9 +235,10 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
   // `parallel` at once, never two on one shard.
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<int> state(steps.size(), 0);  // 0 waiting, 1 running, 2 done, 3 failed
+  enum class StepState { waiting, running, done, failed };
+  std::vector<StepState> state(steps.size(), StepState::waiting);
   for (std::size_t i = 0; i < steps.size(); ++i)
-    if (result.steps[i].status == "skipped") state[i] = 2;
+    if (result.steps[i].status == StepOutcome::skipped) state[i] = StepState::done;
   std::set<std::string> busy;
   int running = 0;
   std::exception_ptr first_error;
@@ -231,16 +249,16 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
       std::optional<std::size_t> pick;
       if (!first_error && running < std::max(1, o.parallel))
         for (std::size_t i = 0; i < steps.size() && !pick; ++i) {
-          if (state[i] != 0) continue;
+          if (state[i] != StepState::waiting) continue;
           if (busy.count(steps[i].from) || busy.count(steps[i].to)) continue;
           bool ready = true;
           for (std::size_t j = 0; j < i && ready; ++j)
-            if (state[j] != 2 && shares_shard(steps[i], steps[j])) ready = false;
+            if (state[j] != StepState::done && shares_shard(steps[i], steps[j])) ready = false;
           if (ready) pick = i;
         }
       if (pick) {
         std::size_t i = *pick;
-        state[i] = 1;
+        state[i] = StepState::running;
         ++running;
         busy.insert(steps[i].from);
         busy.insert(steps[i].to);
@@ -250,19 +268,19 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
             run_step(pf, i, js, kinds[i], o, result.steps[i]);
           } catch (const Error& e) {
             err = std::current_exception();
-            result.steps[i].status = "failed";
+            result.steps[i].status = StepOutcome::failed;
             result.steps[i].error = e.what();
             try {
               pg::Connection cat(o.catalog_dsn, "catalog");
-              set_step(cat, pf.fingerprint, i + 1, "failed", result.steps[i].op_id, e.what());
+              set_step(cat, pf.fingerprint, i + 1, StepStatus::failed, result.steps[i].op_id, e.what());
             } catch (...) {
             }
           } catch (...) {
             err = std::current_exception();
-            result.steps[i].status = "failed";
+            result.steps[i].status = StepOutcome::failed;
           }
           std::lock_guard g(mu);
-          state[i] = err ? 3 : 2;
+          state[i] = err ? StepState::failed : StepState::done;
           if (err && !first_error) first_error = err;
           busy.erase(steps[i].from);
           busy.erase(steps[i].to);

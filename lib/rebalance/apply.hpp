@@ -30,13 +30,17 @@ struct ApplyOptions {
   std::function<void(const std::string&)> note;  // progress lines
 };
 
+// What became of a step in this apply: done, skipped (already done, or nothing changes shard),
+// failed, pending (not reached); with --dry-run, what would become of it.
+enum class StepOutcome { pending, skipped, done, failed, would_run, would_resume, would_run_after, would_fail };
+
 struct StepResult {
   std::size_t step = 0;  // 1-based
   std::string kind, map, from, to, range;
   std::string command;   // what the step runs, as a shardctl command line (batched the same way)
   std::string op_id;
-  std::string status;    // done | skipped (already done) | failed | pending; with --dry-run: would run |
-                         // would resume | would run after step N | would fail
+  StepOutcome status = StepOutcome::pending;
+  std::size_t after = 0;  // would_run_after: the step (1-based) it waits for
   std::string error;
   std::int64_t rows = 0;  // moved; with --dry-run, the rows the preview found to move
   int batches = 0;        // --dry-run: batches the preview planned
@@ -51,6 +55,8 @@ struct ApplyResult {
   std::exception_ptr preview_error;
 };
 
+// The outcome as text and JSON show it: "done", "would run after step 2", ...
+std::string status_text(const StepResult& s);
 nlohmann::json to_json(const ApplyResult& r);
 
 // Throws a data Error (65) when a map changed since planning or the stats are older than

@@ -1,6 +1,7 @@
 #include "rebalance/fleet.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "catalog/catalog.hpp"
 #include "catalog/key_sql.hpp"
@@ -126,7 +127,7 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
   for (const auto& s : store.list_shards()) {
     planner::Shard ps;
     ps.name = s.name;
-    ps.status = s.status;
+    ps.status = std::string(catalog::to_text(s.status));  // the planner reads plan files: words
     if (const auto* sc = config.shard(s.name)) {
       ps.capacity_bytes = sc->capacity_bytes.value_or(0);
       ps.weight = sc->weight;
@@ -138,9 +139,9 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
   }
 
   auto claims = live_claims(catalog, snapshot);
-  std::map<std::int64_t, std::string> offline;  // mapping id -> status offline now
+  std::set<std::int64_t> offline;  // mapping ids offline now
   for (const auto& m : store.list_mappings(std::nullopt))
-    if (m.status != "online") offline[m.id] = m.status;
+    if (m.status != catalog::MappingStatus::online) offline.insert(m.id);
   for (std::size_t i = 0; i < snapshot.mappings.size(); ++i) {
     const auto& m = snapshot.mappings[i];
     if (!in.fleet.maps.empty() &&

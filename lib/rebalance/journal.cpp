@@ -1,6 +1,24 @@
 #include "rebalance/journal.hpp"
 
+#include "core/error.hpp"
+
 namespace shardctl::rebalance {
+
+std::string_view to_text(StepStatus status) noexcept {
+  switch (status) {
+    case StepStatus::pending: return "pending";
+    case StepStatus::running: return "running";
+    case StepStatus::done: return "done";
+    case StepStatus::failed: return "failed";
+  }
+  return "pending";
+}
+
+StepStatus step_status_from_text(std::string_view word) {
+  for (auto s : {StepStatus::pending, StepStatus::running, StepStatus::done, StepStatus::failed})
+    if (to_text(s) == word) return s;
+  throw internal_error("unknown rebalance step status '" + std::string(word) + "' in shardctl.rebalance_steps");
+}
 
 bool run_exists(pg::Connection& catalog, const std::string& fingerprint) {
   bool found = false;
@@ -28,13 +46,13 @@ std::vector<JournalStep> read_steps(pg::Connection& catalog, const std::string& 
              "SELECT step_no, status, coalesce(op_id::text, '') FROM shardctl.rebalance_steps WHERE plan_fingerprint = $1", fingerprint)) {
       auto i = r[0].as<std::size_t>();
       if (i < 1 || i > steps) continue;
-      out[i - 1] = JournalStep{r[1].as<std::string>(), r[2].as<std::string>()};
+      out[i - 1] = JournalStep{step_status_from_text(r[1].as<std::string>()), r[2].as<std::string>()};
     }
   });
   return out;
 }
 
-void set_step(pg::Connection& catalog, const std::string& fingerprint, std::size_t step, const std::string& status,
+void set_step(pg::Connection& catalog, const std::string& fingerprint, std::size_t step, StepStatus status,
               const std::string& op_id, const std::string& error) {
   catalog.transact([&](pqxx::work& tx) {
     std::optional<std::string> op = op_id.empty() ? std::nullopt : std::optional<std::string>(op_id);
@@ -42,7 +60,7 @@ void set_step(pg::Connection& catalog, const std::string& fingerprint, std::size
     tx.exec_params(
         "UPDATE shardctl.rebalance_steps SET status = $3, op_id = coalesce($4::uuid, op_id), error = $5, updated_at = now() "
         "WHERE plan_fingerprint = $1 AND step_no = $2",
-        fingerprint, static_cast<int>(step), status, op, err);
+        fingerprint, static_cast<int>(step), std::string(to_text(status)), op, err);
   });
 }
 

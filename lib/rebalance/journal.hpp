@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,8 +13,14 @@
 
 namespace shardctl::rebalance {
 
+// A step's status in shardctl.rebalance_steps; the catalog's words, text only here.
+enum class StepStatus { pending, running, done, failed };
+std::string_view to_text(StepStatus status) noexcept;
+// The status a catalog word names; an unknown word is an internal Error (70) naming it.
+StepStatus step_status_from_text(std::string_view word);
+
 struct JournalStep {
-  std::string status = "pending";  // pending | running | done | failed
+  StepStatus status = StepStatus::pending;
   std::string op_id;               // empty: none started
 };
 
@@ -21,7 +28,7 @@ bool run_exists(pg::Connection& catalog, const std::string& fingerprint);
 // Records the run and its `steps` pending rows (idempotent).
 void begin_run(pg::Connection& catalog, const std::string& fingerprint, const nlohmann::json& plan, std::size_t steps);
 std::vector<JournalStep> read_steps(pg::Connection& catalog, const std::string& fingerprint, std::size_t steps);
-void set_step(pg::Connection& catalog, const std::string& fingerprint, std::size_t step, const std::string& status,
+void set_step(pg::Connection& catalog, const std::string& fingerprint, std::size_t step, StepStatus status,
               const std::string& op_id, const std::string& error = {});
 void finish_run(pg::Connection& catalog, const std::string& fingerprint);
 // The newest operation journaled for this plan's step (its args carry {"rebalance": {plan, step}}):

@@ -239,13 +239,13 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
   for (const auto& s : store.list_shards()) {
     ShardResult r;
     r.stats.shard = s.name;
-    r.stats.status = s.status;
+    r.stats.status = std::string(catalog::to_text(s.status));
     if (const auto* sc = config.shard(s.name)) {
       r.stats.capacity_bytes = sc->capacity_bytes;
       r.stats.weight = sc->weight;
     }
     results.push_back(std::move(r));
-    if (s.status != "offline") targets.push_back(fanout::Target{s.name, s.dsn, s.status});
+    if (s.status != catalog::ShardStatus::offline) targets.push_back(fanout::Target{s.name, s.dsn, s.status});
   }
   auto result_of = [&](const std::string& shard) -> ShardResult& {
     for (auto& r : results)
@@ -269,7 +269,7 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
     if (previous)
       for (const auto& p : previous->shards)
         if (p.shard == r.stats.shard) before = &p;
-    if (before && r.stats.status != "offline" && !before->counters.empty()) {
+    if (before && catalog::shard_status_from_text(r.stats.status) != catalog::ShardStatus::offline && !before->counters.empty()) {
       r.stats.interval_seconds = previous->age_seconds;
       r.stats.deltas = rates(r.stats.counters, before->counters, previous->age_seconds);
     }

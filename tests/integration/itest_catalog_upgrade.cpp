@@ -258,7 +258,7 @@ void upgrade_one(pg::Connection& conn, const Fixture& fx, const std::set<std::st
   // The Store reads the upgraded catalog and writes to it.
   catalog::Store store(conn);
   std::vector<std::string> shards;
-  for (const auto& s : store.list_shards()) shards.push_back(s.name + ":" + s.status);
+  for (const auto& s : store.list_shards()) shards.push_back(s.name + ":" + std::string(catalog::to_text(s.status)));
   const std::vector<std::string> want_shards = {"a:online", "b:readonly", "c:offline"};
   CHECK_MESSAGE(shards == want_shards, name);
   auto maps = store.list_maps();

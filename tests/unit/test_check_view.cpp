@@ -9,7 +9,8 @@ using namespace shardctl::check;
 using routing::KeyType;
 
 namespace {
-catalog::Mapping range_mapping(const std::string& range, const std::string& shard, const std::string& status = "online") {
+catalog::Mapping range_mapping(const std::string& range, const std::string& shard,
+                               catalog::MappingStatus status = catalog::MappingStatus::online) {
   catalog::Mapping m;
   m.range = routing::parse_range(KeyType::int8, range);
   m.shard = shard;
@@ -42,7 +43,7 @@ TEST_CASE("mapping signature leaves out mappings that touch excluded ranges") {
 TEST_CASE("a batch flipping inside an operation's range does not move the view") {
   Fleet before = fleet_of({range_mapping("..100", "a"), range_mapping("100..200", "a"), range_mapping("200..", "c")});
   exclude(before, "op1", "100..200");
-  Fleet after = fleet_of({range_mapping("..100", "a"), range_mapping("100..110", "c"), range_mapping("110..200", "a", "offline"),
+  Fleet after = fleet_of({range_mapping("..100", "a"), range_mapping("100..110", "c"), range_mapping("110..200", "a", catalog::MappingStatus::offline),
                           range_mapping("200..", "c")});
   exclude(after, "op1", "100..200");
   CHECK_FALSE(fleet_moved(before, after));

@@ -19,7 +19,7 @@ std::vector<Target> targets(int n) {
     name += std::to_string(i);
     std::string dsn = "dbname=";
     dsn += name;
-    out.push_back({name, dsn, "online"});
+    out.push_back({name, dsn, catalog::ShardStatus::online});
   }
   return out;
 }

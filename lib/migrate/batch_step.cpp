@@ -1,0 +1,37 @@
+#include "migrate/batch_step.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace shardctl::migrate {
+
+std::string_view to_text(BatchStep step) noexcept {
+  switch (step) {
+    case BatchStep::planned: return "planned";
+    case BatchStep::offline: return "offline";
+    case BatchStep::copied: return "copied";
+    case BatchStep::flipped: return "flipped";
+    case BatchStep::done: return "done";
+  }
+  return "planned";
+}
+
+BatchStep batch_step_from_text(std::string_view word) {
+  for (auto s : {BatchStep::planned, BatchStep::offline, BatchStep::copied, BatchStep::flipped, BatchStep::done})
+    if (to_text(s) == word) return s;
+  throw internal_error("unknown batch step '" + std::string(word) + "' in shardctl.op_batches");
+}
+
+ResumeFrom resume_from(BatchStep step) noexcept {
+  switch (step) {
+    case BatchStep::planned: return ResumeFrom::take_offline;
+    case BatchStep::offline:
+    case BatchStep::copied: return ResumeFrom::guard_and_copy;
+    case BatchStep::flipped: return ResumeFrom::purge;
+    case BatchStep::done: return ResumeFrom::skip;
+  }
+  return ResumeFrom::skip;
+}
+
+}  // namespace shardctl::migrate

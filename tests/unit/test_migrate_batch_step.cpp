@@ -1,0 +1,53 @@
+// A batch's step (migrate/batch_step.hpp): the words shardctl.op_batches.step journals, read back
+// as the same step, an unknown word refused as an internal error naming it, and what a run
+// (first or resumed) does with a batch at each step.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "migrate/batch_step.hpp"
+
+// Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
+namespace test_migrate_batch_step {
+
+namespace migrate = shardctl::migrate;
+using migrate::BatchStep;
+using migrate::ResumeFrom;
+
+TEST_CASE("batch steps round-trip through the journal's words") {
+  const std::pair<BatchStep, const char*> words[] = {{BatchStep::planned, "planned"},
+                                                     {BatchStep::offline, "offline"},
+                                                     {BatchStep::copied, "copied"},
+                                                     {BatchStep::flipped, "flipped"},
+                                                     {BatchStep::done, "done"}};
+  for (const auto& [step, word] : words) {
+    CHECK(migrate::to_text(step) == word);
+    CHECK(migrate::batch_step_from_text(word) == step);
+  }
+}
+
+TEST_CASE("an unknown batch step from the catalog is an internal error naming it") {
+  for (const char* word : {"", "Done", "flipped ", "purged"}) {
+    try {
+      migrate::batch_step_from_text(word);
+      FAIL("accepted '" << word << "'");
+    } catch (const shardctl::Error& e) {
+      CHECK(e.kind() == shardctl::ErrorKind::internal);
+      CHECK(std::string(e.what()) == "unknown batch step '" + std::string(word) + "' in shardctl.op_batches");
+    }
+  }
+}
+
+TEST_CASE("a run resumes each batch from its journaled step") {
+  CHECK(migrate::resume_from(BatchStep::planned) == ResumeFrom::take_offline);
+  // The guard may not have committed before a crash: it is installed again before the copy,
+  // which finds a batch already on the target and does nothing.
+  CHECK(migrate::resume_from(BatchStep::offline) == ResumeFrom::guard_and_copy);
+  CHECK(migrate::resume_from(BatchStep::copied) == ResumeFrom::guard_and_copy);
+  // Flipped: the map routes the keys to the target; only the purge of the source is left.
+  CHECK(migrate::resume_from(BatchStep::flipped) == ResumeFrom::purge);
+  CHECK(migrate::resume_from(BatchStep::done) == ResumeFrom::skip);
+}
+
+}  // namespace test_migrate_batch_step
