@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     }
     output::TextTable out({"TABLE", "KIND", "MAP", "KEY"});
     for (const auto& t : tables)
-      out.add_row({t.name, t.kind, t.map.value_or("-"), t.key_column ? catalog::display_ident(*t.key_column) : "-"});
+      out.add_row({t.name, std::string(catalog::to_text(t.kind)), t.map.value_or("-"), t.key_column ? catalog::display_ident(*t.key_column) : "-"});
     out.print(ctx.out());
   });
 

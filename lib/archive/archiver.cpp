@@ -28,7 +28,7 @@ namespace {
 std::vector<catalog::Shard> job_shards(catalog::Store& store, const Job& job, std::vector<std::string>& skipped) {
   std::optional<std::string> map;
   for (const auto& t : store.list_tables())
-    if (t.name == job.table && t.kind == "sharded") map = t.map;
+    if (t.name == job.table && t.kind == catalog::TableKind::sharded) map = t.map;
   std::set<std::string> of_map;
   if (map)
     for (const auto& m : store.list_mappings(*map)) of_map.insert(m.shard);

@@ -181,7 +181,7 @@ class RestoreRun {
     for (const auto& t : recorded) {
       auto name = t.at("table").get<std::string>();
       auto it = defs.find(name);
-      if (it == defs.end() || it->second.kind != "sharded")
+      if (it == defs.end() || it->second.kind != catalog::TableKind::sharded)
         throw usage_error("table " + name + " of archive run " + run_ + " is not a sharded table of the catalog",
                           "restore routes every row by its table's key; register it with `shardctl table add-sharded`");
       if (map && *map != *it->second.map)

@@ -43,6 +43,14 @@ MappingStatus mapping_status_from_text(std::string_view word);
 // Operator input (`shard add|set --status`): an unknown word is a usage Error (64).
 ShardStatus parse_shard_status(std::string_view word);
 
+// What a registered table is (shardctl.tables.kind): sharded tables move with their keys,
+// reference tables are copied to every shard. Text only in status.cpp.
+enum class TableKind { sharded, reference };
+std::string_view to_text(TableKind kind) noexcept;
+std::ostream& operator<<(std::ostream& out, TableKind kind);
+// The kind a catalog word names; an unknown word is an internal Error (70) naming it.
+TableKind table_kind_from_text(std::string_view word);
+
 struct Shard {
   std::int64_t id = 0;
   std::string name;
@@ -70,7 +78,7 @@ struct Mapping {
 // Lines"; catalog::quote_qualified makes SQL of them); column names are raw PostgreSQL names.
 struct TableDef {
   std::string name;  // display form, schema-qualified
-  std::string kind;  // sharded | reference
+  TableKind kind = TableKind::sharded;
   std::optional<std::string> map;
   std::optional<std::string> key_column;  // raw
 };

@@ -30,7 +30,7 @@ nlohmann::json to_json(const Mapping& m) {
 
 nlohmann::json to_json(const TableDef& t) {
   return {{"name", t.name},
-          {"kind", t.kind},
+          {"kind", to_text(t.kind)},
           {"map", t.map ? nlohmann::json(*t.map) : nlohmann::json(nullptr)},
           {"key_column", t.key_column ? nlohmann::json(*t.key_column) : nlohmann::json(nullptr)}};
 }

@@ -21,8 +21,13 @@ std::string_view to_text(MappingStatus status) noexcept {
   return status == MappingStatus::offline ? "offline" : "online";
 }
 
+std::string_view to_text(TableKind kind) noexcept {
+  return kind == TableKind::reference ? "reference" : "sharded";
+}
+
 std::ostream& operator<<(std::ostream& out, ShardStatus status) { return out << to_text(status); }
 std::ostream& operator<<(std::ostream& out, MappingStatus status) { return out << to_text(status); }
+std::ostream& operator<<(std::ostream& out, TableKind kind) { return out << to_text(kind); }
 
 namespace {
 
@@ -43,6 +48,12 @@ MappingStatus mapping_status_from_text(std::string_view word) {
   for (auto s : {MappingStatus::online, MappingStatus::offline})
     if (to_text(s) == word) return s;
   throw internal_error("unknown mapping status '" + std::string(word) + "' in shardctl.mappings");
+}
+
+TableKind table_kind_from_text(std::string_view word) {
+  for (auto k : {TableKind::sharded, TableKind::reference})
+    if (to_text(k) == word) return k;
+  throw internal_error("unknown table kind '" + std::string(word) + "' in shardctl.tables");
 }
 
 ShardStatus parse_shard_status(std::string_view word) {

@@ -16,7 +16,7 @@ namespace {
 TableDef table_from(const pqxx::row& r) {
   TableDef t;
   t.name = display_stored(r["name"].as<std::string>());
-  t.kind = r["kind"].as<std::string>();
+  t.kind = table_kind_from_text(r["kind"].as<std::string>());
   if (!r["map"].is_null()) t.map = r["map"].as<std::string>();
   if (!r["key_column"].is_null()) t.key_column = r["key_column"].as<std::string>();
   return t;
@@ -73,7 +73,7 @@ TableDef Store::add_sharded_table(const std::string& table, const std::string& m
   if (key_text.empty()) throw usage_error("--key must name the key column");
   std::string key_column = parse_column_name(key_text);
   Map map = get_map(map_name);
-  TableDef out{name, "sharded", map.name, key_column};
+  TableDef out{name, TableKind::sharded, map.name, key_column};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
     if (previewing()) return;
@@ -89,7 +89,7 @@ TableDef Store::add_sharded_table(const std::string& table, const std::string& m
 TableDef Store::add_reference_table(const std::string& table) {
   auto parsed = parse_qualified_name(table);
   std::string name = display_name(parsed);
-  TableDef out{name, "reference", std::nullopt, std::nullopt};
+  TableDef out{name, TableKind::reference, std::nullopt, std::nullopt};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
     if (previewing()) return;

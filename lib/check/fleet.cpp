@@ -37,7 +37,7 @@ Fleet load_fleet(pg::Connection& conn, const std::string& since) {
   fleet.shards = store.list_shards();
   for (const auto& m : store.list_maps()) fleet.maps.emplace(m.name, store.load_map(m.name));
   for (auto& t : store.list_tables())
-    if (t.kind == "sharded") fleet.sharded_tables.push_back(std::move(t));
+    if (t.kind == catalog::TableKind::sharded) fleet.sharded_tables.push_back(std::move(t));
   fleet.xrefs = store.list_xrefs();
   conn.read([&](pqxx::work& tx) {
     // An operation that finished after the check began still moved rows under it: the

@@ -162,8 +162,8 @@ journal::OpStatus Engine::run(const std::string& op_id, const std::function<void
     // Table shapes come from the target, which every batch copies into.
     shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
     for (const auto& t : store.list_tables()) {
-      if (t.kind == "reference") ctx.references.push_back(catalog::quote_qualified(t.name));
-      if (t.kind == "sharded" && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t, ctx.map.kind));
+      if (t.kind == catalog::TableKind::reference) ctx.references.push_back(catalog::quote_qualified(t.name));
+      if (t.kind == catalog::TableKind::sharded && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t, ctx.map.kind));
     }
     sort_by_foreign_keys(target, ctx.tables);
     ctx.references = shardio::fk_order(target, ctx.references);  // parents first: nation after region
@@ -234,7 +234,7 @@ std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
   auto map = store.get_map(op.map);
   std::vector<GuardedTable> tables;
   for (const auto& t : store.list_tables())
-    if (t.kind == "sharded" && t.map == map.name) tables.push_back({catalog::quote_qualified(t.name), t.key_column.value_or("")});
+    if (t.kind == catalog::TableKind::sharded && t.map == map.name) tables.push_back({catalog::quote_qualified(t.name), t.key_column.value_or("")});
   auto sources = source_shards(catalog_, op_id, true);
   std::map<std::int64_t, catalog::Shard> shards;
   for (const auto& s : store.list_shards()) shards[s.id] = s;

@@ -267,8 +267,8 @@ void Engine::finish_plan(Plan& plan) {
 
   std::vector<catalog::TableDef> sharded;
   for (auto& t : store.list_tables()) {
-    if (t.kind == "sharded" && t.map == plan.map.name) sharded.push_back(t);
-    if (t.kind == "reference") plan.references.push_back(catalog::quote_qualified(t.name));
+    if (t.kind == catalog::TableKind::sharded && t.map == plan.map.name) sharded.push_back(t);
+    if (t.kind == catalog::TableKind::reference) plan.references.push_back(catalog::quote_qualified(t.name));
   }
   if (sharded.empty())
     problems.push_back("map " + plan.map.name + " has no sharded tables declared (`shardctl table add-sharded`)");

@@ -205,7 +205,7 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
 
   std::vector<TableJob> tables;
   for (auto& t : store.list_tables()) {
-    if (t.kind != "sharded" || !t.map) continue;
+    if (t.kind != catalog::TableKind::sharded || !t.map) continue;
     const MapInfo* mi = snap.map(*t.map);
     if (!mi) continue;
     std::string quoted = catalog::quote_qualified(t.name);
