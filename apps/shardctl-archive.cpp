@@ -25,20 +25,61 @@ std::optional<std::chrono::milliseconds> duration_option(const std::optional<std
   return d;
 }
 
-}  // namespace
+// The run's progress on a terminal: one line on stderr, rewritten after each batch.
+class ProgressLine {
+ public:
+  ProgressLine(std::string job, bool tty) : job_(std::move(job)), tty_(tty) {}
+  void add(std::int64_t rows) {
+    rows_ += rows;
+    ++batches_;
+    if (!tty_) return;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    char line[160];
+    std::snprintf(line, sizeof line, "\rarchive %s: %lld rows in %lld batch(es), %.0f rows/s   ", job_.c_str(),
+                  static_cast<long long>(rows_), static_cast<long long>(batches_), s > 0 ? static_cast<double>(rows_) / s : 0.0);
+    std::cerr << line << std::flush;
+  }
+  void end() const {
+    if (tty_) std::cerr << '\n';
+  }
 
-int main(int argc, char** argv) {
-  cli::Family fam("archive", "Archive cold rows from every shard, verified and resumable; list jobs, show runs, restore");
-  std::optional<std::string> job_name, table, where, to, name, max_runtime, sleep, max_lag, restore_where;
+ private:
+  std::string job_;
+  bool tty_;
+  std::int64_t rows_ = 0, batches_ = 0;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+// `archive run`: a configured job, or an ad hoc one from --table, --where and --to.
+struct RunCommand {
+  std::optional<std::string> job_name, table, where, to, name, max_runtime, sleep, max_lag;
   bool cascade = false;
   std::optional<std::int64_t> batch_size;
   std::optional<int> parallel;
-  std::string id;
 
-  auto* run = fam.command("run", "Run a configured job, or an ad hoc one given by --table, --where and --to",
-                          [&](cli::Context& ctx) {
+  void define(cli::Family& fam) {
+    auto* run = fam.command("run", "Run a configured job, or an ad hoc one given by --table, --where and --to",
+                            [this](cli::Context& ctx) { execute(ctx); });
+    run->add_option("JOB", job_name, "A job of the configuration ([[archive.job]] name)");
+    run->add_option("--table", table, "Root table of an ad hoc job ([schema.]table)")->type_name("TABLE");
+    run->add_option("--where", where, "Which root rows are cold: an SQL condition on the root table's columns")->type_name("SQL");
+    run->add_option("--to", to, "Destination: dir:PATH or postgres:DSN")->type_name("DEST");
+    run->add_flag("--cascade", cascade, "Archive every row that references an archived row, to any depth, with it");
+    run->add_option("--name", name, "Name of an ad hoc job (default table:TABLE)")->type_name("NAME");
+    run->add_option("--batch-size", batch_size, "Root rows per batch (default: the job's, else [defaults] batch_size)")
+        ->type_name("N");
+    run->add_option("--parallel", parallel, "Shards archived at once (default: [defaults] parallel)")
+        ->check(cli::whole_number(1))
+        ->type_name("N");
+    run->add_option("--max-runtime", max_runtime, "Stop cleanly after the batch that passes this; the next run continues")
+        ->type_name("DURATION");
+    run->add_option("--sleep", sleep, "Pause between batches")->type_name("DURATION");
+    run->add_option("--max-lag", max_lag, "Pause while a streaming replica of the shard replays further behind")
+        ->type_name("DURATION");
+  }
+
+  archive::Job job(const config::Config& cfg) const {
     archive::Job job;
-    const auto& cfg = ctx.config();
     if (job_name) {
       if (table || where || to || cascade)
         throw usage_error("give a configured JOB or --table/--where/--to, not both");
@@ -57,48 +98,24 @@ int main(int argc, char** argv) {
     }
     if (batch_size) job.batch_size = *batch_size;
     if (job.batch_size < 1) throw usage_error("--batch-size must be at least 1");
+    return job;
+  }
+
+  void execute(cli::Context& ctx) const {
+    auto job = this->job(ctx.config());
     archive::RunOptions opt;
-    opt.parallel = parallel.value_or(static_cast<int>(cfg.parallel));
+    opt.parallel = parallel.value_or(static_cast<int>(ctx.config().parallel));
     opt.max_runtime = duration_option(max_runtime, "--max-runtime");
     opt.sleep = duration_option(sleep, "--sleep");
     opt.max_lag = duration_option(max_lag, "--max-lag");
     archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
-    if (ctx.dry_run()) {
-      auto p = archiver.preview(job);
-      for (const auto& n : p.notes) ctx.warn(n);
-      if (ctx.json()) return ctx.print_json(archive::to_json(p));
-      ctx.out() << "would archive rows of " << job.table << " where " << job.where
-                << (job.cascade ? ", with every row that references them," : "") << " to " << job.to.describe() << '\n';
-      if (p.continues) ctx.out() << "continuing the unfinished run " << *p.continues << " of job " << job.name << '\n';
-      output::TextTable t({"SHARD", "TABLE", "ROWS", "FIRST KEY", "LAST KEY"});
-      for (const auto& s : p.shards)
-        for (std::size_t i = 0; i < s.rows.size(); ++i)
-          t.add_row({s.shard, s.rows[i].first, std::to_string(s.rows[i].second), i ? "" : archive::keys_text(s.first_key),
-                     i ? "" : archive::keys_text(s.last_key)});
-      t.print(ctx.out());
-      for (const auto& s : p.shards)
-        if (s.refused)
-          ctx.out() << s.shard << ": " << s.refused << " row(s) stay: rows still reference them (use --cascade to take them along)\n";
-      for (const auto& s : p.skipped) ctx.out() << "skipped shard " << s << '\n';
-      return;
-    }
-    bool tty = isatty(STDERR_FILENO) && !ctx.options().quiet;
-    std::int64_t rows = 0, batches = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    opt.on_batch = [&](const std::string&, std::int64_t n) {
-      rows += n;
-      ++batches;
-      if (!tty) return;
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      char line[160];
-      std::snprintf(line, sizeof line, "\rarchive %s: %lld rows in %lld batch(es), %.0f rows/s   ", job.name.c_str(),
-                    static_cast<long long>(rows), static_cast<long long>(batches), s > 0 ? static_cast<double>(rows) / s : 0.0);
-      std::cerr << line << std::flush;
-    };
+    if (ctx.dry_run()) return preview(ctx, archiver, job);
+    ProgressLine progress(job.name, isatty(STDERR_FILENO) && !ctx.options().quiet);
+    opt.on_batch = [&](const std::string&, std::int64_t n) { progress.add(n); };
     opt.on_note = [&](const std::string& line) { ctx.note(line); };
     opt.on_warning = [&](const std::string& line) { ctx.warn(line); };
     auto r = archiver.run(job, opt);
-    if (tty) std::cerr << '\n';
+    progress.end();
     for (const auto& s : r.shards)
       if (s.refused)
         ctx.warn(s.shard + ": " + std::to_string(s.refused) + " row(s) of " + job.table +
@@ -110,25 +127,31 @@ int main(int argc, char** argv) {
     if (r.op.status == journal::OperationStatus::paused)
       ctx.out() << "stopped by --max-runtime; `shardctl archive run " << (job_name ? *job_name : "...")
                 << "` continues it\n";
-  });
-  run->add_option("JOB", job_name, "A job of the configuration ([[archive.job]] name)");
-  run->add_option("--table", table, "Root table of an ad hoc job ([schema.]table)")->type_name("TABLE");
-  run->add_option("--where", where, "Which root rows are cold: an SQL condition on the root table's columns")->type_name("SQL");
-  run->add_option("--to", to, "Destination: dir:PATH or postgres:DSN")->type_name("DEST");
-  run->add_flag("--cascade", cascade, "Archive every row that references an archived row, to any depth, with it");
-  run->add_option("--name", name, "Name of an ad hoc job (default table:TABLE)")->type_name("NAME");
-  run->add_option("--batch-size", batch_size, "Root rows per batch (default: the job's, else [defaults] batch_size)")
-      ->type_name("N");
-  run->add_option("--parallel", parallel, "Shards archived at once (default: [defaults] parallel)")
-      ->check(cli::whole_number(1))
-      ->type_name("N");
-  run->add_option("--max-runtime", max_runtime, "Stop cleanly after the batch that passes this; the next run continues")
-      ->type_name("DURATION");
-  run->add_option("--sleep", sleep, "Pause between batches")->type_name("DURATION");
-  run->add_option("--max-lag", max_lag, "Pause while a streaming replica of the shard replays further behind")
-      ->type_name("DURATION");
+  }
 
-  fam.command("list", "List the configured jobs with their last run", [&](cli::Context& ctx) {
+  // --dry-run: what each shard would give, read-only.
+  static void preview(cli::Context& ctx, archive::Archiver& archiver, const archive::Job& job) {
+    auto p = archiver.preview(job);
+    for (const auto& n : p.notes) ctx.warn(n);
+    if (ctx.json()) return ctx.print_json(archive::to_json(p));
+    ctx.out() << "would archive rows of " << job.table << " where " << job.where
+              << (job.cascade ? ", with every row that references them," : "") << " to " << job.to.describe() << '\n';
+    if (p.continues) ctx.out() << "continuing the unfinished run " << *p.continues << " of job " << job.name << '\n';
+    output::TextTable t({"SHARD", "TABLE", "ROWS", "FIRST KEY", "LAST KEY"});
+    for (const auto& s : p.shards)
+      for (std::size_t i = 0; i < s.rows.size(); ++i)
+        t.add_row({s.shard, s.rows[i].first, std::to_string(s.rows[i].second), i ? "" : archive::keys_text(s.first_key),
+                   i ? "" : archive::keys_text(s.last_key)});
+    t.print(ctx.out());
+    for (const auto& s : p.shards)
+      if (s.refused)
+        ctx.out() << s.shard << ": " << s.refused << " row(s) stay: rows still reference them (use --cascade to take them along)\n";
+    for (const auto& s : p.skipped) ctx.out() << "skipped shard " << s << '\n';
+  }
+};
+
+void define_list(cli::Family& fam) {
+  fam.command("list", "List the configured jobs with their last run", [](cli::Context& ctx) {
     archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
     nlohmann::json arr = nlohmann::json::array();
     output::TextTable t({"JOB", "TABLE", "TO", "LAST RUN", "STATUS", "ROWS", "UPDATED"});
@@ -149,23 +172,47 @@ int main(int argc, char** argv) {
     if (ctx.json()) return ctx.print_json({{"jobs", arr}});
     t.print(ctx.out());
   });
+}
 
-  fam.command("show", "Show an archive run's progress per shard", [&](cli::Context& ctx) {
-    archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
-    auto r = archiver.report(id);
-    if (ctx.json()) return ctx.print_json(archive::to_json(r));
-    archive::print_run(ctx.out(), r);
-  })->add_option("ID", id, "Archive run id (an operation id)")->required();
+struct ShowCommand {
+  std::string id;
+  void define(cli::Family& fam) {
+    fam.command("show", "Show an archive run's progress per shard", [this](cli::Context& ctx) {
+      archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
+      auto r = archiver.report(id);
+      if (ctx.json()) return ctx.print_json(archive::to_json(r));
+      archive::print_run(ctx.out(), r);
+    })->add_option("ID", id, "Archive run id (an operation id)")->required();
+  }
+};
 
-  auto* restore = fam.command("restore", "Put archived rows back on the shards the map routes them to now",
-                              [&](cli::Context& ctx) {
-    archive::Restorer restorer(ctx.catalog());
-    auto r = restorer.restore(id, restore_where, ctx.dry_run());
-    if (ctx.json()) return ctx.print_json(archive::to_json(r));
-    archive::print_restore(ctx.out(), r, ctx.dry_run());
-  });
-  restore->add_option("RUN", id, "Archive run id")->required();
-  restore->add_option("--where", restore_where, "Restore only root rows matching this SQL condition (and their children)")
-      ->type_name("SQL");
+struct RestoreCommand {
+  std::string id;
+  std::optional<std::string> where;
+  void define(cli::Family& fam) {
+    auto* restore = fam.command("restore", "Put archived rows back on the shards the map routes them to now",
+                                [this](cli::Context& ctx) {
+      archive::Restorer restorer(ctx.catalog());
+      auto r = restorer.restore(id, where, ctx.dry_run());
+      if (ctx.json()) return ctx.print_json(archive::to_json(r));
+      archive::print_restore(ctx.out(), r, ctx.dry_run());
+    });
+    restore->add_option("RUN", id, "Archive run id")->required();
+    restore->add_option("--where", where, "Restore only root rows matching this SQL condition (and their children)")
+        ->type_name("SQL");
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("archive", "Archive cold rows from every shard, verified and resumable; list jobs, show runs, restore");
+  RunCommand run;
+  run.define(fam);
+  define_list(fam);
+  ShowCommand show;
+  show.define(fam);
+  RestoreCommand restore;
+  restore.define(fam);
   return fam.main(argc, argv);
 }
