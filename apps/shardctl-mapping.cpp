@@ -6,13 +6,14 @@
 
 using namespace shardctl;
 
-int main(int argc, char** argv) {
-  cli::Family fam("mapping", "Add, list and remove the points and ranges of a map");
+namespace {
+
+// The options main() defines; each command runs as one member function.
+struct Commands {
   std::string map, shard;
   std::optional<std::string> point, range, map_filter;
 
-
-  auto* add = fam.command("add", "Map a point or a range of keys to a shard", [&](cli::Context& ctx) {
+  void add(cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto made = point ? store.add_point(map, *point, shard) : store.add_range(map, *range, shard);
     if (ctx.json()) {
@@ -21,18 +22,9 @@ int main(int argc, char** argv) {
     }
     ctx.out() << (ctx.dry_run() ? "would map " : "mapped ") << (made.is_point ? "point " : "range ") << catalog::mapping_key_text(made) << " of map "
               << made.map << " to shard " << made.shard << '\n';
-  });
-  add->add_option("--map", map, "Map name")->required()->type_name("MAP");
-  auto* add_point = add->add_option("--point", point, "A key of a list map")->type_name("KEY");
-  auto* add_range = add->add_option("--range", range, "Half-open range LOW..HIGH (LOW.. and ..HIGH are unbounded)")
-                         ->type_name("LOW..HIGH");
-  add_point->excludes(add_range);
-  add->add_option("--shard", shard, "Shard the keys live on")->required()->type_name("SHARD");
-  add->callback([&] {
-    if (!point && !range) throw cli::RequiredError("--point or --range");
-  });
+  }
 
-  auto* list = fam.command("list", "List mappings", [&](cli::Context& ctx) {
+  void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto mappings = store.list_mappings(map_filter);
     if (ctx.json()) {
@@ -43,10 +35,9 @@ int main(int argc, char** argv) {
     output::TextTable t({"MAP", "KEYS", "SHARD", "STATUS"});
     for (const auto& m : mappings) t.add_row({m.map, catalog::mapping_key_text(m), m.shard, std::string(catalog::to_text(m.status))});
     t.print(ctx.out());
-  });
-  list->add_option("--map", map_filter, "Only this map")->type_name("MAP");
+  }
 
-  auto* remove = fam.command("remove", "Remove a mapping (its keys become unmapped)", [&](cli::Context& ctx) {
+  void remove(cli::Context& ctx) {
     // Every check first (nothing written), so nobody is asked to confirm a command that fails.
     auto gone = catalog::Store(ctx.catalog(), catalog::Writes::preview).remove_mapping(map, point, range);
     if (ctx.dry_run()) {
@@ -63,13 +54,37 @@ int main(int argc, char** argv) {
     gone = catalog::Store(ctx.catalog()).remove_mapping(map, point, range);
     if (ctx.json()) return ctx.print_json({{"removed", catalog::to_json(gone)}});
     ctx.out() << "removed " << catalog::mapping_key_text(gone) << " -> " << gone.shard << " from map " << map << '\n';
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("mapping", "Add, list and remove the points and ranges of a map");
+  Commands c;
+
+
+  auto* add = fam.command("add", "Map a c.point or a c.range of keys to a shard", [&](cli::Context& ctx) { c.add(ctx); });
+  add->add_option("--map", c.map, "Map name")->required()->type_name("MAP");
+  auto* add_point = add->add_option("--point", c.point, "A key of a list map")->type_name("KEY");
+  auto* add_range = add->add_option("--range", c.range, "Half-open c.range LOW..HIGH (LOW.. and ..HIGH are unbounded)")
+                         ->type_name("LOW..HIGH");
+  add_point->excludes(add_range);
+  add->add_option("--shard", c.shard, "Shard the keys live on")->required()->type_name("SHARD");
+  add->callback([&] {
+    if (!c.point && !c.range) throw cli::RequiredError("--c.point or --range");
   });
-  remove->add_option("--map", map, "Map name")->required()->type_name("MAP");
-  auto* rm_point = remove->add_option("--point", point, "The point to remove")->type_name("KEY");
-  auto* rm_range = remove->add_option("--range", range, "The exact range to remove")->type_name("LOW..HIGH");
+
+  auto* list = fam.command("list", "List mappings", [&](cli::Context& ctx) { c.list(ctx); });
+  list->add_option("--map", c.map_filter, "Only this map")->type_name("MAP");
+
+  auto* remove = fam.command("remove", "Remove a mapping (its keys become unmapped)", [&](cli::Context& ctx) { c.remove(ctx); });
+  remove->add_option("--map", c.map, "Map name")->required()->type_name("MAP");
+  auto* rm_point = remove->add_option("--point", c.point, "The c.point to remove")->type_name("KEY");
+  auto* rm_range = remove->add_option("--range", c.range, "The exact c.range to remove")->type_name("LOW..HIGH");
   rm_point->excludes(rm_range);
   remove->callback([&] {
-    if (!point && !range) throw cli::RequiredError("--point or --range");
+    if (!c.point && !c.range) throw cli::RequiredError("--c.point or --range");
   });
 
   return fam.main(argc, argv);

@@ -36,137 +36,151 @@ void print_archive_result(cli::Context& ctx, const archive::RunReport& r) {
   ctx.out() << "archive run " << r.op.id << " " << r.op.status << ": " << rows << " rows to " << r.job.to.describe() << '\n';
 }
 
+void list_operations(cli::Context& ctx) {
+  migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  auto ops = engine.list();
+  if (ctx.json()) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& o : ops) arr.push_back(journal::to_json(o));
+    return ctx.print_json({{"operations", arr}});
+  }
+  output::TextTable t({"ID", "KIND", "MAP", "RANGE", "FROM", "TO", "STATUS", "BATCHES"});
+  for (const auto& o : ops)
+    t.add_row({o.id, std::string(journal::to_text(o.kind)), o.map, o.range, o.source, o.target, std::string(journal::to_text(o.status)),
+               std::to_string(o.batches_done) + "/" + std::to_string(o.batches)});
+  t.print(ctx.out());
+}
+
+void show_operation(cli::Context& ctx, const std::string& id) {
+  if (is_archive_run(ctx, id)) {
+    archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
+    auto r = archiver.report(id);
+    if (ctx.json()) return ctx.print_json(archive::to_json(r));
+    return archive::print_run(ctx.out(), r);
+  }
+  migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  auto o = engine.status(id);
+  if (ctx.json()) return ctx.print_json(journal::to_json(o));
+  migrate::print_status(ctx.out(), o);
+}
+
+void resume_archive_run(cli::Context& ctx, const std::string& id) {
+  archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
+  if (ctx.dry_run()) {
+    auto o = journal::operation_status(ctx.catalog(), id);
+    if (o.status == journal::OperationStatus::running) throw journal::run_by_another(o);
+    return print_archive_result(ctx, archiver.report(id));
+  }
+  print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
+}
+
+void resume_operation(cli::Context& ctx, const std::string& id) {
+  if (is_archive_run(ctx, id)) return resume_archive_run(ctx, id);
+  migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  if (ctx.dry_run()) {
+    auto o = engine.preview_run(id);
+    if (ctx.json()) return ctx.print_json(journal::to_json(o));
+    migrate::print_status(ctx.out(), o);
+    return;
+  }
+  auto o = engine.run(id);
+  if (ctx.json()) return ctx.print_json(journal::to_json(o));
+  ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches << " batch(es), "
+            << o.rows_moved << " rows\n";
+}
+
+void print_cancel_requested(cli::Context& ctx) {
+  ctx.out() << "cancellation requested: the running process stops after its current batch\n";
+}
+
+void cancel_operation(cli::Context& ctx, const std::string& id) {
+  migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  if (ctx.dry_run()) {
+    auto o = engine.status(id);
+    if (ctx.json()) return ctx.print_json(journal::to_json(o));
+    ctx.out() << "would request cancellation of operation " << o.id << " (" << o.status << ")\n";
+    return;
+  }
+  engine.request_cancel(id);
+  // With no live runner, finish the cancellation here: complete the batch in flight, if any,
+  // and end the run (a migration leaves the rest on the source). With one, it stops itself.
+  try {
+    if (is_archive_run(ctx, id)) {
+      archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
+      return print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
+    }
+    auto o = engine.run(id);
+    if (ctx.json()) return ctx.print_json(journal::to_json(o));
+    ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches
+              << " batch(es) moved, the rest stays on " << o.source << '\n';
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::locked) throw;
+    print_cancel_requested(ctx);
+  }
+}
+
+void unfence_operation(cli::Context& ctx, const std::string& id) {
+  migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  auto lifted = engine.unfence(id, ctx.dry_run());
+  if (ctx.json()) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& u : lifted) arr.push_back({{"shard", u.shard}, {"fences", u.ranges}});
+    return ctx.print_json({{"id", id}, {"dry_run", ctx.dry_run()}, {"shards", arr}});
+  }
+  for (const auto& u : lifted)
+    ctx.out() << (ctx.dry_run() ? "would lift " : "lifted ") << u.ranges << " fence(s) of operation " << id << " on "
+              << u.shard << '\n';
+  if (lifted.empty()) ctx.out() << "operation " << id << " left no fences\n";
+}
+
+// Waits until the operation is over; a state it cannot leave by itself ends the wait with its error.
+void wait_for_operation(cli::Context& ctx, const std::string& id, int timeout) {
+  migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+  for (;;) {
+    auto o = engine.status(id);
+    if (journal::is_over(o.status)) {
+      if (ctx.json()) return ctx.print_json(journal::to_json(o));
+      ctx.out() << "operation " << o.id << " " << o.status << '\n';
+      return;
+    }
+    if (o.status == journal::OperationStatus::failed)
+      throw internal_error("operation " + o.id + " failed: " + o.error, "`shardctl op resume " + o.id + "` continues it");
+    if (o.status == journal::OperationStatus::paused)
+      throw unavailable_error("operation " + o.id + " paused at its --max-runtime",
+                              "`shardctl op resume " + o.id + "` (or the job's next run) continues it");
+    if (o.status == journal::OperationStatus::interrupted)
+      throw unavailable_error("operation " + o.id + " was interrupted: no process is running it",
+                              "`shardctl op resume " + o.id + "` finishes it");
+    if (std::chrono::steady_clock::now() > deadline)
+      throw locked_error("operation " + o.id + " is still " + std::string(journal::to_text(o.status)) + " after " + std::to_string(timeout) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cli::Family fam("op", "List, inspect, resume, cancel and wait for operations");
   std::string id;
   int timeout = 3600;
-
-  fam.command("list", "List operations, newest first", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
-    auto ops = engine.list();
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& o : ops) arr.push_back(journal::to_json(o));
-      return ctx.print_json({{"operations", arr}});
-    }
-    output::TextTable t({"ID", "KIND", "MAP", "RANGE", "FROM", "TO", "STATUS", "BATCHES"});
-    for (const auto& o : ops)
-      t.add_row({o.id, std::string(journal::to_text(o.kind)), o.map, o.range, o.source, o.target, std::string(journal::to_text(o.status)),
-                 std::to_string(o.batches_done) + "/" + std::to_string(o.batches)});
-    t.print(ctx.out());
-  });
-
-  auto show_cmd = [&](cli::Context& ctx) {
-    if (is_archive_run(ctx, id)) {
-      archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
-      auto r = archiver.report(id);
-      if (ctx.json()) return ctx.print_json(archive::to_json(r));
-      return archive::print_run(ctx.out(), r);
-    }
-    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
-    auto o = engine.status(id);
-    if (ctx.json()) return ctx.print_json(journal::to_json(o));
-    migrate::print_status(ctx.out(), o);
+  auto with_id = [&id](void (*action)(cli::Context&, const std::string&)) {
+    return [&id, action](cli::Context& ctx) { action(ctx, id); };
   };
-  fam.command("show", "Show one operation", show_cmd)->add_option("ID", id, "Operation id")->required();
-
-  fam.command("resume", "Finish an interrupted operation", [&](cli::Context& ctx) {
-    if (is_archive_run(ctx, id)) {
-      archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
-      if (ctx.dry_run()) {
-        auto o = journal::operation_status(ctx.catalog(), id);
-        if (o.status == journal::OperationStatus::running) throw journal::run_by_another(o);
-        return print_archive_result(ctx, archiver.report(id));
-      }
-      return print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
-    }
-    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
-    if (ctx.dry_run()) {
-      auto o = engine.preview_run(id);
-      if (ctx.json()) return ctx.print_json(journal::to_json(o));
-      migrate::print_status(ctx.out(), o);
-      return;
-    }
-    auto o = engine.run(id);
-    if (ctx.json()) return ctx.print_json(journal::to_json(o));
-    ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches << " batch(es), "
-              << o.rows_moved << " rows\n";
-  })->add_option("ID", id, "Operation id")->required();
-
-  fam.command("cancel", "Stop an operation after its current batch", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
-    if (ctx.dry_run()) {
-      auto o = engine.status(id);
-      if (ctx.json()) return ctx.print_json(journal::to_json(o));
-      ctx.out() << "would request cancellation of operation " << o.id << " (" << o.status << ")\n";
-      return;
-    }
-    engine.request_cancel(id);
-    if (is_archive_run(ctx, id)) {
-      // With no live runner, finish the batch in flight here (if any) and end the run.
-      try {
-        archive::Archiver archiver(ctx.catalog(), ctx.catalog_dsn());
-        return print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::locked) throw;
-        ctx.out() << "cancellation requested: the running process stops after its current batch\n";
-        return;
-      }
-    }
-    // With no live runner, finish the cancellation here: complete the batch in flight, if any,
-    // and leave the rest on the source.
-    try {
-      auto o = engine.run(id);
-      if (ctx.json()) return ctx.print_json(journal::to_json(o));
-      ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches
-                << " batch(es) moved, the rest stays on " << o.source << '\n';
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::locked) throw;
-      ctx.out() << "cancellation requested: the running process stops after its current batch\n";
-    }
-  })->add_option("ID", id, "Operation id")->required();
-
-  fam.command("unfence", "Lift the fences a finished operation left on its source shards", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
-    auto lifted = engine.unfence(id, ctx.dry_run());
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& u : lifted) arr.push_back({{"shard", u.shard}, {"fences", u.ranges}});
-      return ctx.print_json({{"id", id}, {"dry_run", ctx.dry_run()}, {"shards", arr}});
-    }
-    for (const auto& u : lifted)
-      ctx.out() << (ctx.dry_run() ? "would lift " : "lifted ") << u.ranges << " fence(s) of operation " << id << " on "
-                << u.shard << '\n';
-    if (lifted.empty()) ctx.out() << "operation " << id << " left no fences\n";
-  })->add_option("ID", id, "Operation id")->required();
-
-  auto* wait = fam.command("wait", "Wait until an operation is done, cancelled or failed", [&](cli::Context& ctx) {
-    migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
-    for (;;) {
-      auto o = engine.status(id);
-      if (journal::is_over(o.status)) {
-        if (ctx.json()) return ctx.print_json(journal::to_json(o));
-        ctx.out() << "operation " << o.id << " " << o.status << '\n';
-        return;
-      }
-      if (o.status == journal::OperationStatus::failed)
-        throw internal_error("operation " + o.id + " failed: " + o.error, "`shardctl op resume " + o.id + "` continues it");
-      if (o.status == journal::OperationStatus::paused)
-        throw unavailable_error("operation " + o.id + " paused at its --max-runtime",
-                                "`shardctl op resume " + o.id + "` (or the job's next run) continues it");
-      if (o.status == journal::OperationStatus::interrupted)
-        throw unavailable_error("operation " + o.id + " was interrupted: no process is running it",
-                                "`shardctl op resume " + o.id + "` finishes it");
-      if (std::chrono::steady_clock::now() > deadline)
-        throw locked_error("operation " + o.id + " is still " + std::string(journal::to_text(o.status)) + " after " + std::to_string(timeout) + " s");
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-  });
+  fam.command("list", "List operations, newest first", list_operations);
+  fam.command("show", "Show one operation", with_id(show_operation))->add_option("ID", id, "Operation id")->required();
+  fam.command("resume", "Finish an interrupted operation", with_id(resume_operation))
+      ->add_option("ID", id, "Operation id")
+      ->required();
+  fam.command("cancel", "Stop an operation after its current batch", with_id(cancel_operation))
+      ->add_option("ID", id, "Operation id")
+      ->required();
+  fam.command("unfence", "Lift the fences a finished operation left on its source shards", with_id(unfence_operation))
+      ->add_option("ID", id, "Operation id")
+      ->required();
+  auto* wait = fam.command("wait", "Wait until an operation is done, cancelled or failed",
+                           [&](cli::Context& ctx) { wait_for_operation(ctx, id, timeout); });
   wait->add_option("ID", id, "Operation id")->required();
   wait->add_option("--timeout", timeout, "Give up after this many seconds (exit 75)")->type_name("SECONDS");
-
   return fam.main(argc, argv);
 }

@@ -48,22 +48,15 @@ void forget_removed_sandbox_config() {
   if (named == sandbox::default_sandbox_dir().lexically_normal() / "shardctl.toml") ::unsetenv("SHARDCTL_CONFIG");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  forget_removed_sandbox_config();
-  cli::Family fam("sandbox", "Local throwaway PostgreSQL clusters with sample data");
+// The options main() defines; each command runs as one member function.
+struct Commands {
   std::optional<std::string> dir;
   sandbox::UpOptions up_opts;
   sandbox::FleetOptions fleet_opts;
   bool no_fleet = false;
   std::string fleet_name;
-  auto add_dir = [&](cli::App* cmd) {
-    cmd->add_option("--dir", dir, "Sandbox directory (default: $SHARDCTL_SANDBOX_DIR, else ./.shardctl/sandbox)")
-        ->type_name("DIR");
-  };
 
-  auto* up = fam.command("up", "Create (or restart) the sandbox and its sample fleet", [&](cli::Context& ctx) {
+  void up(cli::Context& ctx) {
     sandbox::Sandbox sb(dir);
     up_opts.fleet = !no_fleet;
     if (ctx.dry_run()) {
@@ -101,13 +94,9 @@ int main(int argc, char** argv) {
                "  shardctl lookup --map customers 1 500 4000\n"
                "  psql -c 'select count(*) from orders' \"$(shardctl shard show shard_1 --format json | jq -r .dsn)\"\n";
     }
-  });
-  add_dir(up);
-  up->add_option("--shards", up_opts.shards, "Shard databases of the sample fleet (default 4)")->type_name("N");
-  up->add_option("--scale", up_opts.scale, "Sample size: 1000 x S customers (default 1)")->type_name("S");
-  up->add_flag("--no-fleet", no_fleet, "Only start the clusters; create no fleet and no data");
+  }
 
-  auto* down = fam.command("down", "Stop every sandbox cluster and remove the directory", [&](cli::Context& ctx) {
+  void down(cli::Context& ctx) {
     sandbox::Sandbox sb(dir);
     if (ctx.dry_run()) {
       if (ctx.json()) return ctx.print_json({{"dir", sb.dir().string()}, {"exists", sb.exists()}});
@@ -117,10 +106,9 @@ int main(int argc, char** argv) {
     auto stopped = sb.down();
     if (ctx.json()) return ctx.print_json({{"dir", sb.dir().string()}, {"stopped", stopped}});
     ctx.out() << "removed " << sb.dir().string() << " (stopped " << stopped.size() << " cluster(s))\n";
-  });
-  add_dir(down);
+  }
 
-  auto* status = fam.command("status", "Show the sandbox clusters and fleets", [&](cli::Context& ctx) {
+  void status(cli::Context& ctx) {
     sandbox::Sandbox sb(dir);
     auto doc = status_json(sb);
     if (ctx.json()) return ctx.print_json(doc);
@@ -136,19 +124,15 @@ int main(int argc, char** argv) {
     t.print(ctx.out());
     for (const auto& f : sb.fleets())
       ctx.out() << "fleet " << f.name << ": " << f.shards.size() << " shard(s), catalog " << f.catalog_dsn << '\n';
-  });
-  add_dir(status);
+  }
 
-  auto* env = fam.command("env", "Print shell exports for the sandbox: eval \"$(shardctl sandbox env)\"",
-                          [&](cli::Context& ctx) {
+  void env(cli::Context& ctx) {
     sandbox::Sandbox sb(dir);
     if (ctx.json()) return ctx.print_json(sb.env_json());
     ctx.out() << sb.env_script();
-  });
-  add_dir(env);
+  }
 
-  auto* fleet = fam.command("fleet", "Create another fleet (catalog + shard databases) on the sandbox",
-                            [&](cli::Context& ctx) {
+  void fleet(cli::Context& ctx) {
     sandbox::Sandbox sb(dir);
     fleet_opts.from_template = true;
     fleet_opts.preview = ctx.dry_run();
@@ -160,12 +144,44 @@ int main(int argc, char** argv) {
     }
     if (ctx.json()) return ctx.print_json(fleet_json(f));
     ctx.out() << f.catalog_dsn << '\n';
-  });
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  forget_removed_sandbox_config();
+  cli::Family fam("sandbox", "Local throwaway PostgreSQL clusters with sample data");
+  Commands c;
+
+  auto add_dir = [&](cli::App* cmd) {
+    cmd->add_option("--dir", c.dir, "Sandbox directory (default: $SHARDCTL_SANDBOX_DIR, else ./.shardctl/sandbox)")
+        ->type_name("DIR");
+  };
+
+  auto* up = fam.command("up", "Create (or restart) the sandbox and its sample fleet", [&](cli::Context& ctx) { c.up(ctx); });
+  add_dir(up);
+  up->add_option("--shards", c.up_opts.shards, "Shard databases of the sample fleet (default 4)")->type_name("N");
+  up->add_option("--scale", c.up_opts.scale, "Sample size: 1000 x S customers (default 1)")->type_name("S");
+  up->add_flag("--no-fleet", c.no_fleet, "Only start the clusters; create no fleet and no data");
+
+  auto* down = fam.command("down", "Stop every sandbox cluster and remove the directory", [&](cli::Context& ctx) { c.down(ctx); });
+  add_dir(down);
+
+  auto* status = fam.command("status", "Show the sandbox clusters and fleets", [&](cli::Context& ctx) { c.status(ctx); });
+  add_dir(status);
+
+  auto* env = fam.command("env", "Print shell exports for the sandbox: eval \"$(shardctl sandbox env)\"",
+                          [&](cli::Context& ctx) { c.env(ctx); });
+  add_dir(env);
+
+  auto* fleet = fam.command("fleet", "Create another fleet (catalog + shard databases) on the sandbox",
+                            [&](cli::Context& ctx) { c.fleet(ctx); });
   add_dir(fleet);
-  fleet->add_option("NAME", fleet_name, "Fleet name ([a-z][a-z0-9_]*)")->required();
-  fleet->add_option("--shards", fleet_opts.shards, "Shard databases (default 4)")->type_name("N");
-  fleet->add_option("--scale", fleet_opts.scale, "Sample size: 1000 x S customers (default 1)")->type_name("S");
-  fleet->add_flag("--empty", fleet_opts.empty, "Initialized catalog and empty databases; nothing registered");
+  fleet->add_option("NAME", c.fleet_name, "Fleet name ([a-z][a-z0-9_]*)")->required();
+  fleet->add_option("--shards", c.fleet_opts.shards, "Shard databases (default 4)")->type_name("N");
+  fleet->add_option("--scale", c.fleet_opts.scale, "Sample size: 1000 x S customers (default 1)")->type_name("S");
+  fleet->add_flag("--empty", c.fleet_opts.empty, "Initialized catalog and empty databases; nothing registered");
 
   return fam.main(argc, argv);
 }

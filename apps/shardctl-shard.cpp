@@ -14,27 +14,20 @@ void print_shard(cli::Context& ctx, const catalog::Shard& s) {
   ctx.out() << "name:   " << s.name << "\ndsn:    " << pg::display_dsn(s.dsn) << "\nstatus: " << s.status << '\n';
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  cli::Family fam("shard", "Register, list, inspect and retire shard databases");
+// The options main() defines; each command runs as one member function.
+struct Commands {
   std::string name, dsn, status = "online";
   bool force = false;
 
-  auto* add = fam.command("add", "Register a shard database", [&](cli::Context& ctx) {
+  void add(cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto s = store.add_shard(name, dsn, catalog::parse_shard_status(status));
     if (ctx.json()) return ctx.print_json(catalog::to_json(s));
     if (ctx.dry_run()) ctx.out() << "would add shard " << s.name << " (" << s.dsn << ", " << s.status << ")\n";
     else ctx.out() << "added shard " << s.name << " (" << s.status << ")\n";
-  });
-  add->add_option("NAME", name, "Shard name")->required();
-  add->add_option("--dsn", dsn, "Connection string (no password: use ~/.pgpass)")->required()->type_name("DSN");
-  add->add_option("--status", status, "Initial status")
-      ->check(cli::IsMember({"online", "readonly", "offline"}))
-      ->type_name("online|readonly|offline");
+  }
 
-  fam.command("list", "List the shards", [&](cli::Context& ctx) {
+  void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto shards = store.list_shards();
     if (ctx.json()) {
@@ -45,9 +38,9 @@ int main(int argc, char** argv) {
     output::TextTable t({"NAME", "STATUS", "DSN"});
     for (const auto& s : shards) t.add_row({s.name, std::string(catalog::to_text(s.status)), pg::display_dsn(s.dsn)});
     t.print(ctx.out());
-  });
+  }
 
-  auto* show = fam.command("show", "Show one shard and the mappings it holds", [&](cli::Context& ctx) {
+  void show(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto s = store.get_shard(name);
     std::vector<catalog::Mapping> held;
@@ -63,23 +56,16 @@ int main(int argc, char** argv) {
     ctx.out() << "mappings: " << held.size() << '\n';
     for (const auto& m : held)
       ctx.out() << "  " << m.map << "  " << catalog::mapping_key_text(m) << "  (" << m.status << ")\n";
-  });
-  show->add_option("NAME", name, "Shard name")->required();
+  }
 
-  auto* set = fam.command("set", "Change a shard's status", [&](cli::Context& ctx) {
+  void set(cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     auto s = store.set_shard_status(name, catalog::parse_shard_status(status));
     if (ctx.dry_run() && !ctx.json()) ctx.out() << "would set shard " << s.name << " status to " << s.status << '\n';
     else print_shard(ctx, s);
-  });
-  set->add_option("NAME", name, "Shard name")->required();
-  set->add_option("--status", status, "New status")
-      ->required()
-      ->check(cli::IsMember({"online", "readonly", "offline"}))
-      ->type_name("online|readonly|offline");
+  }
 
-  auto* remove = fam.command("remove", "Remove a shard from the catalog (never touches its data)",
-                             [&](cli::Context& ctx) {
+  void remove(cli::Context& ctx) {
     // Every check first (nothing written), so nobody is asked to confirm a command that fails.
     catalog::Store(ctx.catalog(), catalog::Writes::preview).remove_shard(name, force);
     if (ctx.dry_run()) {
@@ -94,9 +80,38 @@ int main(int argc, char** argv) {
     catalog::Store(ctx.catalog()).remove_shard(name, force);
     if (ctx.json()) return ctx.print_json({{"removed", name}});
     ctx.out() << "removed shard " << name << '\n';
-  });
-  remove->add_option("NAME", name, "Shard name")->required();
-  remove->add_flag("--force", force, "Also drop the shard's mappings from the catalog");
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("shard", "Register, list, inspect and retire shard databases");
+  Commands c;
+
+  auto* add = fam.command("add", "Register a shard database", [&](cli::Context& ctx) { c.add(ctx); });
+  add->add_option("NAME", c.name, "Shard name")->required();
+  add->add_option("--dsn", c.dsn, "Connection string (no password: use ~/.pgpass)")->required()->type_name("DSN");
+  add->add_option("--status", c.status, "Initial status")
+      ->check(cli::IsMember({"online", "readonly", "offline"}))
+      ->type_name("online|readonly|offline");
+
+  fam.command("list", "List the shards", [&](cli::Context& ctx) { c.list(ctx); });
+
+  auto* show = fam.command("show", "Show one shard and the mappings it holds", [&](cli::Context& ctx) { c.show(ctx); });
+  show->add_option("NAME", c.name, "Shard name")->required();
+
+  auto* set = fam.command("set", "Change a shard's status", [&](cli::Context& ctx) { c.set(ctx); });
+  set->add_option("NAME", c.name, "Shard name")->required();
+  set->add_option("--status", c.status, "New status")
+      ->required()
+      ->check(cli::IsMember({"online", "readonly", "offline"}))
+      ->type_name("online|readonly|offline");
+
+  auto* remove = fam.command("remove", "Remove a shard from the catalog (never touches its data)",
+                             [&](cli::Context& ctx) { c.remove(ctx); });
+  remove->add_option("NAME", c.name, "Shard name")->required();
+  remove->add_flag("--force", c.force, "Also drop the shard's mappings from the catalog");
 
   return fam.main(argc, argv);
 }

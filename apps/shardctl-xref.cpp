@@ -16,14 +16,11 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  cli::Family fam("xref", "Declare cross-shard references (child -> parent)");
+// The options main() defines; each command runs as one member function.
+struct Commands {
   std::string name, child, parent, route, map;
 
-  auto* add = fam.command("add", "Declare that child rows reference parent rows located through a map",
-                          [&](cli::Context& ctx) {
+  void add(cli::Context& ctx) {
     auto c = catalog::parse_table_columns(child);
     auto p = catalog::parse_table_columns(parent);
     auto route_column = catalog::parse_column_name(route);
@@ -40,20 +37,9 @@ int main(int argc, char** argv) {
                 << catalog::display_ident(made.route_column) << " on map " << made.map << '\n';
     else
       ctx.out() << "declared xref " << made.name << '\n';
-  });
-  add->add_option("NAME", name, "Xref name")->required();
-  add->add_option("--child", child, "Child table and columns, e.g. 'order_lines(customer_id, order_id)'")
-      ->required()
-      ->type_name("T(COLS)");
-  add->add_option("--parent", parent, "Parent table and columns, e.g. 'orders(customer_id, order_id)'")
-      ->required()
-      ->type_name("T(COLS)");
-  add->add_option("--route", route, "Child column whose value the map routes to the parent's shard")
-      ->required()
-      ->type_name("COLUMN");
-  add->add_option("--map", map, "The map that locates parent rows")->required()->type_name("MAP");
+  }
 
-  fam.command("list", "List xrefs", [&](cli::Context& ctx) {
+  void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto xrefs = store.list_xrefs();
     if (ctx.json()) {
@@ -66,9 +52,9 @@ int main(int argc, char** argv) {
       t.add_row({x.name, x.child_table + "(" + join(x.child_columns) + ")",
                  x.parent_table + "(" + join(x.parent_columns) + ")", catalog::display_ident(x.route_column), x.map});
     t.print(ctx.out());
-  });
+  }
 
-  auto* remove = fam.command("remove", "Remove an xref", [&](cli::Context& ctx) {
+  void remove(cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
     store.remove_xref(name);
     if (ctx.json()) {
@@ -76,8 +62,33 @@ int main(int argc, char** argv) {
       return ctx.print_json(doc);
     }
     ctx.out() << (ctx.dry_run() ? "would remove xref " : "removed xref ") << name << '\n';
-  });
-  remove->add_option("NAME", name, "Xref name")->required();
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("xref", "Declare cross-shard references (child -> parent)");
+  Commands c;
+
+  auto* add = fam.command("add", "Declare that c.child rows reference c.parent rows located through a map",
+                          [&](cli::Context& ctx) { c.add(ctx); });
+  add->add_option("NAME", c.name, "Xref name")->required();
+  add->add_option("--child", c.child, "Child table and columns, e.g. 'order_lines(customer_id, order_id)'")
+      ->required()
+      ->type_name("T(COLS)");
+  add->add_option("--parent", c.parent, "Parent table and columns, e.g. 'orders(customer_id, order_id)'")
+      ->required()
+      ->type_name("T(COLS)");
+  add->add_option("--route", c.route, "Child column whose value the c.map routes to the c.parent's shard")
+      ->required()
+      ->type_name("COLUMN");
+  add->add_option("--map", c.map, "The c.map that locates c.parent rows")->required()->type_name("MAP");
+
+  fam.command("list", "List xrefs", [&](cli::Context& ctx) { c.list(ctx); });
+
+  auto* remove = fam.command("remove", "Remove an xref", [&](cli::Context& ctx) { c.remove(ctx); });
+  remove->add_option("NAME", c.name, "Xref name")->required();
 
   return fam.main(argc, argv);
 }
