@@ -64,15 +64,15 @@ int main(int argc, char** argv) {
   Commands c;
 
 
-  auto* add = fam.command("add", "Map a c.point or a c.range of keys to a shard", [&](cli::Context& ctx) { c.add(ctx); });
+  auto* add = fam.command("add", "Map a point or a range of keys to a shard", [&](cli::Context& ctx) { c.add(ctx); });
   add->add_option("--map", c.map, "Map name")->required()->type_name("MAP");
   auto* add_point = add->add_option("--point", c.point, "A key of a list map")->type_name("KEY");
-  auto* add_range = add->add_option("--range", c.range, "Half-open c.range LOW..HIGH (LOW.. and ..HIGH are unbounded)")
+  auto* add_range = add->add_option("--range", c.range, "Half-open range LOW..HIGH (LOW.. and ..HIGH are unbounded)")
                          ->type_name("LOW..HIGH");
   add_point->excludes(add_range);
   add->add_option("--shard", c.shard, "Shard the keys live on")->required()->type_name("SHARD");
   add->callback([&] {
-    if (!c.point && !c.range) throw cli::RequiredError("--c.point or --range");
+    if (!c.point && !c.range) throw cli::RequiredError("--point or --range");
   });
 
   auto* list = fam.command("list", "List mappings", [&](cli::Context& ctx) { c.list(ctx); });
@@ -80,11 +80,11 @@ int main(int argc, char** argv) {
 
   auto* remove = fam.command("remove", "Remove a mapping (its keys become unmapped)", [&](cli::Context& ctx) { c.remove(ctx); });
   remove->add_option("--map", c.map, "Map name")->required()->type_name("MAP");
-  auto* rm_point = remove->add_option("--point", c.point, "The c.point to remove")->type_name("KEY");
-  auto* rm_range = remove->add_option("--range", c.range, "The exact c.range to remove")->type_name("LOW..HIGH");
+  auto* rm_point = remove->add_option("--point", c.point, "The point to remove")->type_name("KEY");
+  auto* rm_range = remove->add_option("--range", c.range, "The exact range to remove")->type_name("LOW..HIGH");
   rm_point->excludes(rm_range);
   remove->callback([&] {
-    if (!c.point && !c.range) throw cli::RequiredError("--c.point or --range");
+    if (!c.point && !c.range) throw cli::RequiredError("--point or --range");
   });
 
   return fam.main(argc, argv);

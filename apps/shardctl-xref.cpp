@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   cli::Family fam("xref", "Declare cross-shard references (child -> parent)");
   Commands c;
 
-  auto* add = fam.command("add", "Declare that c.child rows reference c.parent rows located through a map",
+  auto* add = fam.command("add", "Declare that child rows reference parent rows located through a map",
                           [&](cli::Context& ctx) { c.add(ctx); });
   add->add_option("NAME", c.name, "Xref name")->required();
   add->add_option("--child", c.child, "Child table and columns, e.g. 'order_lines(customer_id, order_id)'")
@@ -80,10 +80,10 @@ int main(int argc, char** argv) {
   add->add_option("--parent", c.parent, "Parent table and columns, e.g. 'orders(customer_id, order_id)'")
       ->required()
       ->type_name("T(COLS)");
-  add->add_option("--route", c.route, "Child column whose value the c.map routes to the c.parent's shard")
+  add->add_option("--route", c.route, "Child column whose value the map routes to the parent's shard")
       ->required()
       ->type_name("COLUMN");
-  add->add_option("--map", c.map, "The c.map that locates c.parent rows")->required()->type_name("MAP");
+  add->add_option("--map", c.map, "The map that locates parent rows")->required()->type_name("MAP");
 
   fam.command("list", "List xrefs", [&](cli::Context& ctx) { c.list(ctx); });
 
