@@ -47,6 +47,12 @@ expect_stderr_contains "uuid"
 expect_exit 64 shardctl lookup --map ids 0b1e7c53-8f7e-4bd5-9d51-3b7e0e3d2a1
 expect_stderr_contains "uuid"
 
+expect_exit 64 shardctl mapping add --map big --shard s2
+one_error_line
+expect_stderr_contains "--point or --range"
+expect_exit 64 shardctl mapping remove --map big
+expect_stderr_contains "--point or --range"
+
 expect_exit 64 shardctl mapping add --map big --range 10..5 --shard s2
 one_error_line
 expect_stderr_contains "10..5"
