@@ -14,31 +14,58 @@
 
 using namespace shardctl;
 
-int main(int argc, char** argv) {
-  cli::Family fam("query", "Run a read-only statement on every shard and stream one result with a shard column");
-  fam.allow_formats({"csv"});
+namespace {
+
+std::unique_ptr<query::Sink> sink_for(cli::Context& ctx) {
+  switch (ctx.format()) {
+    case cli::Format::json: return query::json_sink(ctx.out());
+    case cli::Format::csv: return query::csv_sink(ctx.out());
+    case cli::Format::nagios:  // not allowed here: the parser refused it
+    case cli::Format::text: break;
+  }
+  return query::text_sink(ctx.out());
+}
+
+// A partial result says so on stderr, naming the failed shards, and exits 3.
+void report_partial(cli::Context& ctx, const query::Summary& summary) {
+  if (!summary.partial()) return;
+  std::string names;
+  for (const auto& s : summary.shards)
+    if (!s.outcome.ok()) {
+      if (!names.empty()) names += ", ";
+      names += s.outcome.shard;
+    }
+  std::cerr << "shardctl query: partial result: " << summary.failed() << " of " << summary.shards.size()
+            << " shard(s) failed: " << names << '\n';
+  ctx.set_exit_status(3);
+}
+
+// The one command of the family: its options, and the run.
+struct QueryCommand {
   std::string sql;
   std::optional<std::string> map, shards, timeout;
   std::optional<int> parallel;
   int connect_timeout = 5;
   std::optional<std::int64_t> limit;
   bool allow_privileged = false;
-  auto& app = fam.app();
-  app.add_option("SQL", sql, "The statement (one; `-` reads it from stdin)")->required();
-  app.add_option("--map", map, "Only the shards this map routes to")->type_name("MAP");
-  app.add_option("--shards", shards, "Only these shards (comma-separated names)")->type_name("LIST");
-  app.add_option("--parallel", parallel, "Shards queried at once (default: [defaults] parallel)")
-      ->check(cli::whole_number(1))
-      ->type_name("N");
-  app.add_option("--timeout", timeout, "statement_timeout on each shard (default 30s)")->type_name("DURATION");
-  app.add_option("--connect-timeout", connect_timeout, "Seconds to wait for each shard's connection (default 5)")
-      ->check(cli::whole_number(1))
-      ->type_name("SECONDS");
-  app.add_option("--limit", limit, "At most N rows from each shard")->check(cli::whole_number(0))->type_name("N");
-  app.add_flag("--allow-privileged", allow_privileged,
-               "Run even when the login role can do more than read (superuser, REPLICATION, server files, signals)");
 
-  fam.root_handler([&](cli::Context& ctx) {
+  void define(cli::App& app) {
+    app.add_option("SQL", sql, "The statement (one; `-` reads it from stdin)")->required();
+    app.add_option("--map", map, "Only the shards this map routes to")->type_name("MAP");
+    app.add_option("--shards", shards, "Only these shards (comma-separated names)")->type_name("LIST");
+    app.add_option("--parallel", parallel, "Shards queried at once (default: [defaults] parallel)")
+        ->check(cli::whole_number(1))
+        ->type_name("N");
+    app.add_option("--timeout", timeout, "statement_timeout on each shard (default 30s)")->type_name("DURATION");
+    app.add_option("--connect-timeout", connect_timeout, "Seconds to wait for each shard's connection (default 5)")
+        ->check(cli::whole_number(1))
+        ->type_name("SECONDS");
+    app.add_option("--limit", limit, "At most N rows from each shard")->check(cli::whole_number(0))->type_name("N");
+    app.add_flag("--allow-privileged", allow_privileged,
+                 "Run even when the login role can do more than read (superuser, REPLICATION, server files, signals)");
+  }
+
+  query::Options options(cli::Context& ctx) const {
     query::Options opt;
     opt.sql = sql;
     if (sql == "-") opt.sql.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -54,13 +81,12 @@ int main(int argc, char** argv) {
     opt.limit = limit;
     opt.user = ctx.config().query.user;
     opt.allow_privileged = allow_privileged;
-    std::unique_ptr<query::Sink> sink;
-    switch (ctx.format()) {
-      case cli::Format::json: sink = query::json_sink(ctx.out()); break;
-      case cli::Format::csv: sink = query::csv_sink(ctx.out()); break;
-      case cli::Format::nagios:  // not allowed here: the parser refused it
-      case cli::Format::text: sink = query::text_sink(ctx.out()); break;
-    }
+    return opt;
+  }
+
+  void run(cli::Context& ctx) const {
+    auto opt = options(ctx);
+    auto sink = sink_for(ctx);
     catalog::Store store(ctx.catalog());
     // Failed shards are named on stderr as they finish, whatever the format: stdout holds rows.
     auto summary = query::run(store, opt, *sink, [&](const query::ShardResult& r) {
@@ -72,17 +98,17 @@ int main(int argc, char** argv) {
                 << r.outcome.error << '\n';
     });
     for (const auto& s : summary.offline) ctx.note("shard " + s + " is offline: left out (name it in --shards to query it)");
-    if (summary.partial()) {
-      std::string names;
-      for (const auto& s : summary.shards)
-        if (!s.outcome.ok()) {
-          if (!names.empty()) names += ", ";
-          names += s.outcome.shard;
-        }
-      std::cerr << "shardctl query: partial result: " << summary.failed() << " of " << summary.shards.size()
-                << " shard(s) failed: " << names << '\n';
-      ctx.set_exit_status(3);
-    }
-  });
+    report_partial(ctx, summary);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("query", "Run a read-only statement on every shard and stream one result with a shard column");
+  fam.allow_formats({"csv"});
+  QueryCommand command;
+  command.define(fam.app());
+  fam.root_handler([&](cli::Context& ctx) { command.run(ctx); });
   return fam.main(argc, argv);
 }
