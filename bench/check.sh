@@ -12,13 +12,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/bin}
 scale=${2:-340}
 parallel=${3:-2}
-work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
-chmod 755 "$work"
-trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source "$here/bench/lib.sh"
 
-now() { date +%s.%N; }
-r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
-"$bin/shardctl" sandbox up --dir "$work/sb" --no-fleet -q >/dev/null
+sandbox_up --no-fleet
 t0=$(now)
 "$bin/shardctl" sandbox fleet tool --dir "$work/sb" --shards 4 --scale "$scale" --format json > "$work/tool.json"
 echo "loaded the fleet (scale $scale) in $(r "$(now) - $t0") s"

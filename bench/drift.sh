@@ -17,13 +17,9 @@ bin=${1:-$here/build/release/bin}
 shards=${2:-64}
 tables=${3:-200}
 runs=${4:-5}
-work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
-chmod 755 "$work"
-trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source "$here/bench/lib.sh"
 
-now() { date +%s.%N; }
-r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
-"$bin/shardctl" sandbox up --dir "$work/sb" --no-fleet -q >/dev/null
+sandbox_up --no-fleet
 export SHARDCTL_CATALOG
 SHARDCTL_CATALOG=$("$bin/shardctl" sandbox fleet drift --dir "$work/sb" --empty)
 "$bin/shardctl" sandbox status --dir "$work/sb" --format json > "$work/status.json"

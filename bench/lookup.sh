@@ -7,11 +7,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/bin}
 keys=${2:-10000000}
-work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
-chmod 755 "$work"
-trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source "$here/bench/lib.sh"
 
-"$bin/shardctl" sandbox up --dir "$work/sb" --no-fleet -q >/dev/null
+sandbox_up --no-fleet
 catalog=$("$bin/shardctl" sandbox fleet bench --dir "$work/sb" --empty --shards 4)
 export SHARDCTL_CATALOG="$catalog"
 sc() { "$bin/shardctl" "$@"; }
@@ -38,7 +36,6 @@ SQL
 awk -v n="$keys" 'BEGIN { srand(42); for (i = 0; i < n; i++) printf "%.0f\n", int(rand() * 1e10) }' > "$work/range-keys"
 awk -v n="$keys" 'BEGIN { srand(43); for (i = 0; i < n; i++) printf "%.0f\n", int(rand() * 10000) * 1000 }' > "$work/point-keys"
 
-now() { date +%s.%N; }
 measure() {  # prints seconds taken by "$@"
   local t0 t1; t0=$(now); "$@" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc -l
 }

@@ -17,14 +17,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/bin}
 scale=${2:-780}
-work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
-chmod 755 "$work"
-trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source "$here/bench/lib.sh"
 
-now() { date +%s.%N; }
-r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
 echo "uptime at start: $(uptime)"
-"$bin/shardctl" sandbox up --dir "$work/sb" --no-fleet -q >/dev/null
+sandbox_up --no-fleet
 t0=$(now)
 for f in hand tool; do
   "$bin/shardctl" sandbox fleet "$f" --dir "$work/sb" --shards 2 --scale "$scale" --format json > "$work/$f.json"

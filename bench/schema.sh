@@ -15,13 +15,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/bin}
 n=${2:-64}
-work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
-chmod 755 "$work"
-trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source "$here/bench/lib.sh"
 
-now() { date +%s.%N; }
-r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
-"$bin/shardctl" sandbox up --dir "$work/sb" --no-fleet -q >/dev/null
+sandbox_up --no-fleet
 
 M="$work/migrations"
 mkdir -p "$M"

@@ -10,12 +10,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/bin}
 scale=${2:-67}
 batch=${3:-1000}
-work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
-chmod 755 "$work"
-trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source "$here/bench/lib.sh"
 
-now() { date +%s.%N; }
-"$bin/shardctl" sandbox up --dir "$work/sb" --no-fleet -q >/dev/null
+sandbox_up --no-fleet
 t0=$(now)
 "$bin/shardctl" sandbox fleet raw --dir "$work/sb" --shards 2 --scale "$scale" --format json > "$work/raw.json"
 "$bin/shardctl" sandbox fleet tool --dir "$work/sb" --shards 2 --scale "$scale" --format json > "$work/tool.json"
@@ -58,7 +55,6 @@ moved=$(psql -XAtc "select count(*) from order_lines where customer_id >= $first
   "$(jq -r '.shards[1].dsn' "$work/tool.json")")
 [ "$moved" = "$lines" ] || { echo "shardctl moved $moved order_lines, expected $lines" >&2; exit 1; }
 
-r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
 echo "raw pipe: copy $(r "$raw_copy") s, delete $(r "$raw_delete") s, total $(r "$raw_copy + $raw_delete") s"
 echo "shardctl: total $(r "$tool_total") s ($times), peak RSS $((rss_kb / 1024)) MB, batch size $batch"
 echo "copy throughput vs raw pipe: $(r "$raw_copy / $tool_copy")x (target >= 0.8)"

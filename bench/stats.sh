@@ -9,14 +9,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/build/release/bin}
 scale=${2:-100}
 target=10
-work=$(mktemp -d /tmp/shardctl-bench-stats.XXXXXX)
-chmod 755 "$work"
-trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+source "$here/bench/lib.sh"
 
-now() { date +%s.%N; }
-r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
 t0=$(now)
-"$bin/shardctl" sandbox up --dir "$work/sb" --scale "$scale" -q >/dev/null
+sandbox_up --scale "$scale"
 echo "sandbox at scale $scale loaded in $(r "$(now) - $t0") s"
 eval "$("$bin/shardctl" sandbox env --dir "$work/sb")"
 cd "$work"

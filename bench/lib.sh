@@ -1,0 +1,12 @@
+# Sourced by every benchmark after it sets $bin: a scratch directory $work that is removed on
+# exit with the sandbox in it, the sandbox itself, and the timing helpers.
+work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
+chmod 755 "$work"  # the sandbox's servers run as an unprivileged user when run as root
+trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+# now: seconds since the epoch, with nanoseconds; r EXPR: the expression rounded to 0.01.
+now() { date +%s.%N; }
+r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
+
+# sandbox_up [OPTION...]: the sandbox's clusters in $work/sb (with `--no-fleet`, empty).
+sandbox_up() { "$bin/shardctl" sandbox up --dir "$work/sb" "$@" -q >/dev/null; }
