@@ -58,6 +58,27 @@ inline void add_batch_size(cli::App& app, std::optional<int>& keys) {
       ->type_name("N");
 }
 
+void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan);
+
+// What split, merge and move share besides their request: the options (--batch-size, then
+// --parallel and --verify-fk) and the run: batch sizing, the engine, plan, run_operation.
+struct MigrationCommand {
+  std::optional<int> batch_size;
+  RunFlags flags;
+
+  void add_to(cli::App& app) {
+    add_batch_size(app, batch_size);
+    flags.add_to(app);
+  }
+  // `plan(engine, request)` makes the family's plan (Engine::plan_split, plan_merge, plan_move).
+  template <typename Request, typename PlanFn>
+  void run(cli::Context& ctx, Request& request, PlanFn plan) const {
+    migrate::batch_sizing(batch_size, request.batch_size, request.batch_bytes);
+    migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
+    run_operation(ctx, engine, plan(engine, request));
+  }
+};
+
 inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan) {
   for (const auto& w : plan.warnings) ctx.warn(w);
   auto id = engine.start(plan, ctx.dry_run());  // a dry run stops before the journal's first write

@@ -7,20 +7,16 @@ using namespace shardctl;
 int main(int argc, char** argv) {
   cli::Family fam("merge", "Move every mapping inside a range onto one shard");
   migrate::MergeRequest req;
-  std::optional<int> batch_size;
   fam.app().add_option("--map", req.map, "Map whose ranges merge")->required()->type_name("MAP");
   fam.app().add_option("--range", req.range, "Half-open key range LOW..HIGH (LOW.. and ..HIGH are unbounded)")
       ->required()
       ->type_name("LOW..HIGH");
   fam.app().add_option("--into", req.into, "Shard that receives every mapping in the range")->required()->type_name("SHARD");
-  apps::add_batch_size(fam.app(), batch_size);
-  apps::RunFlags flags;
-  flags.add_to(fam.app());
+  apps::MigrationCommand migration;
+  migration.add_to(fam.app());
 
   fam.root_handler([&](cli::Context& ctx) {
-    migrate::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
-    migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
-    apps::run_operation(ctx, engine, engine.plan_merge(req));
+    migration.run(ctx, req, [](migrate::Engine& engine, const auto& r) { return engine.plan_merge(r); });
   });
   return fam.main(argc, argv);
 }

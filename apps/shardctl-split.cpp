@@ -8,20 +8,16 @@ int main(int argc, char** argv) {
   cli::Family fam("split", "Split a mapping and move one side to another shard");
   migrate::SplitRequest req;
   std::string move = "upper";
-  std::optional<int> batch_size;
   fam.app().add_option("--map", req.map, "Map to split")->required()->type_name("MAP");
   fam.app().add_option("--at", req.at, "Split point: the first key of the upper part")->required()->type_name("KEY");
   fam.app().add_option("--to", req.to, "Shard that receives the moving part")->required()->type_name("SHARD");
   fam.app().add_option("--move", move, "Which side moves")->check(cli::IsMember({"upper", "lower"}))->type_name("upper|lower");
-  apps::add_batch_size(fam.app(), batch_size);
-  apps::RunFlags flags;
-  flags.add_to(fam.app());
+  apps::MigrationCommand migration;
+  migration.add_to(fam.app());
 
   fam.root_handler([&](cli::Context& ctx) {
     req.move_upper = move == "upper";
-    migrate::batch_sizing(batch_size, req.batch_size, req.batch_bytes);
-    migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
-    apps::run_operation(ctx, engine, engine.plan_split(req));
+    migration.run(ctx, req, [](migrate::Engine& engine, const auto& r) { return engine.plan_split(r); });
   });
   return fam.main(argc, argv);
 }
