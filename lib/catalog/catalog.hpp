@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/words.hpp"
 #include "pg/connection.hpp"
 #include "routing/key.hpp"
 #include "routing/router.hpp"
@@ -33,6 +34,10 @@ struct InitResult {
 // Their text only in status.cpp.
 enum class ShardStatus { online, readonly, offline };
 enum class MappingStatus { online, offline };
+inline constexpr auto shard_status_words =
+    words<ShardStatus>({{ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}});
+inline constexpr auto mapping_status_words =
+    words<MappingStatus>({{MappingStatus::online, "online"}, {MappingStatus::offline, "offline"}});
 std::string_view to_text(ShardStatus status) noexcept;
 std::string_view to_text(MappingStatus status) noexcept;
 std::ostream& operator<<(std::ostream& out, ShardStatus status);
@@ -46,6 +51,7 @@ ShardStatus parse_shard_status(std::string_view word);
 // What a registered table is (shardctl.tables.kind): sharded tables move with their keys,
 // reference tables are copied to every shard. Text only in status.cpp.
 enum class TableKind { sharded, reference };
+inline constexpr auto table_kind_words = words<TableKind>({{TableKind::sharded, "sharded"}, {TableKind::reference, "reference"}});
 std::string_view to_text(TableKind kind) noexcept;
 std::ostream& operator<<(std::ostream& out, TableKind kind);
 // The kind a catalog word names; an unknown word is an internal Error (70) naming it.

@@ -9,49 +9,18 @@
 
 namespace shardctl::journal {
 
-std::string_view to_text(OperationStatus status) noexcept {
-  switch (status) {
-    case OperationStatus::planned: return "planned";
-    case OperationStatus::running: return "running";
-    case OperationStatus::interrupted: return "interrupted";
-    case OperationStatus::paused: return "paused";
-    case OperationStatus::failed: return "failed";
-    case OperationStatus::cancelled: return "cancelled";
-    case OperationStatus::done: return "done";
-  }
-  return "running";
-}
+std::string_view to_text(OperationStatus status) noexcept { return operation_status_words.text(status); }
 
 OperationStatus operation_status_from_text(std::string_view word) {
-  for (auto s : {OperationStatus::planned, OperationStatus::running, OperationStatus::interrupted, OperationStatus::paused,
-                 OperationStatus::failed, OperationStatus::cancelled, OperationStatus::done})
-    if (to_text(s) == word) return s;
-  throw internal_error("unknown operation status '" + std::string(word) + "' in shardctl.operations");
+  return operation_status_words.read(word, "operation status", "shardctl.operations");
 }
 
 std::ostream& operator<<(std::ostream& out, OperationStatus status) { return out << to_text(status); }
 
-std::string_view to_text(OperationKind kind) noexcept {
-  switch (kind) {
-    case OperationKind::split: return "split";
-    case OperationKind::merge: return "merge";
-    case OperationKind::move: return "move";
-    case OperationKind::archive: return "archive";
-    case OperationKind::archive_restore: return "archive-restore";
-    case OperationKind::check_quarantine: return "check-quarantine";
-    case OperationKind::check_delete: return "check-delete";
-    case OperationKind::check_rehome: return "check-rehome";
-    case OperationKind::check_restore: return "check-restore";
-  }
-  return "split";
-}
+std::string_view to_text(OperationKind kind) noexcept { return operation_kind_words.text(kind); }
 
 OperationKind operation_kind_from_text(std::string_view word) {
-  for (auto k : {OperationKind::split, OperationKind::merge, OperationKind::move, OperationKind::archive,
-                 OperationKind::archive_restore, OperationKind::check_quarantine, OperationKind::check_delete,
-                 OperationKind::check_rehome, OperationKind::check_restore})
-    if (to_text(k) == word) return k;
-  throw internal_error("unknown operation kind '" + std::string(word) + "' in shardctl.operations");
+  return operation_kind_words.read(word, "operation kind", "shardctl.operations");
 }
 
 std::ostream& operator<<(std::ostream& out, OperationKind kind) { return out << to_text(kind); }

@@ -17,6 +17,7 @@
 
 #include "catalog/key_sql.hpp"
 #include "core/error.hpp"
+#include "core/words.hpp"
 #include "pg/connection.hpp"
 
 namespace shardctl::journal {
@@ -25,6 +26,15 @@ namespace shardctl::journal {
 // but no live process holds its runner lock (operation_status() tells). The catalog's words are
 // the contract (JSON, `op list`); code compares the enum. Text only here.
 enum class OperationStatus { planned, running, interrupted, paused, failed, cancelled, done };
+inline constexpr auto operation_status_words = words<OperationStatus>({
+    {OperationStatus::planned, "planned"},
+    {OperationStatus::running, "running"},
+    {OperationStatus::interrupted, "interrupted"},
+    {OperationStatus::paused, "paused"},
+    {OperationStatus::failed, "failed"},
+    {OperationStatus::cancelled, "cancelled"},
+    {OperationStatus::done, "done"},
+});
 std::string_view to_text(OperationStatus status) noexcept;
 // The status a catalog word names; an unknown word is an internal Error (70) naming it.
 OperationStatus operation_status_from_text(std::string_view word);
@@ -45,6 +55,17 @@ enum class OperationKind {
   check_rehome,
   check_restore,
 };
+inline constexpr auto operation_kind_words = words<OperationKind>({
+    {OperationKind::split, "split"},
+    {OperationKind::merge, "merge"},
+    {OperationKind::move, "move"},
+    {OperationKind::archive, "archive"},
+    {OperationKind::archive_restore, "archive-restore"},
+    {OperationKind::check_quarantine, "check-quarantine"},
+    {OperationKind::check_delete, "check-delete"},
+    {OperationKind::check_rehome, "check-rehome"},
+    {OperationKind::check_restore, "check-restore"},
+});
 std::string_view to_text(OperationKind kind) noexcept;
 // The kind a catalog word names; an unknown word is an internal Error (70) naming it.
 OperationKind operation_kind_from_text(std::string_view word);

@@ -18,31 +18,14 @@ KeyType parse_key_type(std::string_view name) {
   throw usage_error("unknown key type '" + std::string(name) + "'", "use int, bigint, text or uuid");
 }
 
-std::string_view key_type_name(KeyType type) noexcept {
-  switch (type) {
-    case KeyType::int4: return "int";
-    case KeyType::int8: return "bigint";
-    case KeyType::text: return "text";
-    case KeyType::uuid: return "uuid";
-  }
-  return "?";
-}
+std::string_view key_type_name(KeyType type) noexcept { return key_type_words.text(type); }
 
 MapKind parse_map_kind(std::string_view name) {
-  if (name == "list") return MapKind::list;
-  if (name == "range") return MapKind::range;
-  if (name == "hash") return MapKind::hash;
+  if (auto kind = map_kind_words.find(name)) return *kind;
   throw usage_error("unknown map kind '" + std::string(name) + "'", "use list, range or hash");
 }
 
-std::string_view map_kind_name(MapKind kind) noexcept {
-  switch (kind) {
-    case MapKind::list: return "list";
-    case MapKind::range: return "range";
-    case MapKind::hash: return "hash";
-  }
-  return "?";
-}
+std::string_view map_kind_name(MapKind kind) noexcept { return map_kind_words.text(kind); }
 
 bool try_parse_int64(std::string_view text, std::int64_t& out) noexcept {
   if (text.empty()) return false;

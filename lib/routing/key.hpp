@@ -10,10 +10,15 @@
 #include <string_view>
 #include <variant>
 
+#include "core/words.hpp"
+
 namespace shardctl::routing {
 
 enum class KeyType { int4, int8, text, uuid };  // spelled int, bigint, text, uuid
 enum class MapKind { list, range, hash };
+inline constexpr auto key_type_words =
+    words<KeyType>({{KeyType::int4, "int"}, {KeyType::int8, "bigint"}, {KeyType::text, "text"}, {KeyType::uuid, "uuid"}});
+inline constexpr auto map_kind_words = words<MapKind>({{MapKind::list, "list"}, {MapKind::range, "range"}, {MapKind::hash, "hash"}});
 
 KeyType parse_key_type(std::string_view name);  // throws usage Error naming the choices
 std::string_view key_type_name(KeyType type) noexcept;
