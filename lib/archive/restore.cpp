@@ -1,7 +1,5 @@
 #include "archive/restore.hpp"
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <memory>
 
@@ -98,38 +96,6 @@ std::optional<std::string> copy_field(std::string_view line, std::size_t index) 
   }
   return out;
 }
-
-// COPY ... FROM STDIN on one connection, fed line by line (several run at once, one per shard).
-class CopyIn {
- public:
-  CopyIn(shardio::RawConn& conn, const std::string& sql) : conn_(conn) {
-    PGresult* r = PQexec(conn_.get(), sql.c_str());
-    bool ok = PQresultStatus(r) == PGRES_COPY_IN;
-    PQclear(r);
-    if (!ok) conn_.fail("COPY in");
-  }
-  void put(std::string_view bytes) {
-    buf_.append(bytes);
-    if (buf_.size() >= (1u << 16)) flush();
-  }
-  void finish() {
-    flush();
-    if (PQputCopyEnd(conn_.get(), nullptr) != 1) conn_.fail("COPY in");
-    PGresult* r = PQgetResult(conn_.get());
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
-    while (PGresult* extra = PQgetResult(conn_.get())) PQclear(extra);
-    if (!ok) conn_.fail("COPY in");
-  }
-
- private:
-  void flush() {
-    if (!buf_.empty() && PQputCopyData(conn_.get(), buf_.data(), static_cast<int>(buf_.size())) != 1) conn_.fail("COPY in");
-    buf_.clear();
-  }
-  shardio::RawConn& conn_;
-  std::string buf_;
-};
 
 struct Target {
   catalog::Shard shard;
@@ -297,7 +263,7 @@ class RestoreRun {
   // Streams table `i`'s rows of the unit to the staging tables of the shards their keys route to.
   void stage(const Unit& u, std::size_t i) {
     const auto& t = tables_[i];
-    std::map<std::size_t, std::unique_ptr<CopyIn>> copies;
+    std::map<std::size_t, std::unique_ptr<shardio::CopyIn>> copies;  // one per target shard
     std::string partial;
     auto route_line = [&](std::string_view line) {
       auto key = copy_field(line, t.key_index);
@@ -310,7 +276,7 @@ class RestoreRun {
                            "restore again when the operation has finished");
       auto idx = static_cast<std::size_t>(route->shard_index);
       auto& c = copies[idx];
-      if (!c) c = std::make_unique<CopyIn>(*target(idx).conn, "COPY " + t.tmp + " (" + t.cols() + ") FROM STDIN");
+      if (!c) c = std::make_unique<shardio::CopyIn>(*target(idx).conn, "COPY " + t.tmp + " (" + t.cols() + ") FROM STDIN");
       c->put(line);
     };
     auto sink = [&](std::string_view chunk) {
@@ -337,7 +303,7 @@ class RestoreRun {
       read_zstd_file(run_dir_ / mf.path, mf.sha256, sink);
     }
     if (!partial.empty()) throw data_error("the archived rows of " + t.name + " end in the middle of a row");
-    for (auto& [idx, c] : copies) c->finish();
+    for (auto& [idx, c] : copies) c->end();
   }
 
   void restore_unit(const Unit& u) {
