@@ -131,7 +131,7 @@ nlohmann::json to_json(const RunReport& r) {
   std::int64_t total = 0;
   for (const auto& s : r.shards) {
     for (const auto& [t, n] : s.rows.items()) total += n.get<std::int64_t>();
-    shards.push_back({{"shard", s.shard}, {"state", s.state}, {"batches", s.batches_done}, {"rows", s.rows},
+    shards.push_back({{"shard", s.shard}, {"state", std::string(to_text(s.state))}, {"batches", s.batches_done}, {"rows", s.rows},
                       {"refused", s.refused}, {"upper_key", key_json(s.upper)}, {"cursor_key", key_json(s.cursor)}});
   }
   return {{"id", r.op.id},
@@ -273,9 +273,9 @@ RunReport Archiver::report(const std::string& run_id) {
 std::vector<journal::OpStatus> Archiver::runs_of(const std::string& name) {
   std::vector<std::string> ids;
   catalog_.read([&](pqxx::work& tx) {
-    for (const auto& r : tx.exec_params("SELECT op_id::text FROM shardctl.operations WHERE kind = 'archive' AND "
+    for (const auto& r : tx.exec_params("SELECT op_id::text FROM shardctl.operations WHERE kind = $2 AND "
                                         "args ->> 'job' = $1 ORDER BY created_at DESC",
-                                        name))
+                                        name, std::string(journal::to_text(run_kind))))
       ids.push_back(r[0].as<std::string>());
   });
   std::vector<journal::OpStatus> out;
@@ -309,7 +309,7 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   for (const auto& s : store.list_shards()) by_id[s.id] = s;
   std::vector<std::pair<catalog::Shard, std::int64_t>> todo;
   for (const auto& s : before.shards)
-    if (s.state != "done") todo.emplace_back(by_id.at(s.shard_id), s.shard_id);
+    if (s.state != ShardState::done) todo.emplace_back(by_id.at(s.shard_id), s.shard_id);
   auto xrefs = xref_children(store);
   // A run continued later checks every shard it has left again before touching any: a function
   // the predicate calls may have been redefined since, or a table changed.
@@ -347,7 +347,7 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
   std::exception_ptr error;
   // The first failure stops the shards still running at their next batch; none starts after it.
   parallel_for(todo.size(), options.parallel, [&](std::size_t i) {
-    if (shared.stop.load() != 0) return;
+    if (shared.stopping()) return;
     try {
       archive_shard(shared, todo[i].first, todo[i].second);
     } catch (...) {
@@ -365,17 +365,17 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
     }
   }
   auto after = report(run_id);
-  bool all_done = std::all_of(after.shards.begin(), after.shards.end(), [](const auto& s) { return s.state == "done"; });
-  auto reason = static_cast<StopReason>(shared.stop.load());
+  bool all_done = std::all_of(after.shards.begin(), after.shards.end(), [](const auto& s) { return s.state == ShardState::done; });
+  auto reason = shared.stop.load();
   catalog_.transact([&](pqxx::work& tx) {
     journal::check_fencing_token(tx, run_id, shared.token);
     if (all_done) journal::mark_finished(tx, run_id, journal::OperationStatus::done);
     else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, journal::OperationStatus::cancelled);
     else
       // --max-runtime: the next `archive run` of the job (or `op resume`) continues here.
-      tx.exec_params("UPDATE shardctl.operations SET status = 'paused', phase = 'max-runtime', lease_holder = NULL, "
+      tx.exec_params("UPDATE shardctl.operations SET status = $2, phase = 'max-runtime', lease_holder = NULL, "
                      "lease_until = NULL, updated_at = now() WHERE op_id = $1",
-                     run_id);
+                     run_id, std::string(journal::to_text(journal::OperationStatus::paused)));
   });
   if (all_done || reason == StopReason::cancelled)
     for (const auto& s : after.shards) try {

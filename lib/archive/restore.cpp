@@ -10,6 +10,7 @@
 #include "archive/destination.hpp"
 #include "archive/manifest.hpp"
 #include "archive/predicate.hpp"
+#include "archive/run_journal.hpp"
 #include "archive/zstd_file.hpp"
 #include "catalog/catalog.hpp"
 #include "catalog/locks.hpp"
@@ -203,8 +204,8 @@ class RestoreRun {
         for (const auto& r : tx.exec_params(
                  "SELECT s.name, b.batch_no, to_char(b.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
                  "FROM shardctl.archive_batches b JOIN shardctl.shards s USING (shard_id) "
-                 "WHERE b.op_id = $1 AND b.step = 'deleted' ORDER BY s.name, b.batch_no",
-                 run_))
+                 "WHERE b.op_id = $1 AND b.step = $2 ORDER BY s.name, b.batch_no",
+                 run_, std::string(to_text(BatchStep::deleted))))
           units.push_back({r[0].as<std::string>(), r[1].as<std::int64_t>(), r[2].as<std::string>(), {}});
       });
       return units;

@@ -44,7 +44,7 @@ class ShardWorker {
     delivery_ = make_delivery(run_.job.to, run_.manifest);
     delivery_->prepare(set_, true);
     for (;;) {
-      if (run_.stop.load() != 0) return;
+      if (run_.stopping()) return;
       std::optional<BatchState> batch;
       ShardRunState state;
       bool cancel = false;
@@ -89,8 +89,8 @@ class ShardWorker {
   void find_map() {
     catalog_.read([&](pqxx::work& tx) {
       auto r = tx.exec_params("SELECT t.map_id, t.key_column, m.kind, m.key_type FROM shardctl.tables t "
-                              "JOIN shardctl.maps m USING (map_id) WHERE t.name = $1 AND t.kind = 'sharded'",
-                              run_.job.table);
+                              "JOIN shardctl.maps m USING (map_id) WHERE t.name = $1 AND t.kind = $2",
+                              run_.job.table, std::string(catalog::to_text(catalog::TableKind::sharded)));
       if (r.empty()) return;
       map_id_ = r[0][0].as<std::int64_t>();
       key_column_ = "t0." + catalog::quote_ident(r[0][1].as<std::string>());
@@ -111,8 +111,9 @@ class ShardWorker {
                "SELECT coalesce(lower(int_range)::text, lower(text_range)::text, lower(uuid_range)::text), "
                "coalesce(upper(int_range)::text, upper(text_range)::text, upper(uuid_range)::text), "
                "coalesce(upper_inc(int_range), upper_inc(text_range), upper_inc(uuid_range), false) "
-               "FROM shardctl.operations WHERE map_id = $1 AND status NOT IN ('done', 'cancelled')",
-               *map_id_)) {
+               "FROM shardctl.operations WHERE map_id = $1 AND status NOT IN ($2, $3)",
+               *map_id_, std::string(journal::to_text(journal::OperationStatus::done)),
+               std::string(journal::to_text(journal::OperationStatus::cancelled)))) {
         routing::KeyRange range;
         if (!r[0].is_null()) range.low = routing::parse_key(bt, r[0].as<std::string>());
         if (!r[1].is_null()) range.high = routing::parse_key(bt, r[1].as<std::string>());
@@ -253,7 +254,7 @@ class ShardWorker {
                      std::to_string(limit) + " s); waiting");
       }
       said = true;
-      if (run_.stop.load() != 0) return;
+      if (run_.stopping()) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   }
