@@ -186,7 +186,10 @@ nlohmann::json ArchiveSet::describe() const {
   return arr;
 }
 
-ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job, const XrefChildren& xrefs) {
+namespace {
+
+// The job's table as the root of the tree of referencing tables (found below it later).
+shardio::FkNode root_node(shardio::RawConn& shard, const Job& job) {
   auto name = catalog::split_stored(job.table);
   shardio::FkNode root;
   root.schema = name.schema;
@@ -196,120 +199,165 @@ ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job, const X
   root.predicate = "true";  // discovery only; predicates() writes the real ones per batch
   if (shard.query("SELECT to_regclass($1) IS NOT NULL", {root.quoted})[0][0] != "t")
     throw usage_error("table " + job.table + " does not exist on " + shard.role());
-  ArchiveSet set;
-  set.cascade = job.cascade;
+  return root;
+}
+
+// The root table, and the walk of its rows: by its stored primary-key columns, those the job's
+// predicate (as the shard's server renders it) selects.
+void add_root(shardio::RawConn& shard, const Job& job, const shardio::FkNode& root, ArchiveSet& set) {
   set.tables.push_back(from_node(shard, root, -1));
-  auto& r = set.tables.front();
+  const auto& r = set.tables.front();
   if (r.primary_key.empty())
     throw usage_error("table " + job.table + " has no primary key on " + shard.role(),
                       "an archive run walks the root table by its primary key; add one");
   set.keyset.table = r.quoted;
-  set.keyset.predicate = checked_predicate(shard, name.schema, name.table, job.table, job.where);
+  set.keyset.predicate = checked_predicate(shard, root.schema, root.table, job.table, job.where);
   for (const auto& k : r.primary_key)
     for (const auto& c : r.columns)
       if (c.name == k) set.keyset.key.push_back({k, c.type});
   if (set.keyset.key.size() != r.primary_key.size())
     throw usage_error("the primary key of " + job.table + " includes a generated column",
                       "an archive run walks the root table by stored key columns");
-  shardio::add_referencing_tables(shard, root);
+}
 
-  // The same-shard xrefs from table `parent` (display name) that the foreign keys of `fk_children`
-  // do not already cover, as nodes of a tree (their own foreign-key children found below them).
-  auto xref_nodes = [&](const std::string& parent, const std::vector<shardio::FkNode>& fk_children) {
-    std::vector<std::pair<std::string, shardio::FkNode>> out;
-    for (const auto& x : xrefs.same_shard) {
-      if (x.parent_table != parent) continue;
-      auto child = catalog::split_stored(x.child_table);
-      std::string quoted = quote_ident(child.schema) + "." + quote_ident(child.table);
-      bool covered = std::any_of(fk_children.begin(), fk_children.end(), [&](const shardio::FkNode& fk) {
-        return fk.quoted == quoted && column_pairs(fk.child_columns, fk.parent_columns) ==
-                                          column_pairs(x.child_columns, x.parent_columns);
-      });
-      if (covered) continue;
-      if (shard.query("SELECT to_regclass($1) IS NOT NULL", {quoted})[0][0] != "t") continue;  // no children here
-      shardio::FkNode node;
-      node.schema = child.schema;
-      node.table = child.table;
-      node.quoted = quoted;
-      node.predicate = "true";
-      node.child_columns = x.child_columns;
-      node.parent_columns = x.parent_columns;
-      out.emplace_back(x.name, std::move(node));
-    }
-    return out;
-  };
+// The same-shard xrefs from table `parent` (display name) that the foreign keys of `fk_children`
+// do not already cover, as nodes of a tree (their own foreign-key children found below them),
+// each with the xref's name.
+std::vector<std::pair<std::string, shardio::FkNode>> xref_nodes(shardio::RawConn& shard, const XrefChildren& xrefs,
+                                                               const std::string& parent,
+                                                               const std::vector<shardio::FkNode>& fk_children) {
+  std::vector<std::pair<std::string, shardio::FkNode>> out;
+  for (const auto& x : xrefs.same_shard) {
+    if (x.parent_table != parent) continue;
+    auto child = catalog::split_stored(x.child_table);
+    std::string quoted = quote_ident(child.schema) + "." + quote_ident(child.table);
+    bool covered = std::any_of(fk_children.begin(), fk_children.end(), [&](const shardio::FkNode& fk) {
+      return fk.quoted == quoted &&
+             column_pairs(fk.child_columns, fk.parent_columns) == column_pairs(x.child_columns, x.parent_columns);
+    });
+    if (covered) continue;
+    if (shard.query("SELECT to_regclass($1) IS NOT NULL", {quoted})[0][0] != "t") continue;  // no children here
+    shardio::FkNode node;
+    node.schema = child.schema;
+    node.table = child.table;
+    node.quoted = quoted;
+    node.predicate = "true";
+    node.child_columns = x.child_columns;
+    node.parent_columns = x.parent_columns;
+    out.emplace_back(x.name, std::move(node));
+  }
+  return out;
+}
 
-  if (job.cascade) {
-    // Parents before children, each table once: a table reached along two paths (foreign keys
-    // or xrefs) would be copied and deleted twice.
-    std::function<void(const shardio::FkNode&, int, int, const std::string&)> add =
-        [&](const shardio::FkNode& node, int parent, int depth, const std::string& xref) {
-          if (parent >= 0) {  // the root is there already
-            for (const auto& t : set.tables)
-              if (t.quoted == node.quoted)
-                throw usage_error("table " + t.name + " references the archived rows along two foreign keys" +
-                                      (xref.empty() ? "" : " or xrefs (xref " + xref + ")"),
-                                  "--cascade follows each table once; archive its rows in a job of their own first");
-            auto t = from_node(shard, node, parent);
-            t.alias = "t" + std::to_string(depth);
-            t.xref = xref;
-            set.tables.push_back(std::move(t));
-          }
-          int index = static_cast<int>(set.tables.size()) - 1;
-          for (const auto& child : node.children) add(child, index, depth + 1, "");
-          for (auto& [x, child] : xref_nodes(set.tables[static_cast<std::size_t>(index)].name, node.children)) {
-            if (child.quoted == node.quoted)
-              throw usage_error("--cascade cannot follow xref " + x + " of " + set.tables[static_cast<std::size_t>(index)].name +
-                                    ": it references its own table",
-                                "archive without --cascade (a row that is still referenced stays), or archive the "
-                                "referencing rows in a job of their own first");
-            shardio::add_referencing_tables(shard, child);
-            add(child, index, depth + 1, x);
-          }
-        };
-    add(root, -1, 0, "");
-    // A foreign key the set does not follow names rows of the set from rows the batch may leave
-    // behind: deleting the referenced rows would cascade to, or fail on, them.
-    std::vector<std::string> quoted;
-    for (const auto& t : set.tables) quoted.push_back(t.quoted);
-    for (auto fk : shardio::foreign_keys_among(shard, quoted)) {
-      bool followed = std::any_of(set.tables.begin(), set.tables.end(), [&](const ArchivedTable& t) {
-        return t.parent >= 0 && t.xref.empty() && t.quoted == fk.child &&
-               set.tables[static_cast<std::size_t>(t.parent)].quoted == fk.parent && t.child_columns == fk.child_columns &&
-               t.parent_columns == fk.parent_columns;
-      });
-      if (followed) continue;
-      for (const auto& t : set.tables) {
-        if (t.quoted == fk.child) fk.child = t.name;
-        if (t.quoted == fk.parent) fk.parent = t.name;
-      }
-      throw usage_error("--cascade cannot follow " + shardio::describe_unfollowed(fk),
-                        "archive without --cascade (a row that is still referenced stays), or archive the "
-                        "referencing rows in a job of their own first");
-    }
-  } else {
-    for (const auto& child : root.children) set.referencing.push_back(from_node(shard, child, 0));
-    // A root row another root row references stays too (a tree of rows: parent_id). The
-    // database would otherwise cascade the delete to a row that is not cold, or refuse it.
-    for (const auto& fk : shardio::foreign_keys_among(shard, {r.quoted})) {
-      ArchivedTable self = set.tables.front();
-      self.parent = 0;
-      self.child_columns = fk.child_columns;
-      self.parent_columns = fk.parent_columns;
-      set.referencing.push_back(std::move(self));
-    }
-    for (auto& [x, child] : xref_nodes(r.name, root.children)) {
-      ArchivedTable t = from_node(shard, child, 0);
-      t.alias = "t1";
-      t.xref = x;
-      set.referencing.push_back(std::move(t));
+// --cascade: every table below the root, reached by foreign keys or same-shard xrefs, parents
+// before children, each table once (a table reached along two paths would be copied and
+// deleted twice).
+class CascadeWalk {
+ public:
+  CascadeWalk(shardio::RawConn& shard, const XrefChildren& xrefs, ArchiveSet& set) : shard_(shard), xrefs_(xrefs), set_(set) {}
+
+  // `node` under table `parent` (-1: the root, in the set already), reached through `xref` ("" for a foreign key).
+  void add(const shardio::FkNode& node, int parent, int depth, const std::string& xref) {
+    if (parent >= 0) add_table(node, parent, depth, xref);
+    int index = static_cast<int>(set_.tables.size()) - 1;
+    const std::string name = set_.tables[static_cast<std::size_t>(index)].name;
+    for (const auto& child : node.children) add(child, index, depth + 1, "");
+    for (auto& [x, child] : xref_nodes(shard_, xrefs_, name, node.children)) {
+      if (child.quoted == node.quoted)
+        throw usage_error("--cascade cannot follow xref " + x + " of " + name + ": it references its own table",
+                          "archive without --cascade (a row that is still referenced stays), or archive the "
+                          "referencing rows in a job of their own first");
+      shardio::add_referencing_tables(shard_, child);
+      add(child, index, depth + 1, x);
     }
   }
+
+ private:
+  void add_table(const shardio::FkNode& node, int parent, int depth, const std::string& xref) {
+    for (const auto& t : set_.tables)
+      if (t.quoted == node.quoted)
+        throw usage_error("table " + t.name + " references the archived rows along two foreign keys" +
+                              (xref.empty() ? "" : " or xrefs (xref " + xref + ")"),
+                          "--cascade follows each table once; archive its rows in a job of their own first");
+    auto t = from_node(shard_, node, parent);
+    t.alias = "t" + std::to_string(depth);
+    t.xref = xref;
+    set_.tables.push_back(std::move(t));
+  }
+
+  shardio::RawConn& shard_;
+  const XrefChildren& xrefs_;
+  ArchiveSet& set_;
+};
+
+// A foreign key the set does not follow names rows of the set from rows the batch may leave
+// behind: deleting the referenced rows would cascade to, or fail on, them.
+void refuse_unfollowed_foreign_keys(shardio::RawConn& shard, const ArchiveSet& set) {
+  std::vector<std::string> quoted;
+  for (const auto& t : set.tables) quoted.push_back(t.quoted);
+  for (auto fk : shardio::foreign_keys_among(shard, quoted)) {
+    bool followed = std::any_of(set.tables.begin(), set.tables.end(), [&](const ArchivedTable& t) {
+      return t.parent >= 0 && t.xref.empty() && t.quoted == fk.child &&
+             set.tables[static_cast<std::size_t>(t.parent)].quoted == fk.parent && t.child_columns == fk.child_columns &&
+             t.parent_columns == fk.parent_columns;
+    });
+    if (followed) continue;
+    for (const auto& t : set.tables) {
+      if (t.quoted == fk.child) fk.child = t.name;
+      if (t.quoted == fk.parent) fk.parent = t.name;
+    }
+    throw usage_error("--cascade cannot follow " + shardio::describe_unfollowed(fk),
+                      "archive without --cascade (a row that is still referenced stays), or archive the "
+                      "referencing rows in a job of their own first");
+  }
+}
+
+// Without --cascade: what keeps a root row where it is. Its direct referencers by foreign key,
+// the root itself when a root row references another (a tree of rows: parent_id; the database
+// would otherwise cascade the delete to a row that is not cold, or refuse it), and the children
+// of same-shard xrefs.
+void add_referencing(shardio::RawConn& shard, const XrefChildren& xrefs, const shardio::FkNode& root, ArchiveSet& set) {
+  const auto& r = set.tables.front();
+  for (const auto& child : root.children) set.referencing.push_back(from_node(shard, child, 0));
+  for (const auto& fk : shardio::foreign_keys_among(shard, {r.quoted})) {
+    ArchivedTable self = r;
+    self.parent = 0;
+    self.child_columns = fk.child_columns;
+    self.parent_columns = fk.parent_columns;
+    set.referencing.push_back(std::move(self));
+  }
+  for (auto& [x, child] : xref_nodes(shard, xrefs, r.name, root.children)) {
+    ArchivedTable t = from_node(shard, child, 0);
+    t.alias = "t1";
+    t.xref = x;
+    set.referencing.push_back(std::move(t));
+  }
+}
+
+// The xrefs whose children may be on other shards: the run leaves those rows, and says so.
+void note_xrefs_elsewhere(const XrefChildren& xrefs, ArchiveSet& set) {
   for (const auto& x : xrefs.elsewhere)
     for (const auto& t : set.cascade ? set.tables : std::vector<ArchivedTable>{set.tables.front()})
       if (x.parent_table == t.name)
         set.notes.push_back("rows of " + x.child_table + " that reference archived rows of " + t.name + " through xref " +
                             x.name + " may be on other shards; this run leaves them (`shardctl check --orphans` reports them)");
+}
+
+}  // namespace
+
+ArchiveSet discover_archive_set(shardio::RawConn& shard, const Job& job, const XrefChildren& xrefs) {
+  ArchiveSet set;
+  set.cascade = job.cascade;
+  auto root = root_node(shard, job);
+  add_root(shard, job, root, set);
+  shardio::add_referencing_tables(shard, root);
+  if (job.cascade) {
+    CascadeWalk(shard, xrefs, set).add(root, -1, 0, "");
+    refuse_unfollowed_foreign_keys(shard, set);
+  } else {
+    add_referencing(shard, xrefs, root, set);
+  }
+  note_xrefs_elsewhere(xrefs, set);
   return set;
 }
 

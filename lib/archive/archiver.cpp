@@ -107,6 +107,154 @@ ShardPreview count_shard(shardio::RawConn& raw, const ArchiveSet& set, const std
   return sp;
 }
 
+// The operation's runner lock (journal::try_lock_runner) while a run executes: 75 at once when
+// a live process holds it.
+class RunnerLock {
+ public:
+  RunnerLock(pg::Connection& catalog, const std::string& run_id) : catalog_(catalog), run_id_(run_id) {
+    if (!journal::is_operation_id(run_id))
+      throw usage_error("'" + run_id + "' is not an operation id", "`shardctl op list` shows them");
+    bool locked = false;
+    catalog_.read([&](pqxx::work& tx) { locked = journal::try_lock_runner(tx, run_id); });
+    if (!locked) throw journal::run_by_another(journal::operation_status(catalog_, run_id));
+  }
+  ~RunnerLock() {
+    try {
+      catalog_.read([&](pqxx::work& tx) { journal::unlock_runner(tx, run_id_); });
+    } catch (...) {
+      // The session ends with the process, and its locks with it.
+    }
+  }
+  RunnerLock(const RunnerLock&) = delete;
+  RunnerLock& operator=(const RunnerLock&) = delete;
+
+ private:
+  pg::Connection& catalog_;
+  std::string run_id_;
+};
+
+// A dir: run's directory and its first manifest, written once the run is journaled:
+// unavailable (69) before any row moves.
+void start_run_directory(const Job& job, const std::string& id, const std::string& server_encoding, const ArchiveSet& set) {
+  Manifest m;
+  m.run = id;
+  m.job = job.name;
+  m.root_table = job.table;
+  m.predicate = job.where;
+  m.server_encoding = server_encoding;
+  SharedManifest manifest(run_directory(job.to, id), m);
+  make_delivery(job.to, &manifest)->prepare(set, true);
+  write_manifest(run_directory(job.to, id), m);
+}
+
+// A new run of `job`, journaled; returns its id. Everything is checked on every shard, and the
+// destination prepared, before the journal's first write: a bad predicate or an unreachable
+// destination changes nothing.
+std::string start_run(pg::Connection& catalog, const Job& job, const RunOptions& options) {
+  catalog::Store store(catalog);
+  std::vector<std::string> skipped;
+  auto shards = job_shards(store, job, skipped);
+  for (const auto& s : skipped)
+    if (options.on_note) options.on_note("shard " + s + " is skipped; its rows wait for a later run");
+  auto checked = check_shards(shards, job, xref_children(store));
+  std::vector<std::pair<std::int64_t, std::optional<KeyValues>>> upper;
+  std::string encoding;
+  for (auto& c : checked) {
+    upper.emplace_back(c.shard.id, upper_bound(*c.conn, c.set));
+    encoding = c.conn->query("SHOW server_encoding")[0][0];
+  }
+  ArchiveSet first = std::move(checked.front().set);
+  checked.clear();  // the workers open their own connections
+  for (const auto& n : first.notes)
+    if (options.on_warning) options.on_warning(n);
+  if (job.to.kind == Destination::Kind::postgres) {
+    SharedManifest unused(run_directory(job.to, "check"), Manifest{});
+    make_delivery(job.to, &unused)->prepare(first, true);
+  }
+  std::string id;
+  catalog.transact([&](pqxx::work& tx) { id = insert_run(tx, job, first.describe(), upper); });
+  if (job.to.kind == Destination::Kind::dir) start_run_directory(job, id, encoding, first);
+  return id;
+}
+
+// The shards a run has left, and every shard of the catalog by id.
+struct ShardsLeft {
+  std::map<std::int64_t, catalog::Shard> by_id;
+  using Todo = std::vector<std::pair<catalog::Shard, std::int64_t>>;
+  Todo todo;  // the run's shards not done, with their ids
+};
+
+ShardsLeft shards_left(catalog::Store& store, const RunReport& run) {
+  ShardsLeft out;
+  for (const auto& s : store.list_shards()) out.by_id[s.id] = s;
+  for (const auto& s : run.shards)
+    if (s.state != ShardState::done) out.todo.emplace_back(out.by_id.at(s.shard_id), s.shard_id);
+  return out;
+}
+
+// What the shard workers share, with --max-runtime, --sleep and --max-lag of this invocation
+// over the job's own, and the run taken over by this process (a new fencing token).
+void take_over_run(pg::Connection& catalog, RunShared& shared, const std::string& run_id, const Job& job,
+                   const RunOptions& options, const std::string& catalog_dsn, XrefChildren xrefs) {
+  shared.xrefs = std::move(xrefs);
+  shared.run = run_id;
+  shared.job = job;
+  if (options.max_runtime) shared.job.max_runtime = options.max_runtime;
+  if (options.sleep) shared.job.sleep = options.sleep;
+  if (options.max_lag) shared.job.max_lag = options.max_lag;
+  if (shared.job.max_runtime) shared.deadline = std::chrono::steady_clock::now() + *shared.job.max_runtime;
+  shared.catalog_dsn = catalog_dsn;
+  shared.on_batch = options.on_batch;
+  shared.on_note = options.on_note;
+  catalog.transact([&](pqxx::work& tx) {
+    auto args = tx.exec_params1("SELECT args::text FROM shardctl.operations WHERE op_id = $1 FOR UPDATE", run_id);
+    shared.tables = nlohmann::json::parse(args[0].as<std::string>()).value("tables", nlohmann::json::array());
+    shared.token = journal::take_over(tx, run_id);
+  });
+}
+
+// Archives the shards, `parallel` at a time. Returns the first failure, if any.
+std::exception_ptr archive_shards(RunShared& shared, const ShardsLeft::Todo& todo, int parallel) {
+  std::mutex err_mu;
+  std::exception_ptr error;
+  // The first failure stops the shards still running at their next batch; none starts after it.
+  parallel_for(todo.size(), parallel, [&](std::size_t i) {
+    if (shared.stopping()) return;
+    try {
+      archive_shard(shared, todo[i].first, todo[i].second);
+    } catch (...) {
+      std::lock_guard lock(err_mu);
+      if (!error) error = std::current_exception();
+      shared.request_stop(StopReason::failed);
+    }
+  });
+  return error;
+}
+
+// Done when every shard is; cancelled when asked; else paused by --max-runtime: the next
+// `archive run` of the job (or `op resume`) continues here.
+void journal_end(pg::Connection& catalog, const std::string& run_id, std::int64_t token, bool all_done, StopReason reason) {
+  catalog.transact([&](pqxx::work& tx) {
+    journal::check_fencing_token(tx, run_id, token);
+    if (all_done) journal::mark_finished(tx, run_id, journal::OperationStatus::done);
+    else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, journal::OperationStatus::cancelled);
+    else
+      tx.exec_params("UPDATE shardctl.operations SET status = $2, phase = 'max-runtime', lease_holder = NULL, "
+                     "lease_until = NULL, updated_at = now() WHERE op_id = $1",
+                     run_id, std::string(journal::to_text(journal::OperationStatus::paused)));
+  });
+}
+
+// A run that is over needs its receipts on the shards no more.
+void drop_receipts(const std::string& run_id, const RunReport& run, const std::map<std::int64_t, catalog::Shard>& by_id) {
+  for (const auto& s : run.shards) try {
+      shardio::RawConn raw(by_id.at(s.shard_id).dsn, "shard " + s.shard);
+      shardside::drop_archive_receipts(raw, run_id);
+    } catch (...) {
+      // A receipt left behind is harmless: the journal already says the batch was deleted.
+    }
+}
+
 nlohmann::json key_json(const std::optional<KeyValues>& k) { return k ? nlohmann::json(*k) : nlohmann::json(nullptr); }
 
 }  // namespace
@@ -131,7 +279,7 @@ nlohmann::json to_json(const RunReport& r) {
   std::int64_t total = 0;
   for (const auto& s : r.shards) {
     for (const auto& [t, n] : s.rows.items()) total += n.get<std::int64_t>();
-    shards.push_back({{"shard", s.shard}, {"state", s.state}, {"batches", s.batches_done}, {"rows", s.rows},
+    shards.push_back({{"shard", s.shard}, {"state", std::string(to_text(s.state))}, {"batches", s.batches_done}, {"rows", s.rows},
                       {"refused", s.refused}, {"upper_key", key_json(s.upper)}, {"cursor_key", key_json(s.cursor)}});
   }
   return {{"id", r.op.id},
@@ -219,41 +367,7 @@ RunReport Archiver::run(const Job& job, const RunOptions& options) {
     if (options.on_note) options.on_note("continuing archive run " + *unfinished + " of job " + job.name);
     return execute(*unfinished, options, false);
   }
-  // Everything is checked on every shard, and the destination prepared, before the journal's
-  // first write: a bad predicate or an unreachable destination changes nothing.
-  catalog::Store store(catalog_);
-  std::vector<std::string> skipped;
-  auto shards = job_shards(store, job, skipped);
-  for (const auto& s : skipped)
-    if (options.on_note) options.on_note("shard " + s + " is skipped; its rows wait for a later run");
-  auto checked = check_shards(shards, job, xref_children(store));
-  std::vector<std::pair<std::int64_t, std::optional<KeyValues>>> upper;
-  std::string encoding;
-  for (auto& c : checked) {
-    upper.emplace_back(c.shard.id, upper_bound(*c.conn, c.set));
-    encoding = c.conn->query("SHOW server_encoding")[0][0];
-  }
-  auto first = std::make_optional(std::move(checked.front().set));
-  checked.clear();  // the workers open their own connections
-  for (const auto& n : first->notes)
-    if (options.on_warning) options.on_warning(n);
-  SharedManifest probe(run_directory(job.to, "check"), Manifest{});
-  auto delivery = make_delivery(job.to, &probe);
-  if (job.to.kind == Destination::Kind::postgres) delivery->prepare(*first, true);
-  std::string id;
-  catalog_.transact([&](pqxx::work& tx) { id = insert_run(tx, job, first->describe(), upper); });
-  if (job.to.kind == Destination::Kind::dir) {
-    Manifest m;
-    m.run = id;
-    m.job = job.name;
-    m.root_table = job.table;
-    m.predicate = job.where;
-    m.server_encoding = encoding;
-    SharedManifest manifest(run_directory(job.to, id), m);
-    make_delivery(job.to, &manifest)->prepare(*first, true);  // unavailable (69) before any row moves
-    write_manifest(run_directory(job.to, id), m);
-  }
-  return execute(id, options, true);
+  return execute(start_run(catalog_, job, options), options, true);
 }
 
 RunReport Archiver::resume(const std::string& run_id, const RunOptions& options) { return execute(run_id, options, false); }
@@ -273,9 +387,9 @@ RunReport Archiver::report(const std::string& run_id) {
 std::vector<journal::OpStatus> Archiver::runs_of(const std::string& name) {
   std::vector<std::string> ids;
   catalog_.read([&](pqxx::work& tx) {
-    for (const auto& r : tx.exec_params("SELECT op_id::text FROM shardctl.operations WHERE kind = 'archive' AND "
+    for (const auto& r : tx.exec_params("SELECT op_id::text FROM shardctl.operations WHERE kind = $2 AND "
                                         "args ->> 'job' = $1 ORDER BY created_at DESC",
-                                        name))
+                                        name, std::string(journal::to_text(run_kind))))
       ids.push_back(r[0].as<std::string>());
   });
   std::vector<journal::OpStatus> out;
@@ -284,80 +398,29 @@ std::vector<journal::OpStatus> Archiver::runs_of(const std::string& name) {
 }
 
 RunReport Archiver::execute(const std::string& run_id, const RunOptions& options, bool checked) {
-  if (!journal::is_operation_id(run_id))
-    throw usage_error("'" + run_id + "' is not an operation id", "`shardctl op list` shows them");
-  bool locked = false;
-  catalog_.read([&](pqxx::work& tx) { locked = journal::try_lock_runner(tx, run_id); });
-  if (!locked) throw journal::run_by_another(journal::operation_status(catalog_, run_id));
-  struct Unlock {
-    pg::Connection& c;
-    const std::string& id;
-    ~Unlock() {
-      try {
-        c.read([&](pqxx::work& tx) { journal::unlock_runner(tx, id); });
-      } catch (...) {
-      }
-    }
-  } unlock{catalog_, run_id};
-
+  RunnerLock runner(catalog_, run_id);
   auto before = report(run_id);
   if (journal::is_over(before.op.status)) return before;
   lock_job(before.job.name);
-
   catalog::Store store(catalog_);
-  std::map<std::int64_t, catalog::Shard> by_id;
-  for (const auto& s : store.list_shards()) by_id[s.id] = s;
-  std::vector<std::pair<catalog::Shard, std::int64_t>> todo;
-  for (const auto& s : before.shards)
-    if (s.state != "done") todo.emplace_back(by_id.at(s.shard_id), s.shard_id);
+  auto left = shards_left(store, before);
   auto xrefs = xref_children(store);
   // A run continued later checks every shard it has left again before touching any: a function
   // the predicate calls may have been redefined since, or a table changed.
   if (!checked) {
-    std::vector<catalog::Shard> left;
-    for (const auto& t : todo) left.push_back(t.first);
-    check_shards(left, before.job, xrefs);
+    std::vector<catalog::Shard> shards;
+    for (const auto& t : left.todo) shards.push_back(t.first);
+    check_shards(shards, before.job, xrefs);
   }
-
   RunShared shared;
-  shared.xrefs = std::move(xrefs);
-  shared.run = run_id;
-  shared.job = before.job;
-  if (options.max_runtime) shared.job.max_runtime = options.max_runtime;
-  if (options.sleep) shared.job.sleep = options.sleep;
-  if (options.max_lag) shared.job.max_lag = options.max_lag;
-  if (shared.job.max_runtime) shared.deadline = std::chrono::steady_clock::now() + *shared.job.max_runtime;
-  shared.catalog_dsn = catalog_dsn_;
-  shared.on_batch = options.on_batch;
-  shared.on_note = options.on_note;
-  catalog_.transact([&](pqxx::work& tx) {
-    auto args = tx.exec_params1("SELECT args::text FROM shardctl.operations WHERE op_id = $1 FOR UPDATE", run_id);
-    shared.tables = nlohmann::json::parse(args[0].as<std::string>()).value("tables", nlohmann::json::array());
-    shared.token = journal::take_over(tx, run_id);
-  });
-
+  take_over_run(catalog_, shared, run_id, before.job, options, catalog_dsn_, std::move(xrefs));
   std::optional<SharedManifest> manifest;
   if (shared.job.to.kind == Destination::Kind::dir) {
     auto dir = run_directory(shared.job.to, run_id);
     manifest.emplace(dir, read_manifest(dir));
     shared.manifest = &*manifest;
   }
-
-  std::mutex err_mu;
-  std::exception_ptr error;
-  // The first failure stops the shards still running at their next batch; none starts after it.
-  parallel_for(todo.size(), options.parallel, [&](std::size_t i) {
-    if (shared.stop.load() != 0) return;
-    try {
-      archive_shard(shared, todo[i].first, todo[i].second);
-    } catch (...) {
-      std::lock_guard lock(err_mu);
-      if (!error) error = std::current_exception();
-      shared.request_stop(StopReason::failed);
-    }
-  });
-
-  if (error) {
+  if (auto error = archive_shards(shared, left.todo, options.parallel)) {
     try {
       std::rethrow_exception(error);
     } catch (const Error& e) {
@@ -365,25 +428,10 @@ RunReport Archiver::execute(const std::string& run_id, const RunOptions& options
     }
   }
   auto after = report(run_id);
-  bool all_done = std::all_of(after.shards.begin(), after.shards.end(), [](const auto& s) { return s.state == "done"; });
-  auto reason = static_cast<StopReason>(shared.stop.load());
-  catalog_.transact([&](pqxx::work& tx) {
-    journal::check_fencing_token(tx, run_id, shared.token);
-    if (all_done) journal::mark_finished(tx, run_id, journal::OperationStatus::done);
-    else if (reason == StopReason::cancelled) journal::mark_finished(tx, run_id, journal::OperationStatus::cancelled);
-    else
-      // --max-runtime: the next `archive run` of the job (or `op resume`) continues here.
-      tx.exec_params("UPDATE shardctl.operations SET status = 'paused', phase = 'max-runtime', lease_holder = NULL, "
-                     "lease_until = NULL, updated_at = now() WHERE op_id = $1",
-                     run_id);
-  });
-  if (all_done || reason == StopReason::cancelled)
-    for (const auto& s : after.shards) try {
-        shardio::RawConn raw(by_id.at(s.shard_id).dsn, "shard " + s.shard);
-        shardside::drop_archive_receipts(raw, run_id);
-      } catch (...) {
-        // A receipt left behind is harmless: the journal already says the batch was deleted.
-      }
+  bool all_done = std::all_of(after.shards.begin(), after.shards.end(), [](const auto& s) { return s.state == ShardState::done; });
+  auto reason = shared.stop.load();
+  journal_end(catalog_, run_id, shared.token, all_done, reason);
+  if (all_done || reason == StopReason::cancelled) drop_receipts(run_id, after, left.by_id);
   return report(run_id);
 }
 

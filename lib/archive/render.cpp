@@ -28,7 +28,7 @@ void print_run(std::ostream& out, const archive::RunReport& r) {
   if (!r.op.error.empty()) out << "error:   " << r.op.error << '\n';
   output::TextTable t({"SHARD", "STATE", "BATCHES", "ROWS", "REFUSED", "CURSOR", "UPPER BOUND"});
   for (const auto& s : r.shards)
-    t.add_row({s.shard, s.state, std::to_string(s.batches_done), std::to_string(total_rows(s.rows)), std::to_string(s.refused),
+    t.add_row({s.shard, std::string(to_text(s.state)), std::to_string(s.batches_done), std::to_string(total_rows(s.rows)), std::to_string(s.refused),
                keys_text(s.cursor), keys_text(s.upper)});
   t.print(out);
   for (const auto& s : r.shards)

@@ -1,7 +1,5 @@
 #include "archive/restore.hpp"
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <memory>
 
@@ -12,6 +10,7 @@
 #include "archive/destination.hpp"
 #include "archive/manifest.hpp"
 #include "archive/predicate.hpp"
+#include "archive/run_journal.hpp"
 #include "archive/zstd_file.hpp"
 #include "catalog/catalog.hpp"
 #include "catalog/locks.hpp"
@@ -99,38 +98,6 @@ std::optional<std::string> copy_field(std::string_view line, std::size_t index) 
   return out;
 }
 
-// COPY ... FROM STDIN on one connection, fed line by line (several run at once, one per shard).
-class CopyIn {
- public:
-  CopyIn(shardio::RawConn& conn, const std::string& sql) : conn_(conn) {
-    PGresult* r = PQexec(conn_.get(), sql.c_str());
-    bool ok = PQresultStatus(r) == PGRES_COPY_IN;
-    PQclear(r);
-    if (!ok) conn_.fail("COPY in");
-  }
-  void put(std::string_view bytes) {
-    buf_.append(bytes);
-    if (buf_.size() >= (1u << 16)) flush();
-  }
-  void finish() {
-    flush();
-    if (PQputCopyEnd(conn_.get(), nullptr) != 1) conn_.fail("COPY in");
-    PGresult* r = PQgetResult(conn_.get());
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
-    while (PGresult* extra = PQgetResult(conn_.get())) PQclear(extra);
-    if (!ok) conn_.fail("COPY in");
-  }
-
- private:
-  void flush() {
-    if (!buf_.empty() && PQputCopyData(conn_.get(), buf_.data(), static_cast<int>(buf_.size())) != 1) conn_.fail("COPY in");
-    buf_.clear();
-  }
-  shardio::RawConn& conn_;
-  std::string buf_;
-};
-
 struct Target {
   catalog::Shard shard;
   std::unique_ptr<shardio::RawConn> conn;
@@ -169,7 +136,27 @@ class RestoreRun {
   }
 
  private:
+  // The run's tables as it recorded them, their map, and their shapes on a shard of it now.
   void tables_for(catalog::Store& store) {
+    std::string map = recorded_tables(store);
+    loaded_ = store.load_map(map);
+    // Column shapes come from a shard of the map: they must still be what was archived.
+    std::optional<catalog::Shard> any;
+    for (const auto& s : loaded_.shards)
+      if (s.status != catalog::ShardStatus::offline) any = s;
+    if (!any) throw usage_error("no shard of map " + map + " is reachable for a restore");
+    shardio::RawConn probe(any->dsn, "shard " + any->name);
+    read_shapes(probe, any->name);
+    if (where_) {
+      // What the restore's statements hold is the server's rendering of --where, never its text.
+      auto root = catalog::split_stored(tables_[0].name);
+      condition_ = checked_predicate(probe, root.schema, root.table, tables_[0].name, *where_);
+    }
+  }
+
+  // The tables the run journaled (root first, parents before children), each a sharded table of
+  // the catalog, all of one map, whose name this returns.
+  std::string recorded_tables(catalog::Store& store) {
     nlohmann::json recorded;
     catalog_.read([&](pqxx::work& tx) {
       recorded = nlohmann::json::parse(
@@ -199,13 +186,11 @@ class RestoreRun {
       key_columns_.push_back(*it->second.key_column);
       tables_.push_back(std::move(r));
     }
-    loaded_ = store.load_map(*map);
-    // Column shapes come from a shard of the map: they must still be what was archived.
-    std::optional<catalog::Shard> any;
-    for (const auto& s : loaded_.shards)
-      if (s.status != catalog::ShardStatus::offline) any = s;
-    if (!any) throw usage_error("no shard of map " + *map + " is reachable for a restore");
-    shardio::RawConn probe(any->dsn, "shard " + any->name);
+    return *map;
+  }
+
+  // Each table's columns, primary key and routing column as shard `shard` (on `probe`) has them.
+  void read_shapes(shardio::RawConn& probe, const std::string& shard) {
     for (std::size_t i = 0; i < tables_.size(); ++i) {
       auto& t = tables_[i];
       t.columns = shardio::table_columns(probe, t.quoted);
@@ -213,36 +198,42 @@ class RestoreRun {
       bool found = false;
       for (std::size_t k = 0; k < t.columns.size(); ++k)
         if (t.columns[k].name == key_columns_[i]) t.key_index = k, found = true;
-      if (!found) throw usage_error("table " + t.name + " on shard " + any->name + " lacks its key column " + key_columns_[i]);
-    }
-    if (where_) {
-      // What the restore's statements hold is the server's rendering of --where, never its text.
-      auto root = catalog::split_stored(tables_[0].name);
-      condition_ = checked_predicate(probe, root.schema, root.table, tables_[0].name, *where_);
+      if (!found) throw usage_error("table " + t.name + " on shard " + shard + " lacks its key column " + key_columns_[i]);
     }
   }
 
+  // The archived batches to restore, in order, from the job's destination.
   std::vector<Unit> dest_units() {
-    std::vector<Unit> units;
-    if (job_.to.kind == Destination::Kind::postgres) {
-      dest_ = std::make_unique<shardio::RawConn>(job_.to.dsn, "archive database");
-      dest_->script(shardio::session_settings);
-      dest_->exec(predicate_settings);
-      for (const auto& t : tables_) {
-        auto cols = shardio::table_columns(*dest_, t.quoted);
-        if (cols.empty()) throw data_error("the archive database lacks table " + t.name + " of run " + run_);
-        require_matching_columns(t.columns, cols, t.name + " in " + job_.to.describe());
-      }
-      catalog_.read([&](pqxx::work& tx) {
-        for (const auto& r : tx.exec_params(
-                 "SELECT s.name, b.batch_no, to_char(b.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
-                 "FROM shardctl.archive_batches b JOIN shardctl.shards s USING (shard_id) "
-                 "WHERE b.op_id = $1 AND b.step = 'deleted' ORDER BY s.name, b.batch_no",
-                 run_))
-          units.push_back({r[0].as<std::string>(), r[1].as<std::int64_t>(), r[2].as<std::string>(), {}});
-      });
-      return units;
+    if (job_.to.kind == Destination::Kind::postgres) return postgres_units();
+    return dir_units();
+  }
+
+  // postgres: the batches the run deleted at the source, from archive tables still shaped as
+  // the shards' tables are.
+  std::vector<Unit> postgres_units() {
+    dest_ = std::make_unique<shardio::RawConn>(job_.to.dsn, "archive database");
+    dest_->script(shardio::session_settings);
+    dest_->exec(predicate_settings);
+    for (const auto& t : tables_) {
+      auto cols = shardio::table_columns(*dest_, t.quoted);
+      if (cols.empty()) throw data_error("the archive database lacks table " + t.name + " of run " + run_);
+      require_matching_columns(t.columns, cols, t.name + " in " + job_.to.describe());
     }
+    std::vector<Unit> units;
+    catalog_.read([&](pqxx::work& tx) {
+      for (const auto& r : tx.exec_params(
+               "SELECT s.name, b.batch_no, to_char(b.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') "
+               "FROM shardctl.archive_batches b JOIN shardctl.shards s USING (shard_id) "
+               "WHERE b.op_id = $1 AND b.step = $2 ORDER BY s.name, b.batch_no",
+               run_, std::string(to_text(BatchStep::deleted))))
+        units.push_back({r[0].as<std::string>(), r[1].as<std::int64_t>(), r[2].as<std::string>(), {}});
+    });
+    return units;
+  }
+
+  // dir: the manifest's files not restored yet, by (shard, batch), once every table is still
+  // shaped as the run recorded it and every file holds what the manifest says.
+  std::vector<Unit> dir_units() {
     run_dir_ = run_directory(job_.to, run_);
     manifest_ = read_manifest(run_dir_);
     for (const auto& t : tables_) {
@@ -261,9 +252,15 @@ class RestoreRun {
       u.batch = f.batch;
       u.files[f.table] = i;
     }
+    std::vector<Unit> units;
     for (auto& [k, u] : by_batch) units.push_back(std::move(u));
-    // Every file is checked against the manifest before any row moves: a damaged file or an
-    // edited manifest stops the restore (65) with nothing restored.
+    check_files(units);
+    return units;
+  }
+
+  // Every file is checked against the manifest before any row moves: a damaged file or an
+  // edited manifest stops the restore (65) with nothing restored.
+  void check_files(const std::vector<Unit>& units) {
     for (const auto& u : units)
       for (const auto& [table, idx] : u.files) {
         const auto& f = manifest_.files[idx];
@@ -275,7 +272,6 @@ class RestoreRun {
                                " rows; its manifest says " + std::to_string(f.rows),
                            "the manifest or the file was changed since the run wrote them; nothing was restored");
       }
-    return units;
   }
 
   Target& target(std::size_t index) {
@@ -297,7 +293,7 @@ class RestoreRun {
   // Streams table `i`'s rows of the unit to the staging tables of the shards their keys route to.
   void stage(const Unit& u, std::size_t i) {
     const auto& t = tables_[i];
-    std::map<std::size_t, std::unique_ptr<CopyIn>> copies;
+    std::map<std::size_t, std::unique_ptr<shardio::CopyIn>> copies;  // one per target shard
     std::string partial;
     auto route_line = [&](std::string_view line) {
       auto key = copy_field(line, t.key_index);
@@ -310,7 +306,7 @@ class RestoreRun {
                            "restore again when the operation has finished");
       auto idx = static_cast<std::size_t>(route->shard_index);
       auto& c = copies[idx];
-      if (!c) c = std::make_unique<CopyIn>(*target(idx).conn, "COPY " + t.tmp + " (" + t.cols() + ") FROM STDIN");
+      if (!c) c = std::make_unique<shardio::CopyIn>(*target(idx).conn, "COPY " + t.tmp + " (" + t.cols() + ") FROM STDIN");
       c->put(line);
     };
     auto sink = [&](std::string_view chunk) {
@@ -337,7 +333,7 @@ class RestoreRun {
       read_zstd_file(run_dir_ / mf.path, mf.sha256, sink);
     }
     if (!partial.empty()) throw data_error("the archived rows of " + t.name + " end in the middle of a row");
-    for (auto& [idx, c] : copies) c->finish();
+    for (auto& [idx, c] : copies) c->end();
   }
 
   void restore_unit(const Unit& u) {

@@ -1,12 +1,14 @@
 // An archive run's journal in the catalog: the run is an operation (kind "archive", args = the
-// job); shardctl.archive_shards holds each shard's fixed upper bound and cursor, and
-// shardctl.archive_batches each batch's bounds, timestamp and step (selected, delivered,
-// deleted). Key values are text arrays in primary-key column order.
+// job); shardctl.archive_shards holds each shard's fixed upper bound, cursor and state, and
+// shardctl.archive_batches each batch's bounds, timestamp and step. Key values are text arrays
+// in primary-key column order.
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,12 +20,31 @@ namespace shardctl::archive {
 
 using KeyValues = std::vector<std::string>;
 
+// Where a shard of a run is (shardctl.archive_shards.state): pending until its first batch,
+// running, done when nothing is left up to its upper bound (at once when the root table was
+// empty). The words are the catalog's (and `archive show`'s, JSON's); code compares the enum.
+// Text only in run_journal.cpp.
+enum class ShardState { pending, running, done };
+std::string_view to_text(ShardState state) noexcept;
+// The state a catalog word names; an unknown word is an internal Error (70) naming it.
+ShardState shard_state_from_text(std::string_view word);
+std::ostream& operator<<(std::ostream& out, ShardState state);
+
+// The step a batch reached (shardctl.archive_batches.step): selected (bounds and timestamp
+// journaled, nothing delivered), delivered (the destination committed it), deleted (the source
+// committed its DELETE: the batch is done). Text only in run_journal.cpp.
+enum class BatchStep { selected, delivered, deleted };
+std::string_view to_text(BatchStep step) noexcept;
+// The step a catalog word names; an unknown word is an internal Error (70) naming it.
+BatchStep batch_step_from_text(std::string_view word);
+std::ostream& operator<<(std::ostream& out, BatchStep step);
+
 struct ShardRunState {
   std::int64_t shard_id = 0;
   std::string shard;
   std::optional<KeyValues> upper;   // none: the root table was empty when the run started
   std::optional<KeyValues> cursor;  // the last key archived; none before the first batch
-  std::string state;                // pending, running, done
+  ShardState state = ShardState::pending;
   int batches_done = 0;
   nlohmann::json rows = nlohmann::json::object();  // table -> rows archived
   std::int64_t refused = 0;  // root rows kept because rows still reference them (no --cascade)
@@ -34,7 +55,7 @@ struct BatchState {
   std::optional<KeyValues> low;
   KeyValues high;
   std::string archived_at;  // ISO 8601 UTC
-  std::string step;         // selected, delivered, deleted
+  BatchStep step = BatchStep::selected;
   nlohmann::json tables = nlohmann::json::object();
 };
 

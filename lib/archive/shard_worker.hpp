@@ -32,7 +32,7 @@ struct RunShared {
   XrefChildren xrefs;     // the catalog's xrefs, read when the run (re)started
   std::string catalog_dsn;
   std::optional<std::chrono::steady_clock::time_point> deadline;  // --max-runtime
-  std::atomic<int> stop{0};                                       // a StopReason
+  std::atomic<StopReason> stop{StopReason::none};                 // the first reason given wins
   SharedManifest* manifest = nullptr;
   std::mutex mu;  // guards what follows
   fault::FaultInjector fault;
@@ -46,9 +46,10 @@ struct RunShared {
     fault.point(step, context.append("/b").append(std::to_string(batch_no)));
   }
   void request_stop(StopReason r) {
-    int none = 0;
-    stop.compare_exchange_strong(none, static_cast<int>(r));
+    StopReason none = StopReason::none;
+    stop.compare_exchange_strong(none, r);
   }
+  bool stopping() const { return stop.load() != StopReason::none; }
 };
 
 // Archives the shard's remaining batches of the run (resuming one in flight). Returns when the

@@ -28,80 +28,117 @@ std::string describe_columns(const std::vector<Column>& columns) {
   return out.empty() ? "no columns" : out;
 }
 
-Summary run(catalog::Store& store, const Options& options, Sink& sink, const std::function<void(const ShardResult&)>& on_done) {
-  // What can be refused from the text alone is, before any shard is asked.
+namespace {
+
+// What can be refused from the text alone is, before any shard is asked.
+Options checked_options(const Options& options) {
   Options opts = options;
   opts.sql = statement_text(options.sql);
   read_shape(opts.sql);
   if (options.limit && *options.limit < 0) throw usage_error("--limit must be 0 or more");
-  auto targets = fanout::select_targets(store, options.selection);
-  Summary summary;
-  summary.offline = targets.offline;
-  summary.shards.resize(targets.run.size());
-  std::unordered_map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < targets.run.size(); ++i) {
-    index[targets.run[i].shard] = i;
-    summary.shards[i].outcome.shard = targets.run[i].shard;
+  return opts;
+}
+
+// The shards read at once into one sink: each shard's rows under the one header, its result in
+// the summary (in shard-name order, as `targets` are).
+class QueryRun {
+ public:
+  QueryRun(const fanout::Targets& targets, const Options& options, Sink& sink,
+           const std::function<void(const ShardResult&)>& on_done)
+      : options_(options), sink_(sink), on_done_(on_done) {
+    summary_.offline = targets.offline;
+    summary_.shards.resize(targets.run.size());
+    for (std::size_t i = 0; i < targets.run.size(); ++i) {
+      index_[targets.run[i].shard] = i;
+      summary_.shards[i].outcome.shard = targets.run[i].shard;
+    }
   }
 
-  // The first shard to describe its result sets the columns (and the header already written);
-  // a shard whose columns differ in name or type fails, its rows would not fit under them.
-  std::mutex mutex;
-  bool have_columns = false;
-  std::string columns_from;
-  auto work = [&](const fanout::Target& t) {
-    ShardResult& result = summary.shards[index.at(t.shard)];
+  // One shard's part (on its own thread): the statement's rows, through the shared sink.
+  void read(const fanout::Target& t) {
+    ShardResult& result = result_of(t.shard);
     ReadHooks hooks;
-    hooks.columns = [&](const std::vector<Column>& columns) {
-      std::lock_guard lock(mutex);
-      if (!have_columns) {
-        have_columns = true;
-        columns_from = t.shard;
-        summary.columns = columns;
-        sink.begin(columns);
-        return;
-      }
-      bool same = columns.size() == summary.columns.size();
-      for (std::size_t i = 0; same && i < columns.size(); ++i)
-        same = columns[i].name == summary.columns[i].name && columns[i].type == summary.columns[i].type;
-      if (!same)
-        throw data_error("its columns (" + describe_columns(columns) + ") differ from those of shard " + columns_from + " (" +
-                         describe_columns(summary.columns) + ")");
-    };
+    hooks.columns = [&](const std::vector<Column>& columns) { set_columns(t.shard, columns); };
     hooks.row = [&](const std::vector<Cell>& cells) {
-      std::lock_guard lock(mutex);
-      sink.row(t.shard, cells);
+      std::lock_guard lock(mutex_);
+      sink_.row(t.shard, cells);
     };
     hooks.stop = [&] {
-      std::lock_guard lock(mutex);
-      return sink.closed();
+      std::lock_guard lock(mutex_);
+      return sink_.closed();
     };
     try {
-      read_shard(t, opts, hooks, result);
+      read_shard(t, options_, hooks, result);
     } catch (const Refusal&) {
       result.refused = true;
       throw;
     }
-  };
-  auto done = [&](const fanout::Target& t, const fanout::Outcome& o) {
-    ShardResult& result = summary.shards[index.at(t.shard)];
+  }
+
+  void done(const fanout::Target& t, const fanout::Outcome& o) {
+    ShardResult& result = result_of(t.shard);
     result.outcome = o;
-    if (on_done && !result.refused) {
-      std::lock_guard lock(mutex);
-      on_done(result);
+    if (on_done_ && !result.refused) {
+      std::lock_guard lock(mutex_);
+      on_done_(result);
     }
-  };
-  fanout::run(targets.run, {options.parallel, false}, work, done);
+  }
+
   // A refusal is the same on every shard it comes from, and it is the operator's to fix: one
   // usage error, after the rows of any shard that did run (a role that can do more than read
   // on some servers only). No rows: nothing is written at all.
-  const fanout::Outcome* refusal = nullptr;
-  for (const auto& s : summary.shards)
-    if (!refusal && s.refused) refusal = &s.outcome;
-  if (refusal && !have_columns) throw usage_error(refusal->error, refusal->hint);
-  sink.finish(summary);
-  if (refusal) throw usage_error(refusal->error, refusal->hint);
-  return summary;
+  Summary finish() {
+    const fanout::Outcome* refusal = nullptr;
+    for (const auto& s : summary_.shards)
+      if (!refusal && s.refused) refusal = &s.outcome;
+    if (refusal && !have_columns_) throw usage_error(refusal->error, refusal->hint);
+    sink_.finish(summary_);
+    if (refusal) throw usage_error(refusal->error, refusal->hint);
+    return summary_;
+  }
+
+ private:
+  ShardResult& result_of(const std::string& shard) { return summary_.shards[index_.at(shard)]; }
+
+  // The first shard to describe its result sets the columns (and the header already written);
+  // a shard whose columns differ in name or type fails, its rows would not fit under them.
+  void set_columns(const std::string& shard, const std::vector<Column>& columns) {
+    std::lock_guard lock(mutex_);
+    if (!have_columns_) {
+      have_columns_ = true;
+      columns_from_ = shard;
+      summary_.columns = columns;
+      sink_.begin(columns);
+      return;
+    }
+    bool same = columns.size() == summary_.columns.size();
+    for (std::size_t i = 0; same && i < columns.size(); ++i)
+      same = columns[i].name == summary_.columns[i].name && columns[i].type == summary_.columns[i].type;
+    if (!same)
+      throw data_error("its columns (" + describe_columns(columns) + ") differ from those of shard " + columns_from_ + " (" +
+                       describe_columns(summary_.columns) + ")");
+  }
+
+  const Options& options_;
+  Sink& sink_;
+  const std::function<void(const ShardResult&)>& on_done_;
+  Summary summary_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::mutex mutex_;  // guards the sink, the columns and on_done
+  bool have_columns_ = false;
+  std::string columns_from_;
+};
+
+}  // namespace
+
+Summary run(catalog::Store& store, const Options& options, Sink& sink, const std::function<void(const ShardResult&)>& on_done) {
+  Options opts = checked_options(options);
+  auto targets = fanout::select_targets(store, options.selection);
+  QueryRun query(targets, opts, sink, on_done);
+  fanout::run(
+      targets.run, {options.parallel, false}, [&](const fanout::Target& t) { query.read(t); },
+      [&](const fanout::Target& t, const fanout::Outcome& o) { query.done(t, o); });
+  return query.finish();
 }
 
 }  // namespace shardctl::query

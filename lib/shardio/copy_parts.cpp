@@ -10,44 +10,17 @@ namespace {
 constexpr std::string_view binary_header{"PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0", 19};
 constexpr std::string_view binary_trailer{"\377\377", 2};
 
-// The target's COPY of one part: open until ended, aborted if left open by an error.
-class PartIn {
- public:
-  PartIn(RawConn& to, const std::string& sql) : to_(to) {
-    Result in(PQexec(to_.get(), sql.c_str()));
-    if (PQresultStatus(in.get()) != PGRES_COPY_IN) to_.fail(in.get(), "COPY in");
-    open_ = true;
-  }
-  ~PartIn() {
-    if (open_) abort_copy_in(to_);
-  }
-  PartIn(const PartIn&) = delete;
-  PartIn& operator=(const PartIn&) = delete;
-
-  void put(std::string_view bytes) {
-    if (!bytes.empty() && PQputCopyData(to_.get(), bytes.data(), static_cast<int>(bytes.size())) != 1) to_.fail("COPY in");
-  }
-  void end() {
-    open_ = false;
-    end_copy_in(to_);
-  }
-
- private:
-  RawConn& to_;
-  bool open_ = false;
-};
-
 }  // namespace
 
 std::uint64_t pump_copy_in_parts(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql,
                                  const std::function<void(std::string_view)>& observe, const CopyParts& parts) {
-  std::unique_ptr<PartIn> part;
+  std::unique_ptr<CopyIn> part;  // the target's COPY of the current part
   bool first = true;
   std::uint64_t in_part = 0, limit = 0;
   std::uint64_t bytes = copy_out_to(from, copy_out_sql, [&](std::string_view chunk) {
     observe(chunk);
     if (!part) {
-      part = std::make_unique<PartIn>(to, copy_in_sql);
+      part = std::make_unique<CopyIn>(to, copy_in_sql);
       if (!first) part->put(binary_header);  // the source's header went to the first part
       first = false;
       in_part = 0;

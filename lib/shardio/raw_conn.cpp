@@ -180,38 +180,42 @@ std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
   return bytes;
 }
 
+CopyIn::CopyIn(RawConn& to, const std::string& copy_in_sql) : to_(to) {
+  Result in(PQexec(to_.get(), copy_in_sql.c_str()));
+  if (PQresultStatus(in.get()) != PGRES_COPY_IN) to_.fail(in.get(), "COPY in");
+  open_ = true;
+}
+
+CopyIn::~CopyIn() {
+  if (!open_) return;
+  PQputCopyEnd(to_.get(), "shardctl: the source of the rows failed");
+  while (Result extra{PQgetResult(to_.get())}) {
+  }
+}
+
+void CopyIn::put(std::string_view bytes) {
+  // libpq gathers small pieces in its output buffer and sends them once it holds 8 kB or more.
+  if (!bytes.empty() && PQputCopyData(to_.get(), bytes.data(), static_cast<int>(bytes.size())) != 1) to_.fail("COPY in");
+}
+
+void CopyIn::end() {
+  open_ = false;  // whatever happens now, the statement is over: nothing is left to abort
+  if (PQputCopyEnd(to_.get(), nullptr) != 1) to_.fail("COPY in");
+  Result done(PQgetResult(to_.get()));
+  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
+    while (Result extra{PQgetResult(to_.get())}) {
+    }
+    to_.fail(done.get(), "COPY in");
+  }
+  while (Result extra{PQgetResult(to_.get())}) {
+  }
+}
+
 void copy_in_from(RawConn& to, const std::string& copy_in_sql,
                   const std::function<void(const std::function<void(std::string_view)>&)>& produce) {
-  Result in(PQexec(to.get(), copy_in_sql.c_str()));
-  if (PQresultStatus(in.get()) != PGRES_COPY_IN) to.fail(in.get(), "COPY in");
-  try {
-    produce([&](std::string_view chunk) {
-      if (!chunk.empty() && PQputCopyData(to.get(), chunk.data(), static_cast<int>(chunk.size())) != 1)
-        to.fail("COPY in");
-    });
-  } catch (...) {
-    abort_copy_in(to);
-    throw;
-  }
-  end_copy_in(to);
-}
-
-void end_copy_in(RawConn& to) {
-  if (PQputCopyEnd(to.get(), nullptr) != 1) to.fail("COPY in");
-  Result done(PQgetResult(to.get()));
-  if (PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
-    while (Result extra{PQgetResult(to.get())}) {
-    }
-    to.fail(done.get(), "COPY in");
-  }
-  while (Result extra{PQgetResult(to.get())}) {
-  }
-}
-
-void abort_copy_in(RawConn& to) noexcept {
-  PQputCopyEnd(to.get(), "shardctl: the source of the rows failed");
-  while (Result extra{PQgetResult(to.get())}) {
-  }
+  CopyIn in(to, copy_in_sql);
+  produce([&](std::string_view chunk) { in.put(chunk); });
+  in.end();
 }
 
 }  // namespace shardctl::shardio

@@ -103,13 +103,29 @@ std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn&
 std::uint64_t copy_out_to(RawConn& from, const std::string& copy_out_sql,
                           const std::function<void(std::string_view)>& sink);
 
-// Runs `COPY ... FROM STDIN` on `to` with the bytes `produce` hands to its argument (archive
-// restore). An exception from `produce` aborts the COPY and propagates.
+// COPY ... FROM STDIN open on `to`: shardctl's one writer of COPY data (the pumps below,
+// copy_parts.hpp, archive restore). Bytes go in with put(), in any pieces; end() ends the
+// statement and reads its result (the server's error fails, typed as RawConn::fail types it).
+// Destroyed while open (an error on the way), it aborts the COPY: the server discards what it
+// received, and the connection is ready for the caller's rollback.
+class CopyIn {
+ public:
+  CopyIn(RawConn& to, const std::string& copy_in_sql);
+  ~CopyIn();
+  CopyIn(const CopyIn&) = delete;
+  CopyIn& operator=(const CopyIn&) = delete;
+
+  void put(std::string_view bytes);
+  void end();
+
+ private:
+  RawConn& to_;
+  bool open_ = false;
+};
+
+// Runs `COPY ... FROM STDIN` on `to` with the bytes `produce` hands to its argument. An exception
+// from `produce` aborts the COPY and propagates.
 void copy_in_from(RawConn& to, const std::string& copy_in_sql,
                   const std::function<void(const std::function<void(std::string_view)>&)>& produce);
-// Ends the COPY FROM STDIN open on `to` and reads its result (the server's error fails).
-void end_copy_in(RawConn& to);
-// Aborts the COPY FROM STDIN open on `to`: the server discards what it received.
-void abort_copy_in(RawConn& to) noexcept;
 
 }  // namespace shardctl::shardio
