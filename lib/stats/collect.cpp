@@ -100,6 +100,34 @@ double table_ops(const Counters& deltas) {
   return ops;
 }
 
+// One sharded table on a shard (its pg_stat_user_tables row `stat`, by OID `oid`): its counters,
+// its keys with their rows and row bytes in one scan, and its sizes. Returns its dead bytes
+// (physical minus live).
+std::int64_t measure_table(shardio::RawConn& conn, const TableJob& job, const std::string& oid,
+                           const std::vector<std::string>& stat, std::size_t first_counter, ShardResult& out) {
+  auto& tc = out.stats.table_counters[job.def.name];
+  for (std::size_t i = 0; i < counter_count; ++i) tc[counter_names[i]] = std::stod(stat[first_counter + i]);
+  shardio::RouteSpace space{job.map->kind, job.map->key_type};
+  std::string col = catalog::quote_ident(*job.def.key_column);
+  std::string row_bytes = conn.query(row_size_sql, {oid}).at(0).at(0);
+  std::string sql = "SELECT k::text, n::text, b::text FROM (SELECT " + shardio::route_expression(space, col) +
+                    " AS k, count(*) AS n, sum(" + std::to_string(static_cast<int>(tuple_overhead_bytes)) + " + " + row_bytes +
+                    ") AS b FROM " + job.quoted + " WHERE " + col + " IS NOT NULL GROUP BY 1) s";
+  auto bt = bound_type(*job.map);
+  auto& keys = out.keys[job.def.name];
+  std::int64_t table_rows = 0;
+  double table_row_bytes = 0;
+  for (auto& r : conn.query(sql)) {
+    keys.push_back(KeyRows{routing::parse_key(bt, r[0]), std::stoll(r[1]), std::stod(r[2])});
+    table_rows += keys.back().rows;
+    table_row_bytes += keys.back().row_bytes;
+  }
+  auto& size = out.tables[job.def.name] = table_size(std::stoll(stat[1]), std::stoll(stat[2]), table_rows, table_row_bytes);
+  return size.total - static_cast<std::int64_t>(size.live);
+}
+
+// One shard: its database size, pg_stat_user_tables counters summed over its tables, then each
+// sharded table (measure_table); a table missing here is the shard's error.
 void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables, int connect_timeout, ShardResult& out) {
   shardio::RawConn conn(fanout::dsn_with_timeout(t.dsn, connect_timeout), "shard " + t.shard);
   auto size = conn.query("SELECT pg_database_size(current_database())::text");
@@ -128,26 +156,7 @@ void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables,
       missing.push_back(job.def.name);
       continue;
     }
-    const auto& r = *it->second;
-    auto& tc = out.stats.table_counters[job.def.name];
-    for (std::size_t i = 0; i < counter_count; ++i) tc[counter_names[i]] = std::stod(r[first_counter + i]);
-    shardio::RouteSpace space{job.map->kind, job.map->key_type};
-    std::string col = catalog::quote_ident(*job.def.key_column);
-    std::string row_bytes = conn.query(row_size_sql, {it->first}).at(0).at(0);
-    std::string sql = "SELECT k::text, n::text, b::text FROM (SELECT " + shardio::route_expression(space, col) +
-                      " AS k, count(*) AS n, sum(" + std::to_string(static_cast<int>(tuple_overhead_bytes)) + " + " + row_bytes +
-                      ") AS b FROM " + job.quoted + " WHERE " + col + " IS NOT NULL GROUP BY 1) s";
-    auto bt = bound_type(*job.map);
-    auto& keys = out.keys[job.def.name];
-    std::int64_t table_rows = 0;
-    double table_row_bytes = 0;
-    for (auto& r2 : conn.query(sql)) {
-      keys.push_back(KeyRows{routing::parse_key(bt, r2[0]), std::stoll(r2[1]), std::stod(r2[2])});
-      table_rows += keys.back().rows;
-      table_row_bytes += keys.back().row_bytes;
-    }
-    auto& size = out.tables[job.def.name] = table_size(std::stoll(r[1]), std::stoll(r[2]), table_rows, table_row_bytes);
-    dead_bytes += size.total - static_cast<std::int64_t>(size.live);
+    dead_bytes += measure_table(conn, job, it->first, *it->second, first_counter, out);
   }
   out.stats.live_bytes = std::max<std::int64_t>(0, out.stats.db_bytes - dead_bytes);
   if (!missing.empty()) {
