@@ -435,6 +435,21 @@ class Planner {
   // else away (isolated in place: moving the rest is cheaper than moving the key, and a key that
   // never moves is never bounced). One per shard, biggest first, while another shard receives.
   void settle_targets() {
+    find_hot_keys();
+    std::sort(hot_.begin(), hot_.end(), [](const HotKey& x, const HotKey& y) { return x.w > y.w; });
+    compute_targets();
+    for (const auto& st : shards_) fair_target_.push_back(st.target);
+    while (pin_hot_key()) {
+    }
+    for (const auto& h : hot_) {
+      const auto& u = units_[h.unit];
+      if (h.w > key_limit(u.shard) && h.w > 0)
+        plan_.unsplittable.push_back({u.m->map, h.key, fleet_.shards[u.shard].name, h.bytes, false});
+    }
+  }
+
+  // Point mappings and single-key slices of the mappings in scope.
+  void find_hot_keys() {
     for (std::size_t ui = 0; ui < units_.size(); ++ui) {
       auto& u = units_[ui];
       if (opt_.map && *opt_.map != u.m->map) continue;
@@ -453,37 +468,31 @@ class Planner {
           hot_.push_back({ui, j, u.m->slices[j].low, b, measure_(b, p.load[j + 1] - p.load[j])});
         }
     }
-    std::sort(hot_.begin(), hot_.end(), [](const HotKey& x, const HotKey& y) { return x.w > y.w; });
-    compute_targets();
-    for (const auto& st : shards_) fair_target_.push_back(st.target);
-    for (bool changed = true; changed;) {
-      changed = false;
-      std::size_t receivers = 0;
-      for (const auto& st : shards_) receivers += st.receives && !st.pinned ? 1 : 0;
-      if (receivers < 2) break;
-      for (const auto& h : hot_) {
-        auto& u = units_[h.unit];
-        auto& st = shards_[u.shard];
-        if (!st.receives || st.pinned || !u.in_set || h.w <= key_limit(u.shard)) continue;
-        st.pinned = true;
-        if (h.slice) {
-          u.keep = h.slice;
-          st.keepers.push_back(h.unit);
-          if (u.b - u.a == 1) remove_unit(h.unit);
-        } else {
-          u.keep_whole = true;
-          remove_unit(h.unit);
-        }
-        compute_targets();
-        changed = true;
-        break;
-      }
-    }
+  }
+
+  // Pins the biggest hot key above its shard's key limit, while two shards still receive, and
+  // computes the targets again; false when none is left to pin.
+  bool pin_hot_key() {
+    std::size_t receivers = 0;
+    for (const auto& st : shards_) receivers += st.receives && !st.pinned ? 1 : 0;
+    if (receivers < 2) return false;
     for (const auto& h : hot_) {
-      const auto& u = units_[h.unit];
-      if (h.w > key_limit(u.shard) && h.w > 0)
-        plan_.unsplittable.push_back({u.m->map, h.key, fleet_.shards[u.shard].name, h.bytes, false});
+      auto& u = units_[h.unit];
+      auto& st = shards_[u.shard];
+      if (!st.receives || st.pinned || !u.in_set || h.w <= key_limit(u.shard)) continue;
+      st.pinned = true;
+      if (h.slice) {
+        u.keep = h.slice;
+        st.keepers.push_back(h.unit);
+        if (u.b - u.a == 1) remove_unit(h.unit);
+      } else {
+        u.keep_whole = true;
+        remove_unit(h.unit);
+      }
+      compute_targets();
+      return true;
     }
+    return false;
   }
 
   void remove_unit(std::size_t ui) {
@@ -711,8 +720,22 @@ class Planner {
     return r;
   }
 
+  // Moves `piece` from d to r as the plan's next step.
   void take(std::size_t d, std::size_t r, const Piece& piece) {
-    auto& u = units_[piece.unit];
+    Step step = step_for(d, r, piece);
+    unindex_shard(d);
+    unindex_shard(r);
+    move_piece(d, r, piece);
+    std::size_t index = plan_.steps.size();
+    shards_[d].last_step = index;
+    shards_[r].last_step = index;
+    plan_.steps.push_back(std::move(step));
+    index_shard(d);
+    index_shard(r);
+  }
+
+  Step step_for(std::size_t d, std::size_t r, const Piece& piece) const {
+    const auto& u = units_[piece.unit];
     Step step;
     step.kind = piece.whole ? StepKind::move : StepKind::split;
     step.map = u.m->map;
@@ -737,9 +760,13 @@ class Planner {
     if (shards_[d].last_step) step.after.push_back(*shards_[d].last_step);
     if (shards_[r].last_step && shards_[r].last_step != shards_[d].last_step) step.after.push_back(*shards_[r].last_step);
     std::sort(step.after.begin(), step.after.end());
+    return step;
+  }
 
-    unindex_shard(d);
-    unindex_shard(r);
+  // The piece's bytes and load change shard; what is left of its unit stays on d, movable
+  // again unless it is only a pinned hot key.
+  void move_piece(std::size_t d, std::size_t r, const Piece& piece) {
+    auto& u = units_[piece.unit];
     shards_[d].units.erase({u.w, piece.unit});
     u.in_set = false;
     shards_[d].bytes -= piece.bytes;
@@ -760,12 +787,6 @@ class Planner {
       }
     }
     moved_bytes_ += piece.bytes;
-    std::size_t index = plan_.steps.size();
-    shards_[d].last_step = index;
-    shards_[r].last_step = index;
-    plan_.steps.push_back(std::move(step));
-    index_shard(d);
-    index_shard(r);
   }
 
   bool out_of_band(std::size_t i) const {
