@@ -85,23 +85,30 @@ void in_transaction(shardio::RawConn& conn, F&& body) {
   }
 }
 
-}  // namespace
-
-std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
-                                int batch_rows, const std::function<void()>& before_batch) {
+// The table `quoted` names, as the root of a tree of referencing tables (alias t0).
+Node root_node(shardio::RawConn& conn, const std::string& quoted) {
   Node root;
   auto names = conn.query("SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                           "WHERE c.oid = $1::regclass",
-                          {rows.quoted_table});
+                          {quoted});
   root.schema = names.at(0)[0];
   root.table = names.at(0)[1];
   root.quoted = quote_ident(root.schema) + "." + quote_ident(root.table);
   root.alias = "t0";
-  // A batch's root rows are fixed up front in a temporary table, so the statements of the
-  // batch (children first, then the root) all see the same rows, whatever else changes.
-  // Without a primary key a row is its ctid: the batch locks its rows (FOR UPDATE) when it
-  // picks them, so no concurrent UPDATE can move one to another ctid before the DELETE. The
-  // batch table names the column row_ctid: a user column cannot be called "ctid".
+  return root;
+}
+
+// How a batch names its root rows. A batch's root rows are fixed up front in a temporary table,
+// so the statements of the batch (children first, then the root) all see the same rows, whatever
+// else changes. Without a primary key a row is its ctid: the batch locks its rows (FOR UPDATE)
+// when it picks them, so no concurrent UPDATE can move one to another ctid before the DELETE.
+// The batch table names the column row_ctid: a user column cannot be called "ctid".
+struct RowIdentity {
+  std::string columns;  // t0's identifying columns: "t0.a, t0.b" or "t0.ctid"
+  std::string picked;   // the same as the batch table's columns
+};
+
+RowIdentity row_identity(shardio::RawConn& conn, const Node& root) {
   std::vector<std::string> ident, picked_cols;
   for (const auto& c : shardio::primary_key(conn, root.quoted)) {
     ident.push_back("t0." + quote_ident(c));
@@ -111,51 +118,57 @@ std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Remo
     ident.push_back("t0.ctid");
     picked_cols.push_back("t0.ctid AS row_ctid");
   }
-  std::string ident_list = join(ident, ", ");
-  std::string picked_list = join(picked_cols, ", ");
-  root.predicate = dry_run ? rows.predicate
-                           : "(" + ident_list + ") IN (SELECT * FROM pg_temp.shardctl_fix_batch)";
-  shardio::add_referencing_tables(conn, root);
-  // A foreign key the tree does not follow (a table referencing itself, a cycle) may name a
-  // bad row from a row that is not taken: the database would cascade the DELETE to it, out of
-  // the quarantine's reach, or refuse it. Refused before any row moves, dry run included.
+  return {join(ident, ", "), join(picked_cols, ", ")};
+}
+
+// A foreign key the tree does not follow (a table referencing itself, a cycle) may name a bad
+// row from a row that is not taken: the database would cascade the DELETE to it, out of the
+// quarantine's reach, or refuse it. Refused before any row moves, dry run included.
+void refuse_unfollowed_keys(shardio::RawConn& conn, const Node& root) {
   for (const auto& fk : shardio::unfollowed_foreign_keys(conn, root))
     throw usage_error("cannot take rows of " + catalog::display_name({root.schema, root.table}) +
                           " out with the rows that reference them: " + shardio::describe_unfollowed(fk),
                       "fix these rows by hand (`shardctl check` lists them), or run without --fix");
+}
 
-  std::vector<TableRows> out;
-  if (dry_run) {
-    in_transaction(conn, [&] { process(conn, root, how, true, rows.params, out); });
-  } else {
-    for (;;) {
-      std::int64_t picked = 0;
-      in_transaction(conn, [&] {
-        if (how == Removal::quarantine) shardside::ensure_quarantine(conn);
-        if (before_batch) before_batch();
-        conn.exec("CREATE TEMP TABLE shardctl_fix_batch ON COMMIT DROP AS SELECT " + picked_list + " FROM " +
-                  root.quoted + " t0 WITH NO DATA");
-        picked = single_count(conn,
-                              "WITH b AS (INSERT INTO pg_temp.shardctl_fix_batch SELECT " + picked_list + " FROM " +
-                                  root.quoted + " t0 WHERE " + rows.predicate +
-                                  (batch_rows > 0 ? " LIMIT " + std::to_string(batch_rows) : std::string()) +
-                                  " FOR UPDATE OF t0 RETURNING 1) SELECT count(*) FROM b",
-                              rows.params);
-        if (picked == 0) return;
-        // This batch's counts alone (process() puts each table first in its output).
-        std::vector<TableRows> batch;
-        process(conn, root, how, false, {}, batch);
-        // A trigger that silently skips the DELETE would make this loop forever.
-        for (const auto& t : batch)
-          if (t.table == root.schema + "." + root.table && t.rows != picked)
-            throw internal_error("only " + std::to_string(t.rows) + " of " + std::to_string(picked) + " rows of " +
-                                 t.table + " could be taken out (a trigger refusing the DELETE?)");
-        out.insert(out.end(), batch.begin(), batch.end());
-      });
-      if (picked == 0 || batch_rows <= 0) break;
-    }
-  }
-  // Root first, then descendants, each table once (batches and a table reached twice sum).
+// What every batch of one take_out shares.
+struct Batching {
+  const Node& root;
+  const RowSet& rows;
+  Removal how;
+  std::string picked;  // RowIdentity::picked
+  int batch_rows;
+  const std::function<void()>& before_batch;
+};
+
+// One batch, inside its transaction: picks at most batch_rows root rows (locked), takes them and
+// their descendants out, adds the counts to `out`. Returns the rows picked (0: none left).
+std::int64_t take_batch(shardio::RawConn& conn, const Batching& b, std::vector<TableRows>& out) {
+  if (b.how == Removal::quarantine) shardside::ensure_quarantine(conn);
+  if (b.before_batch) b.before_batch();
+  conn.exec("CREATE TEMP TABLE shardctl_fix_batch ON COMMIT DROP AS SELECT " + b.picked + " FROM " + b.root.quoted +
+            " t0 WITH NO DATA");
+  std::int64_t picked = single_count(conn,
+                                     "WITH b AS (INSERT INTO pg_temp.shardctl_fix_batch SELECT " + b.picked + " FROM " +
+                                         b.root.quoted + " t0 WHERE " + b.rows.predicate +
+                                         (b.batch_rows > 0 ? " LIMIT " + std::to_string(b.batch_rows) : std::string()) +
+                                         " FOR UPDATE OF t0 RETURNING 1) SELECT count(*) FROM b",
+                                     b.rows.params);
+  if (picked == 0) return 0;
+  // This batch's counts alone (process() puts each table first in its output).
+  std::vector<TableRows> batch;
+  process(conn, b.root, b.how, false, {}, batch);
+  // A trigger that silently skips the DELETE would make the batches loop forever.
+  for (const auto& t : batch)
+    if (t.table == b.root.schema + "." + b.root.table && t.rows != picked)
+      throw internal_error("only " + std::to_string(t.rows) + " of " + std::to_string(picked) + " rows of " + t.table +
+                           " could be taken out (a trigger refusing the DELETE?)");
+  out.insert(out.end(), batch.begin(), batch.end());
+  return picked;
+}
+
+// Root first, then descendants, each table once (batches and a table reached twice sum).
+std::vector<TableRows> merged_by_table(const Node& root, const std::vector<TableRows>& out) {
   std::vector<TableRows> merged{{root.schema + "." + root.table, 0}};
   for (const auto& t : out) {
     auto it = std::find_if(merged.begin(), merged.end(), [&](const TableRows& m) { return m.table == t.table; });
@@ -163,6 +176,30 @@ std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Remo
     else it->rows += t.rows;
   }
   return merged;
+}
+
+}  // namespace
+
+std::vector<TableRows> take_out(shardio::RawConn& conn, const RowSet& rows, Removal how, bool dry_run,
+                                int batch_rows, const std::function<void()>& before_batch) {
+  Node root = root_node(conn, rows.quoted_table);
+  RowIdentity id = row_identity(conn, root);
+  root.predicate = dry_run ? rows.predicate : "(" + id.columns + ") IN (SELECT * FROM pg_temp.shardctl_fix_batch)";
+  shardio::add_referencing_tables(conn, root);
+  refuse_unfollowed_keys(conn, root);
+
+  std::vector<TableRows> out;
+  if (dry_run) {
+    in_transaction(conn, [&] { process(conn, root, how, true, rows.params, out); });
+    return merged_by_table(root, out);
+  }
+  Batching batching{root, rows, how, id.picked, batch_rows, before_batch};
+  for (;;) {
+    std::int64_t picked = 0;
+    in_transaction(conn, [&] { picked = take_batch(conn, batching, out); });
+    if (picked == 0 || batch_rows <= 0) break;
+  }
+  return merged_by_table(root, out);
 }
 
 std::vector<TableRows> restore_quarantine(shardio::RawConn& conn, bool dry_run) {

@@ -20,10 +20,8 @@
 namespace shardctl::check {
 
 FixMode parse_fix_mode(const std::string& text) {
-  if (text == "report") return FixMode::report;
-  if (text == "quarantine") return FixMode::quarantine;
-  if (text == "delete") return FixMode::remove;
-  if (text == "rehome") return FixMode::rehome;
+  for (auto mode : {FixMode::report, FixMode::quarantine, FixMode::remove, FixMode::rehome})
+    if (fix_mode_name(mode) == text) return mode;
   throw usage_error("unknown --fix '" + text + "'", "use report, quarantine, delete or rehome");
 }
 

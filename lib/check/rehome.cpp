@@ -92,14 +92,16 @@ void land_rows(shardio::RawConn& src, shardio::RawConn& dst, const Table& t, std
                          ": the target's count or checksum does not match the source's; nothing was changed");
 }
 
-void rehome_pair(const Fleet& fleet, shardio::RawConn& src, shardio::RawConn& dst, const catalog::LoadedMap& map,
-                 const std::vector<Table>& tables, const std::string& source, const std::string& target,
-                 const Options& options, Report& report) {
-  auto flying = fleet.in_flight.find(map.map.name);
+// One (source shard, map, target shard) of a rehome: the source's sharded tables of the map
+// (parents first) and the rows of each that move: the keys the map routes to the target, less
+// those a live operation works on (see stray_predicate).
+struct Pair {
+  const catalog::LoadedMap& map;
+  const std::vector<Table>& tables;
+  std::string source, target;
   std::vector<routing::KeyRange> in_flight;
-  if (flying != fleet.in_flight.end()) in_flight = flying->second;
-  // The target's keys, less those a live operation works on (see stray_predicate).
-  auto pred_for = [&](shardio::RawConn& c, const Table& t) {
+
+  std::string moving_rows(shardio::RawConn& c, const Table& t) const {
     std::string key = "t0." + quote_ident(*t.def->key_column);
     std::string pred = "(";
     pred += mapped_predicate(c, map, key, [&](const catalog::Mapping& m) {
@@ -109,61 +111,101 @@ void rehome_pair(const Fleet& fleet, shardio::RawConn& src, shardio::RawConn& ds
     pred += in_ranges(c, map, key, in_flight);
     pred += ")";
     return pred;
-  };
+  }
+};
+
+// Count and checksum of each table's moving rows on the source (in the source's transaction).
+std::vector<Sum> moving_sums(shardio::RawConn& src, const Pair& p) {
   std::vector<Sum> moving;
-  std::int64_t total = 0;
+  for (const auto& t : p.tables) moving.push_back(sum_of(src, t.quoted, t.columns, p.moving_rows(src, t)));
+  return moving;
+}
+
+// Lands every table's moving rows on the target in one transaction, verified, and commits it.
+void land_on_target(shardio::RawConn& src, shardio::RawConn& dst, const Pair& p, const std::vector<Sum>& moving) {
+  dst.exec("BEGIN");
+  try {
+    for (std::size_t i = 0; i < p.tables.size(); ++i) {
+      const auto& t = p.tables[i];
+      if (moving[i].rows == 0) continue;
+      if (shardio::table_columns(dst, t.quoted).empty())
+        throw usage_error("cannot rehome strays of " + t.def->name + ": the table is missing on shard " + p.target);
+      land_rows(src, dst, t, i, p.moving_rows(src, t), moving[i], p.source, p.target);
+    }
+    dst.exec("COMMIT");
+  } catch (...) {
+    rollback(dst);
+    throw;
+  }
+}
+
+// Deletes the landed rows from the source, children first (parents cannot go while rows still
+// reference them), each table's count as copied; reports each table's rows.
+void delete_from_source(shardio::RawConn& src, const Pair& p, const std::vector<Sum>& moving, Report& report) {
+  for (std::size_t i = p.tables.size(); i-- > 0;) {
+    if (moving[i].rows == 0) continue;
+    const auto& t = p.tables[i];
+    auto n = std::stoll(src.query("WITH d AS (DELETE FROM " + t.quoted + " t0 WHERE " + p.moving_rows(src, t) +
+                                  " RETURNING 1) SELECT count(*) FROM d")[0][0]);
+    if (n != moving[i].rows)
+      throw internal_error("rehoming " + t.def->name + " from " + p.source + ": deleted " + std::to_string(n) +
+                           " rows, copied " + std::to_string(moving[i].rows) +
+                           "; the source transaction is rolled back, the copies stay on " + p.target);
+    report.fixes.push_back({FixKind::rehome, p.source, t.def->name, p.target, n, false, "strays, verified by count and checksum"});
+  }
+}
+
+// The source's transaction: tables locked against writes (readers go on) while the rows are
+// counted, landed on the target and deleted here. With --dry-run, only counted and reported.
+void rehome_pair(shardio::RawConn& src, shardio::RawConn& dst, const Pair& p, const Options& options, Report& report) {
   src.exec("BEGIN");
   try {
     // Writers wait until the rows are gone from here; readers go on.
-    for (const auto& t : tables) src.exec("LOCK TABLE " + t.quoted + " IN EXCLUSIVE MODE");
-    for (const auto& t : tables) {
-      moving.push_back(sum_of(src, t.quoted, t.columns, pred_for(src, t)));
-      total += moving.back().rows;
-    }
+    for (const auto& t : p.tables) src.exec("LOCK TABLE " + t.quoted + " IN EXCLUSIVE MODE");
+    auto moving = moving_sums(src, p);
+    std::int64_t total = 0;
+    for (const auto& m : moving) total += m.rows;
     if (total == 0) {
       src.exec("ROLLBACK");
       return;
     }
     if (options.dry_run) {
-      for (std::size_t i = 0; i < tables.size(); ++i)
+      for (std::size_t i = 0; i < p.tables.size(); ++i)
         if (moving[i].rows > 0)
-          report.fixes.push_back({FixKind::rehome, source, tables[i].def->name, target, moving[i].rows, true, "strays"});
+          report.fixes.push_back({FixKind::rehome, p.source, p.tables[i].def->name, p.target, moving[i].rows, true, "strays"});
       src.exec("ROLLBACK");
       return;
     }
-    dst.exec("BEGIN");
-    try {
-      for (std::size_t i = 0; i < tables.size(); ++i) {
-        const auto& t = tables[i];
-        if (moving[i].rows == 0) continue;
-        if (shardio::table_columns(dst, t.quoted).empty())
-          throw usage_error("cannot rehome strays of " + t.def->name + ": the table is missing on shard " + target);
-        land_rows(src, dst, t, i, pred_for(src, t), moving[i], source, target);
-      }
-      dst.exec("COMMIT");
-    } catch (...) {
-      rollback(dst);
-      throw;
-    }
+    land_on_target(src, dst, p, moving);
     // A crash here leaves the rows on both shards; the next rehome finds them landed.
     fault::FaultInjector().point("rehome.landed");
-    // Children first: parents cannot go while rows still reference them.
-    for (std::size_t i = tables.size(); i-- > 0;) {
-      if (moving[i].rows == 0) continue;
-      const auto& t = tables[i];
-      auto n = std::stoll(src.query("WITH d AS (DELETE FROM " + t.quoted + " t0 WHERE " + pred_for(src, t) +
-                                    " RETURNING 1) SELECT count(*) FROM d")[0][0]);
-      if (n != moving[i].rows)
-        throw internal_error("rehoming " + t.def->name + " from " + source + ": deleted " + std::to_string(n) +
-                             " rows, copied " + std::to_string(moving[i].rows) +
-                             "; the source transaction is rolled back, the copies stay on " + target);
-      report.fixes.push_back({FixKind::rehome, source, t.def->name, target, n, false, "strays, verified by count and checksum"});
-    }
+    delete_from_source(src, p, moving, report);
     src.exec("COMMIT");
   } catch (...) {
     rollback(src);
     throw;
   }
+}
+
+// The source's sharded tables of `map_name` that exist there, parents first, with their columns.
+std::vector<Table> source_tables(const Fleet& fleet, shardio::RawConn& src, const std::string& map_name) {
+  std::vector<Table> tables;
+  std::vector<std::string> quoted;
+  for (const auto& t : fleet.sharded_tables)
+    if (*t.map == map_name && !shardio::table_columns(src, quote_qualified(t.name)).empty())
+      quoted.push_back(quote_qualified(t.name));
+  for (const auto& q : shardio::fk_order(src, quoted)) {  // parents first
+    auto it = std::find_if(fleet.sharded_tables.begin(), fleet.sharded_tables.end(),
+                           [&](const catalog::TableDef& t) { return quote_qualified(t.name) == q; });
+    std::string cols;
+    std::vector<std::string> quoted_cols;
+    for (const auto& c : shardio::table_columns(src, q)) {
+      cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
+      quoted_cols.push_back(quote_ident(c.name));
+    }
+    tables.push_back({&*it, q, cols, quoted_cols});
+  }
+  return tables;
 }
 
 }  // namespace
@@ -179,31 +221,18 @@ void rehome_strays(const Fleet& fleet, const Options& options, Report& report) {
     const catalog::Shard* src_shard = fleet.shard(source);
     shardio::RawConn src(src_shard->dsn, "shard " + source);
     src.script(shardio::session_settings);  // row text (and so checksums) as on every server
-    std::vector<Table> tables;
-    std::vector<std::string> quoted;
-    for (const auto& t : fleet.sharded_tables)
-      if (*t.map == map_name && !shardio::table_columns(src, quote_qualified(t.name)).empty())
-        quoted.push_back(quote_qualified(t.name));
-    for (const auto& q : shardio::fk_order(src, quoted)) {  // parents first
-      auto it = std::find_if(fleet.sharded_tables.begin(), fleet.sharded_tables.end(),
-                             [&](const catalog::TableDef& t) { return quote_qualified(t.name) == q; });
-      std::string cols;
-      std::vector<std::string> quoted_cols;
-      for (const auto& c : shardio::table_columns(src, q)) {
-        cols += (cols.empty() ? "" : ", ") + quote_ident(c.name);
-        quoted_cols.push_back(quote_ident(c.name));
-      }
-      tables.push_back({&*it, q, cols, quoted_cols});
-    }
+    std::vector<Table> tables = source_tables(fleet, src, map_name);
     std::set<std::string> targets;
     for (const auto& m : map.mappings)
       if (m.status == catalog::MappingStatus::online && m.shard != source) targets.insert(m.shard);
+    auto flying = fleet.in_flight.find(map.map.name);
     for (const auto& target : targets) {
       const catalog::Shard* dst_shard = fleet.shard(target);
       if (!dst_shard || down.count(target) || dst_shard->status != catalog::ShardStatus::online) continue;
       shardio::RawConn dst(dst_shard->dsn, "shard " + target);
       dst.script(shardio::session_settings);
-      rehome_pair(fleet, src, dst, map, tables, source, target, options, report);
+      Pair pair{map, tables, source, target, flying != fleet.in_flight.end() ? flying->second : std::vector<routing::KeyRange>{}};
+      rehome_pair(src, dst, pair, options, report);
     }
   }
 }

@@ -48,17 +48,6 @@ Counted count_and_sample(shardio::RawConn& c, const std::string& quoted, const s
   return out;
 }
 
-// Child keys (column-wise) waiting for one probe round trip.
-struct KeyBatch {
-  std::vector<std::vector<std::string>> columns;
-  std::size_t size() const { return columns.empty() ? 0 : columns[0].size(); }
-  void add(const std::vector<std::string>& row, std::size_t from) {
-    if (columns.empty()) columns.resize(row.size() - from);
-    for (std::size_t i = from; i < row.size(); ++i) columns[i - from].push_back(row[i]);
-  }
-  void clear() { columns.clear(); }
-};
-
 }  // namespace
 
 void keep_sample(std::vector<std::string>& samples, std::string key, int limit) {
@@ -256,142 +245,141 @@ void ShardSweep::sweep_strays(const catalog::TableDef& table) {
   fix_rows(table.name, quoted, pred, {}, "strays of map " + *table.map);
 }
 
-void ShardSweep::sweep_orphans(const catalog::Xref& x) {
-  auto& c = conn();
-  if (missing_.count(x.child_table) || !present(c, x.child_table)) return;
-  const auto& map = fleet_.map(x.map);
-  std::string child = quote_qualified(x.child_table), parent = quote_qualified(x.parent_table);
-  auto child_cols = prefixed("t0", x.child_columns);
-  std::string route = "t0." + quote_ident(x.route_column);
-  std::string not_null;
-  for (const auto& col : child_cols) not_null += col + " IS NOT NULL AND ";
-  std::string here = routed_to(c, map, route, shard_.name);
-  // Left out: children whose parent key an operation in flight moves (the parent may be on
-  // either shard), and children an operation moves themselves (keyed by their own table's map).
-  std::string quiet = settled(c, x.map, route);
-  auto child_def = std::find_if(fleet_.sharded_tables.begin(), fleet_.sharded_tables.end(),
-                                [&](const catalog::TableDef& t) { return t.name == x.child_table; });
-  if (child_def != fleet_.sharded_tables.end() && child_def->map && child_def->key_column)
-    quiet += " AND " + settled(c, *child_def->map, "t0." + quote_ident(*child_def->key_column));
-  not_null += quiet + " AND ";
-  auto parent_match = [&](const std::string& alias) {
+// Child keys (column-wise) waiting for one probe round trip.
+struct ShardSweep::KeyBatch {
+  std::vector<std::vector<std::string>> columns;
+  std::size_t size() const { return columns.empty() ? 0 : columns[0].size(); }
+  void add(const std::vector<std::string>& row, std::size_t from) {
+    if (columns.empty()) columns.resize(row.size() - from);
+    for (std::size_t i = from; i < row.size(); ++i) columns[i - from].push_back(row[i]);
+  }
+  void clear() { columns.clear(); }
+};
+
+// One xref's orphan sweep on this shard: its SQL pieces (child rows as t0, parent rows as p,
+// probed keys as k(c0, c1, ...)) and what it has counted.
+struct ShardSweep::OrphanScan {
+  OrphanScan(const catalog::Xref& xref, const catalog::LoadedMap& routed_by) : x(xref), map(routed_by) {}
+
+  const catalog::Xref& x;
+  const catalog::LoadedMap& map;
+  std::string child, parent;            // quoted tables
+  std::vector<std::string> child_cols;  // t0."col", ...
+  std::string route;                    // t0."route column"
+  std::string here;                     // rows this shard owns: their route column routes here
+  std::string quiet;                    // rows no operation in flight moves, nor their parent key
+  std::string candidates;               // "<child columns> IS NOT NULL AND <quiet> AND "
+  std::vector<std::string> types;       // the child columns' types: the probes' arrays
+  std::string unnest, k_alias;          // unnest($1::type[], ...) AS k(c0, ...)
+  std::vector<std::string> k_cols;      // k.c0, ...
+  std::string fix_pred;                 // quiet t0 rows whose keys the text arrays $1, $2, ... hold
+  Finding finding;
+  std::int64_t within = 0, across = 0, nowhere = 0, unverified = 0;
+
+  // The parent row of ALIAS's keys: "p.a = t0.x AND ..." (t0: the child's columns; k: c0, c1, ...).
+  std::string parent_match(const std::string& alias) const {
     std::string m;
     for (std::size_t i = 0; i < x.child_columns.size(); ++i)
       m += std::string(i ? " AND " : "") + "p." + quote_ident(x.parent_columns[i]) + " = " + alias + "." +
            (alias == "t0" ? quote_ident(x.child_columns[i]) : "c" + std::to_string(i));
     return m;
-  };
-
-  Finding f;
-  f.kind = Kind::orphans;
-  f.shard = shard_.name;
-  f.table = x.child_table;
-  f.object = x.name;
-  std::int64_t within = 0, across = 0, nowhere = 0, unverified = 0;
-
-  // Within the shard: one anti-join over the rows this shard owns.
-  if (!missing_.count(x.parent_table) && present(c, x.parent_table)) {
-    std::string pred = not_null + here + " AND NOT EXISTS (SELECT 1 FROM " + parent + " p WHERE " + parent_match("t0") + ")";
-    within = count_and_sample(c, child, pred, child_cols, "true", options_.sample, f.samples).count;
-    if (within > 0) {
-      fix_rows(x.child_table, child, pred, {}, "orphans of xref " + x.name + " (within the shard)");
-    }
   }
+  std::string unrouted_why() const { return "orphans of xref " + x.name + " (key routed to no shard)"; }
+};
 
-  // Across shards: stream the keys this shard does not own, route them here, probe in batches.
-  std::vector<std::string> types;
-  {
-    auto columns = shardio::table_columns(c, child);
-    for (const auto& name : x.child_columns) {
-      auto it = std::find_if(columns.begin(), columns.end(), [&](const shardio::Column& col) { return col.name == name; });
-      if (it == columns.end())
-        throw usage_error("xref " + x.name + ": column " + name + " is missing from " + x.child_table + " on shard " +
-                          shard_.name);
-      types.push_back(it->type);
-    }
+// Child rows of one xref whose parent row is missing: within the shard by one anti-join over
+// the rows it owns; across shards by streaming the keys it does not own, routing each, and
+// probing the parent's shard in batches.
+void ShardSweep::sweep_orphans(const catalog::Xref& x) {
+  auto& c = conn();
+  if (missing_.count(x.child_table) || !present(c, x.child_table)) return;
+  OrphanScan scan = start_orphan_scan(c, x);
+  orphans_within(c, scan);
+  prepare_probes(c, scan);
+  orphans_across(c, scan);
+  report_orphans(scan);
+}
+
+ShardSweep::OrphanScan ShardSweep::start_orphan_scan(shardio::RawConn& c, const catalog::Xref& x) {
+  OrphanScan s(x, fleet_.map(x.map));
+  s.child = quote_qualified(x.child_table);
+  s.parent = quote_qualified(x.parent_table);
+  s.child_cols = prefixed("t0", x.child_columns);
+  s.route = "t0." + quote_ident(x.route_column);
+  std::string not_null;
+  for (const auto& col : s.child_cols) not_null += col + " IS NOT NULL AND ";
+  s.here = routed_to(c, s.map, s.route, shard_.name);
+  // Left out: children whose parent key an operation in flight moves (the parent may be on
+  // either shard), and children an operation moves themselves (keyed by their own table's map).
+  s.quiet = settled(c, x.map, s.route);
+  auto child_def = std::find_if(fleet_.sharded_tables.begin(), fleet_.sharded_tables.end(),
+                                [&](const catalog::TableDef& t) { return t.name == x.child_table; });
+  if (child_def != fleet_.sharded_tables.end() && child_def->map && child_def->key_column)
+    s.quiet += " AND " + settled(c, *child_def->map, "t0." + quote_ident(*child_def->key_column));
+  s.candidates = not_null + s.quiet + " AND ";
+  s.finding.kind = Kind::orphans;
+  s.finding.shard = shard_.name;
+  s.finding.table = x.child_table;
+  s.finding.object = x.name;
+  return s;
+}
+
+// Within the shard: one anti-join over the rows this shard owns.
+void ShardSweep::orphans_within(shardio::RawConn& c, OrphanScan& s) {
+  const auto& x = s.x;
+  if (missing_.count(x.parent_table) || !present(c, x.parent_table)) return;
+  std::string pred =
+      s.candidates + s.here + " AND NOT EXISTS (SELECT 1 FROM " + s.parent + " p WHERE " + s.parent_match("t0") + ")";
+  s.within = count_and_sample(c, s.child, pred, s.child_cols, "true", options_.sample, s.finding.samples).count;
+  if (s.within > 0) fix_rows(x.child_table, s.child, pred, {}, "orphans of xref " + x.name + " (within the shard)");
+}
+
+// The probes' SQL: the child key columns' types here (a column missing is an error), the arrays
+// the keys travel in, and the predicate that fixes take probed orphans by.
+void ShardSweep::prepare_probes(shardio::RawConn& c, OrphanScan& s) {
+  const auto& x = s.x;
+  auto columns = shardio::table_columns(c, s.child);
+  for (const auto& name : x.child_columns) {
+    auto it = std::find_if(columns.begin(), columns.end(), [&](const shardio::Column& col) { return col.name == name; });
+    if (it == columns.end())
+      throw usage_error("xref " + x.name + ": column " + name + " is missing from " + x.child_table + " on shard " +
+                        shard_.name);
+    s.types.push_back(it->type);
   }
-  std::string unnest = "unnest(";
-  for (std::size_t i = 0; i < types.size(); ++i)
-    unnest += (i ? ", $" : "$") + std::to_string(i + 1) + "::" + types[i] + "[]";
-  unnest += ")";
-  std::vector<std::string> k_cols;
-  for (std::size_t i = 0; i < types.size(); ++i) k_cols.push_back("k.c" + std::to_string(i));
-  std::string k_alias = "k(";
-  for (std::size_t i = 0; i < types.size(); ++i) k_alias += (i ? ", c" : "c") + std::to_string(i);
-  k_alias += ")";
-  std::string fix_pred = quiet + " AND (" + join(child_cols, ", ") + ") IN (SELECT * FROM " + unnest + ")";
+  s.unnest = "unnest(";
+  for (std::size_t i = 0; i < s.types.size(); ++i)
+    s.unnest += (i ? ", $" : "$") + std::to_string(i + 1) + "::" + s.types[i] + "[]";
+  s.unnest += ")";
+  for (std::size_t i = 0; i < s.types.size(); ++i) s.k_cols.push_back("k.c" + std::to_string(i));
+  s.k_alias = "k(";
+  for (std::size_t i = 0; i < s.types.size(); ++i) s.k_alias += (i ? ", c" : "c") + std::to_string(i);
+  s.k_alias += ")";
+  s.fix_pred = s.quiet + " AND (" + join(s.child_cols, ", ") + ") IN (SELECT * FROM " + s.unnest + ")";
+}
 
-  auto record = [&](const std::vector<std::vector<std::string>>& orphan_columns, std::int64_t& counter,
-                    const std::string& why) {
-    std::size_t n = orphan_columns.empty() ? 0 : orphan_columns[0].size();
-    if (n == 0) return;
-    counter += static_cast<std::int64_t>(n);
-    for (std::size_t r = 0; r < n; ++r) {
-      std::string key;
-      for (std::size_t col = 0; col < orphan_columns.size(); ++col) key += (col ? "," : "") + orphan_columns[col][r];
-      keep_sample(f.samples, std::move(key), options_.sample);
-    }
-    std::vector<std::string> params;
-    for (const auto& col : orphan_columns) params.push_back(catalog::text_array_literal(col));
-    fix_rows(x.child_table, child, fix_pred, params, why);
-  };
-
+// Across shards: the keys of the child rows this shard does not own, streamed by a cursor in
+// one read-only snapshot, each routed and probed on its parent's shard in batches; a key the map
+// routes to no shard is an orphan without a probe.
+void ShardSweep::orphans_across(shardio::RawConn& c, OrphanScan& s) {
   std::map<std::string, KeyBatch> pending;  // by parent shard
-  auto probe = [&](const std::string& target, KeyBatch& batch) {
-    if (batch.size() == 0) return;
-    shardio::RawConn* pc = probe_conn(target);
-    if (!pc || !present(*pc, x.parent_table)) {
-      unverified += static_cast<std::int64_t>(batch.size());
-      batch.clear();
-      return;
-    }
-    std::vector<std::string> params;
-    for (const auto& col : batch.columns) params.push_back(catalog::text_array_literal(col));
-    std::vector<std::string> casts;
-    for (const auto& k : k_cols) casts.push_back(k + "::text");
-    auto rows = pc->query("SELECT " + join(casts, ", ") + " FROM " + unnest + " AS " + k_alias + " WHERE NOT EXISTS (SELECT 1 FROM " +
-                              parent + " p WHERE " + parent_match("k") + ")",
-                          params);
-    std::vector<std::vector<std::string>> orphan_columns(types.size());
-    for (auto& r : rows)
-      for (std::size_t i = 0; i < r.size(); ++i) orphan_columns[i].push_back(std::move(r[i]));
-    batch.clear();
-    record(orphan_columns, across, "orphans of xref " + x.name + " (parent on shard " + target + ")");
-  };
-
   c.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
-    std::vector<std::string> casts{route + "::text"};
-    for (const auto& col : child_cols) casts.push_back(col + "::text");
-    c.exec("DECLARE shardctl_check_keys NO SCROLL CURSOR FOR SELECT " + join(casts, ", ") + " FROM " + child +
-           " t0 WHERE " + not_null + route + " IS NOT NULL AND NOT " + here);
+    std::vector<std::string> casts{s.route + "::text"};
+    for (const auto& col : s.child_cols) casts.push_back(col + "::text");
+    c.exec("DECLARE shardctl_check_keys NO SCROLL CURSOR FOR SELECT " + join(casts, ", ") + " FROM " + s.child +
+           " t0 WHERE " + s.candidates + s.route + " IS NOT NULL AND NOT " + s.here);
     KeyBatch unrouted;
     for (;;) {
       auto rows = c.query("FETCH " + std::to_string(options_.probe_batch) + " FROM shardctl_check_keys");
       if (rows.empty()) break;
-      for (const auto& r : rows) {
-        // A value that does not parse as the map's key type routes nowhere, like an unmapped one.
-        std::optional<routing::Route> routed;
-        try {
-          routed = map.router->route_text(r[0]);
-        } catch (const Error&) {
-        }
-        if (!routed || routed->shard_index < 0) {
-          unrouted.add(r, 1);
-          continue;
-        }
-        const std::string& target = map.shards[static_cast<std::size_t>(routed->shard_index)].name;
-        auto& batch = pending[target];
-        batch.add(r, 1);
-        if (static_cast<int>(batch.size()) >= options_.probe_batch) probe(target, batch);
-      }
+      route_keys(s, rows, pending, unrouted);
       if (static_cast<int>(unrouted.size()) >= options_.probe_batch) {
-        record(unrouted.columns, nowhere, "orphans of xref " + x.name + " (key routed to no shard)");
+        record_orphans(s, unrouted.columns, s.nowhere, s.unrouted_why());
         unrouted.clear();
       }
     }
-    for (auto& [target, batch] : pending) probe(target, batch);
-    record(unrouted.columns, nowhere, "orphans of xref " + x.name + " (key routed to no shard)");
+    for (auto& [target, batch] : pending) probe_parents(s, target, batch);
+    record_orphans(s, unrouted.columns, s.nowhere, s.unrouted_why());
     c.exec("COMMIT");
   } catch (...) {
     try {
@@ -400,13 +388,126 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
     }
     throw;
   }
+}
 
-  f.count = within + across + nowhere;
-  f.detail = std::to_string(within) + " within the shard, " + std::to_string(across) + " across shards, " +
-             std::to_string(nowhere) + " routed to no shard";
-  if (unverified > 0) f.detail += "; " + std::to_string(unverified) + " child rows not verified (parent shard unreachable)";
+// Fetched rows (route value, then the child columns) into their parent shard's batch, probed
+// once full, or into `unrouted`.
+void ShardSweep::route_keys(OrphanScan& s, const std::vector<std::vector<std::string>>& rows,
+                            std::map<std::string, KeyBatch>& pending, KeyBatch& unrouted) {
+  for (const auto& r : rows) {
+    // A value that does not parse as the map's key type routes nowhere, like an unmapped one.
+    std::optional<routing::Route> routed;
+    try {
+      routed = s.map.router->route_text(r[0]);
+    } catch (const Error&) {
+    }
+    if (!routed || routed->shard_index < 0) {
+      unrouted.add(r, 1);
+      continue;
+    }
+    const std::string& target = s.map.shards[static_cast<std::size_t>(routed->shard_index)].name;
+    auto& batch = pending[target];
+    batch.add(r, 1);
+    if (static_cast<int>(batch.size()) >= options_.probe_batch) probe_parents(s, target, batch);
+  }
+}
+
+// One round trip to `target`: the batch's keys that have no parent row there. A parent shard
+// that is down, or lacks the parent table, leaves the batch not verified.
+void ShardSweep::probe_parents(OrphanScan& s, const std::string& target, KeyBatch& batch) {
+  if (batch.size() == 0) return;
+  shardio::RawConn* pc = probe_conn(target);
+  if (!pc || !present(*pc, s.x.parent_table)) {
+    s.unverified += static_cast<std::int64_t>(batch.size());
+    batch.clear();
+    return;
+  }
+  std::vector<std::string> params;
+  for (const auto& col : batch.columns) params.push_back(catalog::text_array_literal(col));
+  std::vector<std::string> casts;
+  for (const auto& k : s.k_cols) casts.push_back(k + "::text");
+  auto rows = pc->query("SELECT " + join(casts, ", ") + " FROM " + s.unnest + " AS " + s.k_alias +
+                            " WHERE NOT EXISTS (SELECT 1 FROM " + s.parent + " p WHERE " + s.parent_match("k") + ")",
+                        params);
+  std::vector<std::vector<std::string>> orphan_columns(s.types.size());
+  for (auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) orphan_columns[i].push_back(std::move(r[i]));
+  batch.clear();
+  record_orphans(s, orphan_columns, s.across, "orphans of xref " + s.x.name + " (parent on shard " + target + ")");
+}
+
+// Orphans found by key (column-wise): counted in `counter`, sampled, and fixed by their keys.
+void ShardSweep::record_orphans(OrphanScan& s, const std::vector<std::vector<std::string>>& orphan_columns,
+                                std::int64_t& counter, const std::string& why) {
+  std::size_t n = orphan_columns.empty() ? 0 : orphan_columns[0].size();
+  if (n == 0) return;
+  counter += static_cast<std::int64_t>(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    std::string key;
+    for (std::size_t col = 0; col < orphan_columns.size(); ++col) key += (col ? "," : "") + orphan_columns[col][r];
+    keep_sample(s.finding.samples, std::move(key), options_.sample);
+  }
+  std::vector<std::string> params;
+  for (const auto& col : orphan_columns) params.push_back(catalog::text_array_literal(col));
+  fix_rows(s.x.child_table, s.child, s.fix_pred, params, why);
+}
+
+void ShardSweep::report_orphans(OrphanScan& s) {
+  auto& f = s.finding;
+  f.count = s.within + s.across + s.nowhere;
+  f.detail = std::to_string(s.within) + " within the shard, " + std::to_string(s.across) + " across shards, " +
+             std::to_string(s.nowhere) + " routed to no shard";
+  if (s.unverified > 0)
+    f.detail += "; " + std::to_string(s.unverified) + " child rows not verified (parent shard unreachable)";
   if (f.count > 0) out_.findings.push_back(std::move(f));
 }
+
+namespace {
+
+// What a guard range left behind is; one finding per operation and kind, in this order, so each
+// names what to run.
+enum class GuardLeftover { offline_range, unknown_fence, expired_fence };
+
+// The leftover a range is, with the finding's detail; none for a range that is expected: an
+// offline range of a live operation, or a fence within its expiry after a move.
+std::optional<std::pair<GuardLeftover, std::string>> guard_leftover(
+    const shardside::GuardRange& r, const std::map<std::string, journal::OperationStatus>& status) {
+  auto st = status.find(r.op_id);
+  bool known = st != status.end();
+  bool over = known && journal::is_over(st->second);
+  if (r.state == "offline") {
+    if (known && !over) return std::nullopt;
+    return std::pair{GuardLeftover::offline_range,
+                     "offline key ranges of an operation that is " +
+                         std::string(known ? journal::to_text(st->second) : "unknown") + ": writes to those keys are refused"};
+  }
+  if (!known)
+    return std::pair{GuardLeftover::unknown_fence,
+                     std::string("fenced key ranges of an operation the catalog does not know: writes to those keys are refused")};
+  if (r.expired)
+    return std::pair{GuardLeftover::expired_fence,
+                     "fences past their expiry (" + r.expires_at.value_or("") +
+                         ") still refuse writes to those keys; lift them with `shardctl op unfence " + r.op_id + "`"};
+  return std::nullopt;  // a fence after a move: expected until the operator lifts it
+}
+
+// Each range's operation status from the catalog: op id -> status; absent: unknown to the catalog.
+std::map<std::string, journal::OperationStatus> operation_statuses(pg::Connection& catalog,
+                                                                  const std::vector<shardside::GuardRange>& ranges) {
+  std::vector<std::string> ids;
+  for (const auto& r : ranges)
+    if (ids.empty() || ids.back() != r.op_id) ids.push_back(r.op_id);
+  std::map<std::string, journal::OperationStatus> status;
+  if (!ids.empty())
+    catalog.read([&](pqxx::work& tx) {
+      for (const auto& r : tx.exec_params("SELECT op_id::text, status FROM shardctl.operations WHERE op_id = ANY($1::uuid[])",
+                                          catalog::text_array_literal(ids)))
+        status[r[0].as<std::string>()] = journal::operation_status_from_text(r[1].as<std::string>());
+    });
+  return status;
+}
+
+}  // namespace
 
 // The shard side of guards (schema shardctl, on shards that were ever a move's source):
 // shardctl.guard_ranges rows, 'offline' while a batch moves and 'fenced' once it moved away,
@@ -416,59 +517,35 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
 // map has no guarded range on this shard.
 void ShardSweep::sweep_guards() {
   auto& c = conn();
+  auto ranges = shardside::guard_ranges(c);
   std::set<std::string> guarded_maps;  // map ids with ranges here
-  {
-    auto rows = shardside::guard_ranges(c);
-    std::vector<std::string> ids;
-    for (const auto& r : rows) {
-      guarded_maps.insert(std::to_string(r.map_id));
-      if (ids.empty() || ids.back() != r.op_id) ids.push_back(r.op_id);
-    }
-    std::map<std::string, journal::OperationStatus> status;  // op id -> status; absent: unknown to the catalog
-    if (!ids.empty())
-      catalog_->read([&](pqxx::work& tx) {
-        for (const auto& r : tx.exec_params("SELECT op_id::text, status FROM shardctl.operations WHERE op_id = ANY($1::uuid[])",
-                                            catalog::text_array_literal(ids)))
-          status[r[0].as<std::string>()] = journal::operation_status_from_text(r[1].as<std::string>());
-      });
-    // One finding per operation and kind of leftover, so each names what to run (in this order).
-    enum class Leftover { offline_range, unknown_fence, expired_fence };
-    std::map<std::pair<std::string, Leftover>, Finding> found;
-    for (const auto& r : rows) {
-      auto st = status.find(r.op_id);
-      bool known = st != status.end();
-      bool over = known && journal::is_over(st->second);
-      Leftover what;
-      std::string detail;
-      if (r.state == "offline") {
-        if (known && !over) continue;
-        what = Leftover::offline_range;
-        detail = "offline key ranges of an operation that is " + std::string(known ? journal::to_text(st->second) : "unknown") +
-                 ": writes to those keys are refused";
-      } else if (!known) {
-        what = Leftover::unknown_fence;
-        detail = "fenced key ranges of an operation the catalog does not know: writes to those keys are refused";
-      } else if (r.expired) {
-        what = Leftover::expired_fence;
-        detail = "fences past their expiry (" + r.expires_at.value_or("") + ") still refuse writes to those keys; lift them with "
-                 "`shardctl op unfence " + r.op_id + "`";
-      } else {
-        continue;  // a fence after a move: expected until the operator lifts it
-      }
-      auto& f = found[{r.op_id, what}];
-      f.kind = Kind::leftover_guard;
-      f.shard = shard_.name;
-      f.object = "guard ranges of operation " + r.op_id;
-      f.detail = detail;
-      ++f.count;
-      keep_sample(f.samples,
-                  "#" + std::to_string(r.batch_no) + " " + r.lo.value_or("") + ".." + r.hi.value_or("") +
-                      (r.state == "fenced" ? " -> " + r.new_shard : ""),
-                  options_.sample);
-    }
-    for (auto& [key, f] : found) out_.findings.push_back(std::move(f));
-  }
+  for (const auto& r : ranges) guarded_maps.insert(std::to_string(r.map_id));
+  leftover_ranges(ranges);
+  leftover_triggers(c, guarded_maps);
+}
 
+void ShardSweep::leftover_ranges(const std::vector<shardside::GuardRange>& ranges) {
+  auto status = operation_statuses(*catalog_, ranges);
+  std::map<std::pair<std::string, GuardLeftover>, Finding> found;
+  for (const auto& r : ranges) {
+    auto leftover = guard_leftover(r, status);
+    if (!leftover) continue;
+    auto& f = found[{r.op_id, leftover->first}];
+    f.kind = Kind::leftover_guard;
+    f.shard = shard_.name;
+    f.object = "guard ranges of operation " + r.op_id;
+    f.detail = leftover->second;
+    ++f.count;
+    keep_sample(f.samples,
+                "#" + std::to_string(r.batch_no) + " " + r.lo.value_or("") + ".." + r.hi.value_or("") +
+                    (r.state == "fenced" ? " -> " + r.new_shard : ""),
+                options_.sample);
+  }
+  for (auto& [key, f] : found) out_.findings.push_back(std::move(f));
+}
+
+// Guard triggers on tables whose map has no guarded range here (or that no map declares).
+void ShardSweep::leftover_triggers(shardio::RawConn& c, const std::set<std::string>& guarded_maps) {
   // Which map each sharded table here belongs to, by table oid.
   std::map<std::string, const catalog::TableDef*> by_oid;
   for (const auto& t : fleet_.sharded_tables) {

@@ -11,6 +11,7 @@
 #include "check/check.hpp"
 #include "check/fleet.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardside/guard.hpp"
 
 namespace shardctl::check {
 
@@ -42,8 +43,26 @@ class ShardSweep {
 
   void check_tables();
   void sweep_strays(const catalog::TableDef& table);
+
+  // One xref's orphans (shard_sweep.cpp says how): the steps of sweep_orphans.
+  struct KeyBatch;
+  struct OrphanScan;
   void sweep_orphans(const catalog::Xref& xref);
+  OrphanScan start_orphan_scan(shardio::RawConn& c, const catalog::Xref& xref);
+  void orphans_within(shardio::RawConn& c, OrphanScan& scan);
+  void prepare_probes(shardio::RawConn& c, OrphanScan& scan);
+  void orphans_across(shardio::RawConn& c, OrphanScan& scan);
+  void route_keys(OrphanScan& scan, const std::vector<std::vector<std::string>>& rows,
+                  std::map<std::string, KeyBatch>& pending, KeyBatch& unrouted);
+  void probe_parents(OrphanScan& scan, const std::string& target, KeyBatch& batch);
+  void record_orphans(OrphanScan& scan, const std::vector<std::vector<std::string>>& orphan_columns,
+                      std::int64_t& counter, const std::string& why);
+  void report_orphans(OrphanScan& scan);
+
+  // Guard ranges and triggers left over on this shard: the steps of sweep_guards.
   void sweep_guards();
+  void leftover_ranges(const std::vector<shardside::GuardRange>& ranges);
+  void leftover_triggers(shardio::RawConn& c, const std::set<std::string>& guarded_maps);
   void sweep_pass();
   // "NOT (keys of operations in flight)" for a column routed by `map`, or "true".
   std::string settled(shardio::RawConn& c, const std::string& map, const std::string& quoted_column);

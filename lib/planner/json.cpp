@@ -46,10 +46,69 @@ routing::KeyType type_of(const Types& types, const FieldReader& r) {
 
 Objective objective_from(const FieldReader& r) {
   auto s = r.str("objective");
-  if (s == "size") return Objective::size;
-  if (s == "load") return Objective::load;
-  if (s == "both") return Objective::both;
+  if (auto o = objective_named(s)) return *o;
   r.fail("objective", "expected size, load or both, not '" + s + "'");
+}
+
+// Plan files' parts, each read by the field names to_json writes.
+Types map_types_from(const FieldReader& r, std::vector<Map>& maps) {
+  Types types;
+  for (std::size_t i = 0; i < r.array("maps").size(); ++i) {
+    maps.push_back(map_from(r.at("maps", i)));
+    types[maps.back().name] = maps.back().bound_type;
+  }
+  return types;
+}
+
+// Step `i` of the plan (its `after` may name only earlier steps).
+Step step_from(const FieldReader& s, const Types& types, std::size_t i) {
+  Step step;
+  auto kind = s.str("kind");
+  if (auto k = step_kind_named(kind)) step.kind = *k;
+  else s.fail("kind", "expected split, move or merge, not '" + kind + "'");
+  step.map = s.str("map");
+  auto type = type_of(types, s);
+  step.from = s.str("from");
+  step.to = s.str("to");
+  step.range.low = s.bound("low", type);
+  step.range.high = s.bound("high", type);
+  step.at = s.bound("at", type);
+  if (step.kind == StepKind::split && !step.at) s.fail("at", "a split step needs its cut");
+  auto side = moving_side_named(s.str("move"));
+  if (!side) s.fail("move", "expected upper or lower");
+  step.move_upper = *side;
+  step.rows = s.integer("rows", 0);
+  step.bytes = s.integer("bytes", 0);
+  step.load = s.number("load", 0);
+  step.batches = static_cast<int>(s.integer("batches", 1, std::numeric_limits<int>::max()));
+  step.offline_seconds_per_batch = s.number("offline_seconds_per_batch", 0);
+  const auto& after = s.array("after");
+  for (std::size_t k = 0; k < after.size(); ++k) {
+    if (!after[k].is_number_unsigned() || after[k].get<std::size_t>() >= i)
+      s.fail("after[" + std::to_string(k) + "]", "expected the index of an earlier step");
+    step.after.push_back(after[k].get<std::size_t>());
+  }
+  return step;
+}
+
+Balance balance_from(const FieldReader& s) {
+  return {s.str("shard"),           s.integer("bytes_before", 0), s.integer("bytes_after", 0), s.number("load_before", 0),
+          s.number("load_after", 0), s.integer("target_bytes", 0)};
+}
+
+Unsplittable unsplittable_from(const FieldReader& s, const Types& types) {
+  auto type = type_of(types, s);
+  return {s.str("map"), s.key("key", type), s.str("shard"), s.integer("bytes", 0), s.boolean("isolated")};
+}
+
+std::vector<std::string> notes_from(const FieldReader& r) {
+  std::vector<std::string> out;
+  const auto& notes = r.array("notes");
+  for (std::size_t i = 0; i < notes.size(); ++i) {
+    if (!notes[i].is_string()) r.fail("notes[" + std::to_string(i) + "]", "expected a string");
+    out.push_back(notes[i].get<std::string>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -160,7 +219,7 @@ json to_json(const Plan& plan) {
               {"low", key_json(s.range.low)},
               {"high", key_json(s.range.high)},
               {"at", key_json(s.at)},
-              {"move", s.move_upper ? "upper" : "lower"},
+              {"move", moving_side_name(s.move_upper)},
               {"rows", s.rows},
               {"bytes", s.bytes},
               {"load", s.load},
@@ -197,58 +256,12 @@ Plan plan_from_json(const json& j) {
   FieldReader r(j, "plan");
   Plan plan;
   plan.objective = objective_from(r);
-  Types types;
-  for (std::size_t i = 0; i < r.array("maps").size(); ++i) {
-    plan.maps.push_back(map_from(r.at("maps", i)));
-    types[plan.maps.back().name] = plan.maps.back().bound_type;
-  }
-  for (std::size_t i = 0; i < r.array("steps").size(); ++i) {
-    auto s = r.at("steps", i);
-    Step step;
-    auto kind = s.str("kind");
-    if (kind == "split") step.kind = StepKind::split;
-    else if (kind == "move") step.kind = StepKind::move;
-    else if (kind == "merge") step.kind = StepKind::merge;
-    else s.fail("kind", "expected split, move or merge, not '" + kind + "'");
-    step.map = s.str("map");
-    auto type = type_of(types, s);
-    step.from = s.str("from");
-    step.to = s.str("to");
-    step.range.low = s.bound("low", type);
-    step.range.high = s.bound("high", type);
-    step.at = s.bound("at", type);
-    if (step.kind == StepKind::split && !step.at) s.fail("at", "a split step needs its cut");
-    auto side = s.str("move");
-    if (side != "upper" && side != "lower") s.fail("move", "expected upper or lower");
-    step.move_upper = side == "upper";
-    step.rows = s.integer("rows", 0);
-    step.bytes = s.integer("bytes", 0);
-    step.load = s.number("load", 0);
-    step.batches = static_cast<int>(s.integer("batches", 1, std::numeric_limits<int>::max()));
-    step.offline_seconds_per_batch = s.number("offline_seconds_per_batch", 0);
-    const auto& after = s.array("after");
-    for (std::size_t k = 0; k < after.size(); ++k) {
-      if (!after[k].is_number_unsigned() || after[k].get<std::size_t>() >= i)
-        s.fail("after[" + std::to_string(k) + "]", "expected the index of an earlier step");
-      step.after.push_back(after[k].get<std::size_t>());
-    }
-    plan.steps.push_back(std::move(step));
-  }
-  for (std::size_t i = 0; i < r.array("shards").size(); ++i) {
-    auto s = r.at("shards", i);
-    plan.shards.push_back({s.str("shard"), s.integer("bytes_before", 0), s.integer("bytes_after", 0), s.number("load_before", 0),
-                           s.number("load_after", 0), s.integer("target_bytes", 0)});
-  }
-  for (std::size_t i = 0; i < r.array("unsplittable").size(); ++i) {
-    auto s = r.at("unsplittable", i);
-    auto type = type_of(types, s);
-    plan.unsplittable.push_back({s.str("map"), s.key("key", type), s.str("shard"), s.integer("bytes", 0), s.boolean("isolated")});
-  }
-  const auto& notes = r.array("notes");
-  for (std::size_t i = 0; i < notes.size(); ++i) {
-    if (!notes[i].is_string()) r.fail("notes[" + std::to_string(i) + "]", "expected a string");
-    plan.notes.push_back(notes[i].get<std::string>());
-  }
+  Types types = map_types_from(r, plan.maps);
+  for (std::size_t i = 0; i < r.array("steps").size(); ++i) plan.steps.push_back(step_from(r.at("steps", i), types, i));
+  for (std::size_t i = 0; i < r.array("shards").size(); ++i) plan.shards.push_back(balance_from(r.at("shards", i)));
+  for (std::size_t i = 0; i < r.array("unsplittable").size(); ++i)
+    plan.unsplittable.push_back(unsplittable_from(r.at("unsplittable", i), types));
+  plan.notes = notes_from(r);
   plan.imbalance_before = r.number("imbalance_before", 0);
   plan.imbalance_after = r.number("imbalance_after", 0);
   plan.bytes_moved = r.integer("bytes_moved", 0);
@@ -259,7 +272,7 @@ json to_json(const Fleet& fleet) {
   json shards = json::array();
   for (const auto& s : fleet.shards)
     shards.push_back({{"name", s.name},
-                      {"status", s.status},
+                      {"status", shard_status_name(s.status)},
                       {"capacity_bytes", s.capacity_bytes},
                       {"weight", s.weight},
                       {"fixed_bytes", s.fixed_bytes},
@@ -292,20 +305,16 @@ Fleet fleet_from_json(const json& j) {
     auto s = r.at("shards", i);
     Shard shard;
     shard.name = s.str("name");
-    shard.status = s.str("status");
-    if (shard.status != "online" && shard.status != "readonly" && shard.status != "offline")
-      s.fail("status", "expected online, readonly or offline");
+    auto status = shard_status_named(s.str("status"));
+    if (!status) s.fail("status", "expected online, readonly or offline");
+    shard.status = *status;
     shard.capacity_bytes = s.integer("capacity_bytes");
     shard.weight = s.number("weight");
     shard.fixed_bytes = s.integer("fixed_bytes");
     shard.fixed_load = s.number("fixed_load");
     fleet.shards.push_back(std::move(shard));
   }
-  Types types;
-  for (std::size_t i = 0; i < r.array("maps").size(); ++i) {
-    fleet.maps.push_back(map_from(r.at("maps", i)));
-    types[fleet.maps.back().name] = fleet.maps.back().bound_type;
-  }
+  Types types = map_types_from(r, fleet.maps);
   fleet.mappings.reserve(r.array("mappings").size());
   for (std::size_t i = 0; i < r.array("mappings").size(); ++i) {
     auto s = r.at("mappings", i);

@@ -19,31 +19,6 @@
 
 namespace shardctl::planner {
 
-std::string_view objective_name(Objective o) noexcept {
-  switch (o) {
-    case Objective::size: return "size";
-    case Objective::load: return "load";
-    case Objective::both: return "both";
-  }
-  return "?";
-}
-
-Objective parse_objective(std::string_view name) {
-  if (name == "size") return Objective::size;
-  if (name == "load") return Objective::load;
-  if (name == "both") return Objective::both;
-  throw usage_error("unknown objective '" + std::string(name) + "'", "use size, load or both");
-}
-
-std::string_view step_kind_name(StepKind k) noexcept {
-  switch (k) {
-    case StepKind::split: return "split";
-    case StepKind::move: return "move";
-    case StepKind::merge: return "merge";
-  }
-  return "?";
-}
-
 std::vector<Usage> shard_usage(const Fleet& fleet) {
   std::unordered_map<std::string, std::size_t> index;
   std::vector<Usage> out(fleet.shards.size());
@@ -202,6 +177,13 @@ class Planner {
   }
 
   void validate_and_index() {
+    validate_options();
+    index_shards();
+    mark_drained_and_excluded();
+    choose_measure();
+  }
+
+  void validate_options() {
     for (const auto& m : fleet_.maps) map_type_.emplace(m.name, m.bound_type);
     if (opt_.map && !map_type_.count(*opt_.map)) throw usage_error("unknown map " + *opt_.map);
     if (opt_.threshold < 0) throw usage_error("--threshold must not be negative");
@@ -211,22 +193,28 @@ class Planner {
     if (opt_.max_bytes && *opt_.max_bytes < 0) throw usage_error("--max-bytes must not be negative");
     if (opt_.batch_bytes <= 0 || opt_.copy_bytes_per_second <= 0)
       throw usage_error("the batch size and copy rate must be positive");
+  }
 
+  void index_shards() {
     shards_.resize(fleet_.shards.size());
     for (std::size_t i = 0; i < fleet_.shards.size(); ++i) {
       const auto& s = fleet_.shards[i];
       if (!shard_index_.emplace(s.name, i).second) throw data_error("shard " + s.name + " appears twice in the fleet");
       if (s.weight < 0) throw data_error("shard " + s.name + " has a negative weight");
       shards_[i].s = &s;
-      shards_[i].online = s.status == "online";
+      shards_[i].online = s.status == ShardStatus::online;
       shards_[i].bytes = s.fixed_bytes;
       shards_[i].load = s.fixed_load;
     }
+  }
+
+  // --exclude-shard and --drain, then who gives and who receives.
+  void mark_drained_and_excluded() {
     for (const auto& name : opt_.exclude_shards) shards_[shard_of(name, "--exclude-shard")].excluded = true;
     for (const auto& name : opt_.drain_shards) {
       auto i = shard_of(name, "--drain");
       if (shards_[i].excluded) throw usage_error("shard " + name + " is both drained and excluded");
-      if (shards_[i].s->status == "offline")
+      if (shards_[i].s->status == ShardStatus::offline)
         throw usage_error("cannot drain offline shard " + name, "its data cannot be read; bring it online or readonly first");
       shards_[i].drained = true;
     }
@@ -234,7 +222,10 @@ class Planner {
       st.gives = !st.excluded && (st.online || st.drained);
       st.receives = st.online && !st.excluded && !st.drained;
     }
+  }
 
+  // The objective as one number (see Measure), scaled by the fleet's totals.
+  void choose_measure() {
     double total_bytes = 0, total_load = 0;
     for (const auto& st : shards_) total_bytes += static_cast<double>(st.s->fixed_bytes), total_load += st.s->fixed_load;
     for (const auto& m : fleet_.mappings) total_bytes += static_cast<double>(m.bytes), total_load += m.load;
@@ -444,6 +435,21 @@ class Planner {
   // else away (isolated in place: moving the rest is cheaper than moving the key, and a key that
   // never moves is never bounced). One per shard, biggest first, while another shard receives.
   void settle_targets() {
+    find_hot_keys();
+    std::sort(hot_.begin(), hot_.end(), [](const HotKey& x, const HotKey& y) { return x.w > y.w; });
+    compute_targets();
+    for (const auto& st : shards_) fair_target_.push_back(st.target);
+    while (pin_hot_key()) {
+    }
+    for (const auto& h : hot_) {
+      const auto& u = units_[h.unit];
+      if (h.w > key_limit(u.shard) && h.w > 0)
+        plan_.unsplittable.push_back({u.m->map, h.key, fleet_.shards[u.shard].name, h.bytes, false});
+    }
+  }
+
+  // Point mappings and single-key slices of the mappings in scope.
+  void find_hot_keys() {
     for (std::size_t ui = 0; ui < units_.size(); ++ui) {
       auto& u = units_[ui];
       if (opt_.map && *opt_.map != u.m->map) continue;
@@ -462,37 +468,31 @@ class Planner {
           hot_.push_back({ui, j, u.m->slices[j].low, b, measure_(b, p.load[j + 1] - p.load[j])});
         }
     }
-    std::sort(hot_.begin(), hot_.end(), [](const HotKey& x, const HotKey& y) { return x.w > y.w; });
-    compute_targets();
-    for (const auto& st : shards_) fair_target_.push_back(st.target);
-    for (bool changed = true; changed;) {
-      changed = false;
-      std::size_t receivers = 0;
-      for (const auto& st : shards_) receivers += st.receives && !st.pinned ? 1 : 0;
-      if (receivers < 2) break;
-      for (const auto& h : hot_) {
-        auto& u = units_[h.unit];
-        auto& st = shards_[u.shard];
-        if (!st.receives || st.pinned || !u.in_set || h.w <= key_limit(u.shard)) continue;
-        st.pinned = true;
-        if (h.slice) {
-          u.keep = h.slice;
-          st.keepers.push_back(h.unit);
-          if (u.b - u.a == 1) remove_unit(h.unit);
-        } else {
-          u.keep_whole = true;
-          remove_unit(h.unit);
-        }
-        compute_targets();
-        changed = true;
-        break;
-      }
-    }
+  }
+
+  // Pins the biggest hot key above its shard's key limit, while two shards still receive, and
+  // computes the targets again; false when none is left to pin.
+  bool pin_hot_key() {
+    std::size_t receivers = 0;
+    for (const auto& st : shards_) receivers += st.receives && !st.pinned ? 1 : 0;
+    if (receivers < 2) return false;
     for (const auto& h : hot_) {
-      const auto& u = units_[h.unit];
-      if (h.w > key_limit(u.shard) && h.w > 0)
-        plan_.unsplittable.push_back({u.m->map, h.key, fleet_.shards[u.shard].name, h.bytes, false});
+      auto& u = units_[h.unit];
+      auto& st = shards_[u.shard];
+      if (!st.receives || st.pinned || !u.in_set || h.w <= key_limit(u.shard)) continue;
+      st.pinned = true;
+      if (h.slice) {
+        u.keep = h.slice;
+        st.keepers.push_back(h.unit);
+        if (u.b - u.a == 1) remove_unit(h.unit);
+      } else {
+        u.keep_whole = true;
+        remove_unit(h.unit);
+      }
+      compute_targets();
+      return true;
     }
+    return false;
   }
 
   void remove_unit(std::size_t ui) {
@@ -720,8 +720,22 @@ class Planner {
     return r;
   }
 
+  // Moves `piece` from d to r as the plan's next step.
   void take(std::size_t d, std::size_t r, const Piece& piece) {
-    auto& u = units_[piece.unit];
+    Step step = step_for(d, r, piece);
+    unindex_shard(d);
+    unindex_shard(r);
+    move_piece(d, r, piece);
+    std::size_t index = plan_.steps.size();
+    shards_[d].last_step = index;
+    shards_[r].last_step = index;
+    plan_.steps.push_back(std::move(step));
+    index_shard(d);
+    index_shard(r);
+  }
+
+  Step step_for(std::size_t d, std::size_t r, const Piece& piece) const {
+    const auto& u = units_[piece.unit];
     Step step;
     step.kind = piece.whole ? StepKind::move : StepKind::split;
     step.map = u.m->map;
@@ -746,9 +760,13 @@ class Planner {
     if (shards_[d].last_step) step.after.push_back(*shards_[d].last_step);
     if (shards_[r].last_step && shards_[r].last_step != shards_[d].last_step) step.after.push_back(*shards_[r].last_step);
     std::sort(step.after.begin(), step.after.end());
+    return step;
+  }
 
-    unindex_shard(d);
-    unindex_shard(r);
+  // The piece's bytes and load change shard; what is left of its unit stays on d, movable
+  // again unless it is only a pinned hot key.
+  void move_piece(std::size_t d, std::size_t r, const Piece& piece) {
+    auto& u = units_[piece.unit];
     shards_[d].units.erase({u.w, piece.unit});
     u.in_set = false;
     shards_[d].bytes -= piece.bytes;
@@ -769,12 +787,6 @@ class Planner {
       }
     }
     moved_bytes_ += piece.bytes;
-    std::size_t index = plan_.steps.size();
-    shards_[d].last_step = index;
-    shards_[r].last_step = index;
-    plan_.steps.push_back(std::move(step));
-    index_shard(d);
-    index_shard(r);
   }
 
   bool out_of_band(std::size_t i) const {
@@ -790,60 +802,67 @@ class Planner {
     return true;
   }
 
+  // Pairs the shard furthest above its aim with the one furthest below and moves a piece from
+  // one to the other until a stop condition holds; notes why it stopped and what is left over.
   void greedy() {
     donor_key_.assign(shards_.size(), 0);
     receiver_key_.assign(shards_.size(), 0);
     for (std::size_t i = 0; i < shards_.size(); ++i) index_shard(i);
-    std::string why;
+    plan_.notes.push_back(step_until_stopped());
+    note_shards_left_over();
+  }
+
+  // The loop itself; returns why it stopped.
+  std::string step_until_stopped() {
     while (true) {
-      if (donors_.empty()) {
-        why = "no shard above its target can give more";
-        break;
-      }
-      if (receivers_.empty()) {
-        why = "no online shard can receive data";
-        break;
-      }
+      if (donors_.empty()) return "no shard above its target can give more";
+      if (receivers_.empty()) return "no online shard can receive data";
       std::size_t d = donors_.rbegin()->second, r = receivers_.rbegin()->second;
-      bool d_out = out_of_band(d) && value(d) > shards_[d].target, r_out = out_of_band(r) && value(r) < shards_[r].target;
-      // While aiming, the pair at the top is ordered by the aims, not by the band: look at all.
-      if (!forced(d) && !(d_out || r_out) && (!aiming_ || all_in_band())) {
-        why = fmt::format("balanced: every shard is within {} of its target", percent(opt_.threshold));
-        break;
-      }
+      if (pair_balanced(d, r))
+        return fmt::format("balanced: every shard is within {} of its target", percent(opt_.threshold));
       if (!forced(d) && value(d) <= shards_[d].aim && aiming_) {
         stop_aiming();
         continue;
       }
-      if (!forced(d) && value(d) <= shards_[d].target) {
-        why = "the shards below their target can only be filled from shards that may not give (held, excluded, "
-              "readonly or offline)";
-        break;
-      }
-      if (opt_.max_moves && static_cast<int>(plan_.steps.size()) >= *opt_.max_moves) {
-        why = fmt::format("stopped at --max-moves {}", *opt_.max_moves);
-        break;
-      }
-      if (opt_.max_bytes && moved_bytes_ >= *opt_.max_bytes) {
-        why = fmt::format("stopped at --max-bytes {}", *opt_.max_bytes);
-        break;
-      }
-      auto piece = choose(d, r);
-      if (!piece && aiming_ && !forced(d)) {  // d has given what fits its aim: done for now
-        unindex_shard(d);
-        shards_[d].aim = value(d);
-        index_shard(d);
-        continue;
-      }
-      if (!piece) {
-        unindex_shard(d);
-        shards_[d].stuck = true;
-        index_shard(d);
-        continue;
-      }
-      take(d, r, *piece);
+      if (auto why = stop_reason(d)) return *why;
+      step_or_set_aside(d, r);
     }
-    plan_.notes.push_back(why);
+  }
+
+  // Neither the top donor nor the top receiver is outside the band (while aiming, the pair at
+  // the top is ordered by the aims, not by the band: then every shard must be inside it).
+  bool pair_balanced(std::size_t d, std::size_t r) const {
+    bool d_out = out_of_band(d) && value(d) > shards_[d].target, r_out = out_of_band(r) && value(r) < shards_[r].target;
+    return !forced(d) && !(d_out || r_out) && (!aiming_ || all_in_band());
+  }
+
+  // Why no step may follow with `d` as the donor: nothing above its target, or a limit reached.
+  std::optional<std::string> stop_reason(std::size_t d) const {
+    if (!forced(d) && value(d) <= shards_[d].target)
+      return "the shards below their target can only be filled from shards that may not give (held, excluded, "
+             "readonly or offline)";
+    if (opt_.max_moves && static_cast<int>(plan_.steps.size()) >= *opt_.max_moves)
+      return fmt::format("stopped at --max-moves {}", *opt_.max_moves);
+    if (opt_.max_bytes && moved_bytes_ >= *opt_.max_bytes) return fmt::format("stopped at --max-bytes {}", *opt_.max_bytes);
+    return std::nullopt;
+  }
+
+  // Moves the piece `choose` finds from d to r; without one, d has given what fits its aim (done
+  // for now) or, past the aims, is stuck.
+  void step_or_set_aside(std::size_t d, std::size_t r) {
+    if (auto piece = choose(d, r)) {
+      take(d, r, *piece);
+      return;
+    }
+    unindex_shard(d);
+    if (aiming_ && !forced(d)) shards_[d].aim = value(d);
+    else shards_[d].stuck = true;
+    index_shard(d);
+  }
+
+  // Notes on shards the loop left short of what was asked: not drained, stuck above target,
+  // or drained but keeping held mappings.
+  void note_shards_left_over() {
     for (std::size_t i = 0; i < shards_.size(); ++i) {
       const auto& st = shards_[i];
       const auto& name = st.s->name;
@@ -855,12 +874,15 @@ class Planner {
             "shard {} stays {} above its target: no range it may give fits the gap or improves balance by "
             "--min-improvement {}",
             name, percent(st.target > 0 ? value(i) / st.target - 1 : 1), opt_.min_improvement));
-      if (st.drained) {
-        bool held = false;
-        for (const auto& m : fleet_.mappings) held = held || (m.shard == name && (m.held || (opt_.map && *opt_.map != m.map)));
-        if (held) plan_.notes.push_back("shard " + name + " keeps mappings that are held or outside --map: it is not empty");
-      }
+      if (st.drained && keeps_held_mappings(name))
+        plan_.notes.push_back("shard " + name + " keeps mappings that are held or outside --map: it is not empty");
     }
+  }
+
+  bool keeps_held_mappings(const std::string& shard) const {
+    return std::any_of(fleet_.mappings.begin(), fleet_.mappings.end(), [&](const Mapping& m) {
+      return m.shard == shard && (m.held || (opt_.map && *opt_.map != m.map));
+    });
   }
 
   // The fullest balancing shard's objective over its fair target (by weight and capacity, hot

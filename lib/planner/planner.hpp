@@ -16,10 +16,15 @@
 
 namespace shardctl::planner {
 
+// A shard's status as the planner sees it (the catalog's, mapped by the caller): only online
+// shards receive data; offline ones cannot be read, so they cannot give either. Its words
+// (online, readonly, offline) only in words.cpp.
+enum class ShardStatus { online, readonly, offline };
+
 // One shard as the planner sees it.
 struct Shard {
   std::string name;
-  std::string status = "online";    // online | readonly | offline: only online shards receive data
+  ShardStatus status = ShardStatus::online;
   std::int64_t capacity_bytes = 0;  // 0: not configured ([shards.NAME] capacity_bytes)
   double weight = 1.0;              // the shard's share of the data relative to the others
   std::int64_t fixed_bytes = 0;     // bytes no mapping accounts for (reference tables, system catalogs)
@@ -154,8 +159,18 @@ struct Usage {
 };
 std::vector<Usage> shard_usage(const Fleet& fleet);
 
+// The words of the planner's enums, as plan and fleet files and the text output spell them
+// (words.cpp holds them all). A `..._named` function returns nothing for an unknown word: the
+// caller says what was wrong and where.
 std::string_view objective_name(Objective objective) noexcept;  // size | load | both
+std::optional<Objective> objective_named(std::string_view name);
 Objective parse_objective(std::string_view name);               // usage Error naming the choices
 std::string_view step_kind_name(StepKind kind) noexcept;        // split | move | merge
+std::optional<StepKind> step_kind_named(std::string_view name);
+std::string_view shard_status_name(ShardStatus status) noexcept;  // online | readonly | offline
+std::optional<ShardStatus> shard_status_named(std::string_view name);
+// A split's moving side (Step::move_upper): upper | lower.
+std::string_view moving_side_name(bool move_upper) noexcept;
+std::optional<bool> moving_side_named(std::string_view name);  // true: upper
 
 }  // namespace shardctl::planner

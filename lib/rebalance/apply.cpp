@@ -13,15 +13,6 @@
 namespace shardctl::rebalance {
 namespace {
 
-const char* kind_name(planner::StepKind k) {
-  switch (k) {
-    case planner::StepKind::split: return "split";
-    case planner::StepKind::move: return "move";
-    case planner::StepKind::merge: return "merge";
-  }
-  return "?";
-}
-
 // How a step runs through the engine: a list map's point moves by its key; any part of a
 // range or hash map moves as a merge of exactly that range into the target (a merge of part
 // of a mapping moves just that part; for hash maps the range is in hash values, which
@@ -139,6 +130,161 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
   }
 }
 
+// A plan is made for the maps and stats as they were: before its first step runs, a map whose
+// version moved since, or stats older than --max-age, refuse it (its own steps change the maps).
+void refuse_changed_maps(pg::Connection& catalog, const PlanFile& pf) {
+  for (const auto& m : pf.maps) {
+    auto now = stats::map_version(catalog, m.name);
+    if (now != m.version)
+      throw data_error("map " + m.name + " changed since the plan was made: planned at version " + std::to_string(m.version) +
+                           ", now at version " + std::to_string(now),
+                       "make a new plan: shardctl stats collect, then shardctl rebalance plan");
+  }
+}
+
+void refuse_old_stats(pg::Connection& catalog, const PlanFile& pf, std::chrono::milliseconds max_age) {
+  double age = 0;
+  catalog.read([&](pqxx::work& tx) {
+    age = tx.exec_params1("SELECT extract(epoch FROM now() - $1::timestamptz)::float8", pf.taken_at)[0].as<double>();
+  });
+  double limit = static_cast<double>(max_age.count()) / 1000.0;
+  if (age > limit)
+    throw data_error("the plan's stats (snapshot " + std::to_string(pf.snapshot_id) + ", taken " + pf.taken_at + ") are " +
+                         std::to_string(static_cast<long long>(age)) + " s old, older than --max-age (" +
+                         std::to_string(static_cast<long long>(limit)) + " s)",
+                     "collect again and make a new plan: shardctl stats collect, then shardctl rebalance plan");
+}
+
+// Each step as this apply starts it: its command, and skipped when the journal has it done or
+// nothing changes shard; the rest pending (would run, with --dry-run).
+std::vector<StepResult> step_results(const PlanFile& pf, const std::vector<routing::MapKind>& kinds,
+                                     const std::vector<JournalStep>& journal, const ApplyOptions& o) {
+  std::vector<StepResult> out;
+  const auto& steps = pf.plan.steps;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    StepResult r;
+    r.step = i + 1;
+    r.kind = planner::step_kind_name(s.kind);
+    r.map = s.map;
+    r.from = s.from;
+    r.to = s.to;
+    auto run = step_run(s, kinds[i], o.batch_keys);
+    r.range = run.key_or_range;
+    r.command = run.command;
+    r.op_id = journal[i].op_id;
+    r.status = journal[i].status == StepStatus::done ? StepOutcome::skipped
+               : o.dry_run                             ? StepOutcome::would_run
+                                                       : StepOutcome::pending;
+    if (s.from == s.to) r.status = StepOutcome::skipped;  // nothing changes shard
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Runs the steps still to run, each on a thread of its own: a step starts once every earlier
+// step sharing one of its shards is done, at most `parallel` at once, never two on one shard.
+// After a failure no step starts; the ones running finish, then the first failure is rethrown.
+class StepScheduler {
+ public:
+  StepScheduler(const PlanFile& pf, const std::vector<routing::MapKind>& kinds, const std::vector<JournalStep>& journal,
+                const ApplyOptions& o, ApplyResult& result)
+      : pf_(pf), steps_(pf.plan.steps), kinds_(kinds), journal_(journal), o_(o), result_(result),
+        state_(steps_.size(), StepState::waiting) {
+    for (std::size_t i = 0; i < steps_.size(); ++i)
+      if (result_.steps[i].status == StepOutcome::skipped) state_[i] = StepState::done;
+  }
+
+  void run() {
+    {
+      std::unique_lock lk(mu_);
+      for (;;) {
+        std::optional<std::size_t> pick;
+        if (!first_error_ && running_ < std::max(1, o_.parallel)) pick = next_ready();
+        if (pick) {
+          start(*pick);
+          continue;
+        }
+        if (running_ == 0) break;
+        cv_.wait(lk);
+      }
+    }
+    for (auto& t : threads_) t.join();
+    if (first_error_) std::rethrow_exception(first_error_);
+  }
+
+ private:
+  enum class StepState { waiting, running, done, failed };
+
+  // The first waiting step whose shards are free and whose earlier steps on them are done.
+  std::optional<std::size_t> next_ready() const {
+    for (std::size_t i = 0; i < steps_.size(); ++i) {
+      if (state_[i] != StepState::waiting) continue;
+      if (busy_.count(steps_[i].from) || busy_.count(steps_[i].to)) continue;
+      bool ready = true;
+      for (std::size_t j = 0; j < i && ready; ++j)
+        if (state_[j] != StepState::done && shares_shard(steps_[i], steps_[j])) ready = false;
+      if (ready) return i;
+    }
+    return std::nullopt;
+  }
+
+  // Under the lock.
+  void start(std::size_t i) {
+    state_[i] = StepState::running;
+    ++running_;
+    busy_.insert(steps_[i].from);
+    busy_.insert(steps_[i].to);
+    threads_.emplace_back([this, i, js = journal_[i]] { finished(i, run_guarded(i, js)); });
+  }
+
+  // Runs step i; its failure is the step's (recorded in its result and journal), returned.
+  std::exception_ptr run_guarded(std::size_t i, const JournalStep& js) {
+    auto& out = result_.steps[i];
+    try {
+      run_step(pf_, i, js, kinds_[i], o_, out);
+      return nullptr;
+    } catch (const Error& e) {
+      auto err = std::current_exception();
+      out.status = StepOutcome::failed;
+      out.error = e.what();
+      try {
+        pg::Connection cat(o_.catalog_dsn, "catalog");
+        set_step(cat, pf_.fingerprint, i + 1, StepStatus::failed, out.op_id, e.what());
+      } catch (...) {
+      }
+      return err;
+    } catch (...) {
+      out.status = StepOutcome::failed;
+      return std::current_exception();
+    }
+  }
+
+  void finished(std::size_t i, std::exception_ptr err) {
+    std::lock_guard g(mu_);
+    state_[i] = err ? StepState::failed : StepState::done;
+    if (err && !first_error_) first_error_ = err;
+    busy_.erase(steps_[i].from);
+    busy_.erase(steps_[i].to);
+    --running_;
+    cv_.notify_all();
+  }
+
+  const PlanFile& pf_;
+  const std::vector<planner::Step>& steps_;
+  const std::vector<routing::MapKind>& kinds_;
+  const std::vector<JournalStep>& journal_;
+  const ApplyOptions& o_;
+  ApplyResult& result_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<StepState> state_;
+  std::set<std::string> busy_;
+  int running_ = 0;
+  std::exception_ptr first_error_;
+  std::vector<std::thread> threads_;
+};
+
 }  // namespace
 
 std::string status_text(const StepResult& s) {
@@ -180,25 +326,8 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
   result.fingerprint = pf.fingerprint;
   result.resumed = run_exists(catalog, pf.fingerprint);
   if (!result.resumed) {
-    for (const auto& m : pf.maps) {
-      auto now = stats::map_version(catalog, m.name);
-      if (now != m.version)
-        throw data_error("map " + m.name + " changed since the plan was made: planned at version " + std::to_string(m.version) +
-                             ", now at version " + std::to_string(now),
-                         "make a new plan: shardctl stats collect, then shardctl rebalance plan");
-    }
-    if (o.max_age) {
-      double age = 0;
-      catalog.read([&](pqxx::work& tx) {
-        age = tx.exec_params1("SELECT extract(epoch FROM now() - $1::timestamptz)::float8", pf.taken_at)[0].as<double>();
-      });
-      double limit = static_cast<double>(o.max_age->count()) / 1000.0;
-      if (age > limit)
-        throw data_error("the plan's stats (snapshot " + std::to_string(pf.snapshot_id) + ", taken " + pf.taken_at + ") are " +
-                             std::to_string(static_cast<long long>(age)) + " s old, older than --max-age (" +
-                             std::to_string(static_cast<long long>(limit)) + " s)",
-                         "collect again and make a new plan: shardctl stats collect, then shardctl rebalance plan");
-    }
+    refuse_changed_maps(catalog, pf);
+    if (o.max_age) refuse_old_stats(catalog, pf, *o.max_age);
   }
 
   const auto& steps = pf.plan.steps;
@@ -206,95 +335,14 @@ ApplyResult apply(pg::Connection& catalog, const PlanFile& pf, const ApplyOption
   for (const auto& s : steps) kinds.push_back(store.get_map(s.map).kind);
   std::vector<JournalStep> journal(steps.size());
   if (result.resumed) journal = read_steps(catalog, pf.fingerprint, steps.size());
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const auto& s = steps[i];
-    StepResult r;
-    r.step = i + 1;
-    r.kind = kind_name(s.kind);
-    r.map = s.map;
-    r.from = s.from;
-    r.to = s.to;
-    auto run = step_run(s, kinds[i], o.batch_keys);
-    r.range = run.key_or_range;
-    r.command = run.command;
-    r.op_id = journal[i].op_id;
-    r.status = journal[i].status == StepStatus::done ? StepOutcome::skipped
-               : o.dry_run                             ? StepOutcome::would_run
-                                                       : StepOutcome::pending;
-    if (s.from == s.to) r.status = StepOutcome::skipped;  // nothing changes shard
-    result.steps.push_back(std::move(r));
-  }
+  result.steps = step_results(pf, kinds, journal, o);
   if (o.dry_run) {
     preview_steps(catalog, pf, kinds, journal, o, result);
     return result;
   }
 
   if (!result.resumed) begin_run(catalog, pf.fingerprint, to_json(pf), steps.size());
-
-  // Schedule: a step starts once every earlier step sharing one of its shards is done, at most
-  // `parallel` at once, never two on one shard.
-  std::mutex mu;
-  std::condition_variable cv;
-  enum class StepState { waiting, running, done, failed };
-  std::vector<StepState> state(steps.size(), StepState::waiting);
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    if (result.steps[i].status == StepOutcome::skipped) state[i] = StepState::done;
-  std::set<std::string> busy;
-  int running = 0;
-  std::exception_ptr first_error;
-  std::vector<std::thread> threads;
-  {
-    std::unique_lock lk(mu);
-    for (;;) {
-      std::optional<std::size_t> pick;
-      if (!first_error && running < std::max(1, o.parallel))
-        for (std::size_t i = 0; i < steps.size() && !pick; ++i) {
-          if (state[i] != StepState::waiting) continue;
-          if (busy.count(steps[i].from) || busy.count(steps[i].to)) continue;
-          bool ready = true;
-          for (std::size_t j = 0; j < i && ready; ++j)
-            if (state[j] != StepState::done && shares_shard(steps[i], steps[j])) ready = false;
-          if (ready) pick = i;
-        }
-      if (pick) {
-        std::size_t i = *pick;
-        state[i] = StepState::running;
-        ++running;
-        busy.insert(steps[i].from);
-        busy.insert(steps[i].to);
-        threads.emplace_back([&, i, js = journal[i]] {
-          std::exception_ptr err;
-          try {
-            run_step(pf, i, js, kinds[i], o, result.steps[i]);
-          } catch (const Error& e) {
-            err = std::current_exception();
-            result.steps[i].status = StepOutcome::failed;
-            result.steps[i].error = e.what();
-            try {
-              pg::Connection cat(o.catalog_dsn, "catalog");
-              set_step(cat, pf.fingerprint, i + 1, StepStatus::failed, result.steps[i].op_id, e.what());
-            } catch (...) {
-            }
-          } catch (...) {
-            err = std::current_exception();
-            result.steps[i].status = StepOutcome::failed;
-          }
-          std::lock_guard g(mu);
-          state[i] = err ? StepState::failed : StepState::done;
-          if (err && !first_error) first_error = err;
-          busy.erase(steps[i].from);
-          busy.erase(steps[i].to);
-          --running;
-          cv.notify_all();
-        });
-        continue;
-      }
-      if (running == 0) break;
-      cv.wait(lk);
-    }
-  }
-  for (auto& t : threads) t.join();
-  if (first_error) std::rethrow_exception(first_error);
+  StepScheduler(pf, kinds, journal, o, result).run();
   finish_run(catalog, pf.fingerprint);
   return result;
 }

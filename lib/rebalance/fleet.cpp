@@ -98,16 +98,28 @@ MeasuredSizes measured_sizes(const stats::Snapshot& snapshot) {
   return out;
 }
 
-FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, const stats::Snapshot& snapshot,
-                       const std::optional<std::string>& map) {
-  FleetInput in;
-  catalog::Store store(catalog, catalog::Writes::preview);
+namespace {
+
+// The catalog's shard status as the planner takes it.
+planner::ShardStatus planner_status(catalog::ShardStatus status) noexcept {
+  switch (status) {
+    case catalog::ShardStatus::online: return planner::ShardStatus::online;
+    case catalog::ShardStatus::readonly: return planner::ShardStatus::readonly;
+    case catalog::ShardStatus::offline: return planner::ShardStatus::offline;
+  }
+  return planner::ShardStatus::offline;
+}
+
+// The snapshot's maps that still exist, each refused when its mappings changed since the collect.
+std::vector<planner::Map> current_maps(pg::Connection& catalog, catalog::Store& store, const stats::Snapshot& snapshot,
+                                       const std::optional<std::string>& map) {
   if (map) {
     store.get_map(*map);  // usage Error when unknown
     if (!snapshot.map(*map))
       throw usage_error("stats snapshot " + std::to_string(snapshot.id) + " has no stats for map " + *map,
                         "run shardctl stats collect --map " + *map);
   }
+  std::vector<planner::Map> out;
   for (const auto& mi : snapshot.maps) {
     std::int64_t now = 0;
     try {
@@ -119,24 +131,59 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
       throw usage_error("stats snapshot " + std::to_string(snapshot.id) + " describes map " + mi.name + " at version " +
                             std::to_string(mi.version) + "; its mappings changed since (version " + std::to_string(now) + ")",
                         "run shardctl stats collect");
-    in.fleet.maps.push_back(planner::Map{mi.name, mi.kind, stats::bound_type(mi)});
+    out.push_back(planner::Map{mi.name, mi.kind, stats::bound_type(mi)});
   }
+  return out;
+}
 
-  auto sizes = measured_sizes(snapshot);
-  in.notes = sizes.notes;
+// Every shard of the catalog now: its status, capacity and weight from the config, its fixed
+// bytes from the snapshot (none for a shard added since).
+std::vector<planner::Shard> current_shards(catalog::Store& store, const config::Config& config, const MeasuredSizes& sizes,
+                                           const stats::Snapshot& snapshot, std::vector<std::string>& notes) {
+  std::vector<planner::Shard> out;
   for (const auto& s : store.list_shards()) {
     planner::Shard ps;
     ps.name = s.name;
-    ps.status = std::string(catalog::to_text(s.status));  // the planner reads plan files: words
+    ps.status = planner_status(s.status);
     if (const auto* sc = config.shard(s.name)) {
       ps.capacity_bytes = sc->capacity_bytes.value_or(0);
       ps.weight = sc->weight;
     }
     auto fixed = sizes.fixed_bytes.find(s.name);
     if (fixed != sizes.fixed_bytes.end()) ps.fixed_bytes = fixed->second;
-    else in.notes.push_back("shard " + s.name + " was added after stats snapshot " + std::to_string(snapshot.id) + ": counted as empty");
-    in.fleet.shards.push_back(std::move(ps));
+    else notes.push_back("shard " + s.name + " was added after stats snapshot " + std::to_string(snapshot.id) + ": counted as empty");
+    out.push_back(std::move(ps));
   }
+  return out;
+}
+
+// Holds `pm` (the planner never moves or splits it) when a live operation claims its keys or the
+// catalog has it offline now; says why in `notes`.
+void hold_if_busy(planner::Mapping& pm, const stats::MappingStats& m, const std::vector<Claim>& claims,
+                  const std::set<std::int64_t>& offline, std::vector<std::string>& notes) {
+  for (const auto& c : claims)
+    if (c.map == m.map && (c.whole_map || routing::ranges_overlap(c.range, pm.range))) {
+      pm.held = true;
+      notes.push_back("mapping " + (m.is_point ? routing::format_key(*m.range.low) : routing::format_range(m.range)) + " of map " +
+                      m.map + " is held by operation " + c.op + ": it stays where it is");
+      break;
+    }
+  if (offline.count(m.mapping_id) && !pm.held) {
+    pm.held = true;
+    notes.push_back("mapping " + routing::format_range(m.range) + " of map " + m.map + " is offline: it stays where it is");
+  }
+}
+
+}  // namespace
+
+FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, const stats::Snapshot& snapshot,
+                       const std::optional<std::string>& map) {
+  FleetInput in;
+  catalog::Store store(catalog, catalog::Writes::preview);
+  in.fleet.maps = current_maps(catalog, store, snapshot, map);
+  auto sizes = measured_sizes(snapshot);
+  in.notes = sizes.notes;
+  in.fleet.shards = current_shards(store, config, sizes, snapshot, in.notes);
 
   auto claims = live_claims(catalog, snapshot);
   std::set<std::int64_t> offline;  // mapping ids offline now
@@ -148,17 +195,7 @@ FleetInput build_fleet(pg::Connection& catalog, const config::Config& config, co
         std::none_of(in.fleet.maps.begin(), in.fleet.maps.end(), [&](const planner::Map& pm) { return pm.name == m.map; }))
       continue;
     planner::Mapping pm = std::move(sizes.mappings[i]);
-    for (const auto& c : claims)
-      if (c.map == m.map && (c.whole_map || routing::ranges_overlap(c.range, pm.range))) {
-        pm.held = true;
-        in.notes.push_back("mapping " + (m.is_point ? routing::format_key(*m.range.low) : routing::format_range(m.range)) +
-                           " of map " + m.map + " is held by operation " + c.op + ": it stays where it is");
-        break;
-      }
-    if (offline.count(m.mapping_id) && !pm.held) {
-      pm.held = true;
-      in.notes.push_back("mapping " + routing::format_range(m.range) + " of map " + m.map + " is offline: it stays where it is");
-    }
+    hold_if_busy(pm, m, claims, offline, in.notes);
     in.fleet.mappings.push_back(std::move(pm));
   }
   return in;

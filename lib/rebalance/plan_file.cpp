@@ -13,6 +13,10 @@ namespace {
 // A plan file is read whole: 64 MiB is over 100,000 steps.
 constexpr std::uintmax_t max_plan_file_bytes = 64u << 20;
 
+// What a plan file says it is, and the one version of its layout this shardctl writes and reads.
+constexpr const char* plan_format = "shardctl-rebalance-plan";
+constexpr int plan_format_version = 1;
+
 // "2026-11-25T10:00:00Z", as `rebalance plan` writes the stats snapshot's time.
 bool utc_timestamp(const std::string& s) {
   static constexpr std::string_view shape = "dddd-dd-ddTdd:dd:ddZ";
@@ -35,8 +39,8 @@ std::string plan_fingerprint(const nlohmann::json& doc) {
 nlohmann::json to_json(const PlanFile& f) {
   nlohmann::json maps = nlohmann::json::array();
   for (const auto& m : f.maps) maps.push_back({{"name", m.name}, {"version", m.version}});
-  nlohmann::json doc = {{"format", "shardctl-rebalance-plan"},
-                        {"format_version", 1},
+  nlohmann::json doc = {{"format", plan_format},
+                        {"format_version", plan_format_version},
                         {"maps", std::move(maps)},
                         {"stats", {{"snapshot_id", f.snapshot_id}, {"fingerprint", f.snapshot_fingerprint}, {"taken_at", f.taken_at}}},
                         {"options", f.options},
@@ -62,9 +66,9 @@ PlanFile read_plan_file(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw data_error(path + ": not a plan file: " + std::string(e.what()), remake);
   }
-  if (!doc.is_object() || !doc.contains("format") || doc["format"] != "shardctl-rebalance-plan")
-    throw data_error(path + ": not a shardctl rebalance plan (\"format\" is not \"shardctl-rebalance-plan\")", remake);
-  if (doc.value("format_version", nlohmann::json()) != 1)
+  if (!doc.is_object() || !doc.contains("format") || doc["format"] != plan_format)
+    throw data_error(path + ": not a shardctl rebalance plan (\"format\" is not \"" + plan_format + "\")", remake);
+  if (doc.value("format_version", nlohmann::json()) != plan_format_version)
     throw data_error(path + ": plan format version " + doc.value("format_version", nlohmann::json()).dump() +
                          " is not one this shardctl reads",
                      remake);

@@ -100,6 +100,34 @@ double table_ops(const Counters& deltas) {
   return ops;
 }
 
+// One sharded table on a shard (its pg_stat_user_tables row `stat`, by OID `oid`): its counters,
+// its keys with their rows and row bytes in one scan, and its sizes. Returns its dead bytes
+// (physical minus live).
+std::int64_t measure_table(shardio::RawConn& conn, const TableJob& job, const std::string& oid,
+                           const std::vector<std::string>& stat, std::size_t first_counter, ShardResult& out) {
+  auto& tc = out.stats.table_counters[job.def.name];
+  for (std::size_t i = 0; i < counter_count; ++i) tc[counter_names[i]] = std::stod(stat[first_counter + i]);
+  shardio::RouteSpace space{job.map->kind, job.map->key_type};
+  std::string col = catalog::quote_ident(*job.def.key_column);
+  std::string row_bytes = conn.query(row_size_sql, {oid}).at(0).at(0);
+  std::string sql = "SELECT k::text, n::text, b::text FROM (SELECT " + shardio::route_expression(space, col) +
+                    " AS k, count(*) AS n, sum(" + std::to_string(static_cast<int>(tuple_overhead_bytes)) + " + " + row_bytes +
+                    ") AS b FROM " + job.quoted + " WHERE " + col + " IS NOT NULL GROUP BY 1) s";
+  auto bt = bound_type(*job.map);
+  auto& keys = out.keys[job.def.name];
+  std::int64_t table_rows = 0;
+  double table_row_bytes = 0;
+  for (auto& r : conn.query(sql)) {
+    keys.push_back(KeyRows{routing::parse_key(bt, r[0]), std::stoll(r[1]), std::stod(r[2])});
+    table_rows += keys.back().rows;
+    table_row_bytes += keys.back().row_bytes;
+  }
+  auto& size = out.tables[job.def.name] = table_size(std::stoll(stat[1]), std::stoll(stat[2]), table_rows, table_row_bytes);
+  return size.total - static_cast<std::int64_t>(size.live);
+}
+
+// One shard: its database size, pg_stat_user_tables counters summed over its tables, then each
+// sharded table (measure_table); a table missing here is the shard's error.
 void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables, int connect_timeout, ShardResult& out) {
   shardio::RawConn conn(fanout::dsn_with_timeout(t.dsn, connect_timeout), "shard " + t.shard);
   auto size = conn.query("SELECT pg_database_size(current_database())::text");
@@ -128,26 +156,7 @@ void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables,
       missing.push_back(job.def.name);
       continue;
     }
-    const auto& r = *it->second;
-    auto& tc = out.stats.table_counters[job.def.name];
-    for (std::size_t i = 0; i < counter_count; ++i) tc[counter_names[i]] = std::stod(r[first_counter + i]);
-    shardio::RouteSpace space{job.map->kind, job.map->key_type};
-    std::string col = catalog::quote_ident(*job.def.key_column);
-    std::string row_bytes = conn.query(row_size_sql, {it->first}).at(0).at(0);
-    std::string sql = "SELECT k::text, n::text, b::text FROM (SELECT " + shardio::route_expression(space, col) +
-                      " AS k, count(*) AS n, sum(" + std::to_string(static_cast<int>(tuple_overhead_bytes)) + " + " + row_bytes +
-                      ") AS b FROM " + job.quoted + " WHERE " + col + " IS NOT NULL GROUP BY 1) s";
-    auto bt = bound_type(*job.map);
-    auto& keys = out.keys[job.def.name];
-    std::int64_t table_rows = 0;
-    double table_row_bytes = 0;
-    for (auto& r2 : conn.query(sql)) {
-      keys.push_back(KeyRows{routing::parse_key(bt, r2[0]), std::stoll(r2[1]), std::stod(r2[2])});
-      table_rows += keys.back().rows;
-      table_row_bytes += keys.back().row_bytes;
-    }
-    auto& size = out.tables[job.def.name] = table_size(std::stoll(r[1]), std::stoll(r[2]), table_rows, table_row_bytes);
-    dead_bytes += size.total - static_cast<std::int64_t>(size.live);
+    dead_bytes += measure_table(conn, job, it->first, *it->second, first_counter, out);
   }
   out.stats.live_bytes = std::max<std::int64_t>(0, out.stats.db_bytes - dead_bytes);
   if (!missing.empty()) {
@@ -189,20 +198,17 @@ bool in_mapping(const MappingStats& m, const routing::Key& k) {
   return routing::range_contains(m.range, k);
 }
 
-}  // namespace
-
-Snapshot collect(pg::Connection& catalog, const config::Config& config, const CollectOptions& o) {
-  catalog::Store store(catalog, catalog::Writes::preview);
+// The maps to collect: --map, or every map.
+std::vector<catalog::Map> maps_to_collect(catalog::Store& store, const CollectOptions& o) {
   std::vector<catalog::Map> maps;
   if (o.map) maps.push_back(store.get_map(*o.map));
   else maps = store.list_maps();
   if (maps.empty()) throw usage_error("there is no map to collect stats for", "create one with `shardctl map create`");
+  return maps;
+}
 
-  Snapshot snap;
-  snap.map_filter = o.map;
-  snap.load_file = o.load_file;
-  for (const auto& m : maps) snap.maps.push_back(MapInfo{m.name, m.kind, m.key_type, map_version(catalog, m.name)});
-
+// The sharded tables of the snapshot's maps: what each shard measures.
+std::vector<TableJob> table_jobs(catalog::Store& store, const Snapshot& snap) {
   std::vector<TableJob> tables;
   for (auto& t : store.list_tables()) {
     if (t.kind != catalog::TableKind::sharded || !t.map) continue;
@@ -211,16 +217,23 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
     std::string quoted = catalog::quote_qualified(t.name);
     tables.push_back(TableJob{std::move(t), std::move(quoted), mi});
   }
+  return tables;
+}
 
+// --load-file: the keys' loads of the one map collected (shown as read in snap.key_loads).
+std::map<std::string, LoadIndex> load_file_keys(const CollectOptions& o, Snapshot& snap) {
   std::map<std::string, LoadIndex> loads;  // map -> keys
-  if (o.load_file) {
-    if (snap.maps.size() != 1)
-      throw usage_error("--load-file needs --map: the keys of a load file belong to one map", "add --map MAP");
-    auto parsed = read_load_file(*o.load_file);
-    const MapInfo& mi = snap.maps.front();
-    loads[mi.name] = load_index(mi, parsed, *o.load_file, snap.key_loads[mi.name]);
-  }
+  if (!o.load_file) return loads;
+  if (snap.maps.size() != 1)
+    throw usage_error("--load-file needs --map: the keys of a load file belong to one map", "add --map MAP");
+  auto parsed = read_load_file(*o.load_file);
+  const MapInfo& mi = snap.maps.front();
+  loads[mi.name] = load_index(mi, parsed, *o.load_file, snap.key_loads[mi.name]);
+  return loads;
+}
 
+// Every mapping of the snapshot's maps, not measured yet.
+void add_mappings(catalog::Store& store, Snapshot& snap) {
   for (const auto& mi : snap.maps)
     for (const auto& m : store.list_mappings(mi.name)) {
       MappingStats ms;
@@ -232,14 +245,18 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
       ms.range = m.range;
       snap.mappings.push_back(std::move(ms));
     }
+}
 
-  auto previous = latest_snapshot(catalog);
+// One result per catalog shard (status, capacity and weight), measured on every shard that is not
+// offline, all at once. A shard that failed stops the collect: nothing is recorded.
+std::vector<ShardResult> measure_shards(catalog::Store& store, const config::Config& config, const std::vector<TableJob>& tables,
+                                        const CollectOptions& o) {
   std::vector<fanout::Target> targets;
   std::vector<ShardResult> results;
   for (const auto& s : store.list_shards()) {
     ShardResult r;
     r.stats.shard = s.name;
-    r.stats.status = std::string(catalog::to_text(s.status));
+    r.stats.status = s.status;
     if (const auto* sc = config.shard(s.name)) {
       r.stats.capacity_bytes = sc->capacity_bytes;
       r.stats.weight = sc->weight;
@@ -262,57 +279,91 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
                                        " --status offline`) to collect without it");
     throw Error(oc.kind, msg, oc.hint);
   }
+  return results;
+}
 
+// The shard's counters per second since the previous snapshot (none for an offline shard or one
+// the previous snapshot lacks); returns its tables' rates.
+std::map<std::string, Counters> add_deltas(ShardStats& stats, const std::optional<Snapshot>& previous) {
+  const ShardStats* before = nullptr;
+  if (previous)
+    for (const auto& p : previous->shards)
+      if (p.shard == stats.shard) before = &p;
+  if (before && stats.status != catalog::ShardStatus::offline && !before->counters.empty()) {
+    stats.interval_seconds = previous->age_seconds;
+    stats.deltas = rates(stats.counters, before->counters, previous->age_seconds);
+  }
+  std::map<std::string, Counters> table_deltas;
+  if (before)
+    for (const auto& [name, c] : stats.table_counters) {
+      auto it = before->table_counters.find(name);
+      if (it != before->table_counters.end()) table_deltas[name] = rates(c, it->second, previous->age_seconds);
+    }
+  return table_deltas;
+}
+
+// The keys of one mapping on its shard, each with its rows, bytes (physical and live) and load:
+// the tables' load spread over their rows, unless a load file gives the map's keys their load.
+std::vector<KeyWeight> mapping_keys(const MappingStats& ms, const ShardResult& r, const std::vector<TableJob>& tables,
+                                    const std::map<std::string, LoadIndex>& loads,
+                                    std::map<std::string, Counters>& table_deltas) {
+  std::vector<KeyWeight> keys;
+  for (const auto& job : tables) {
+    if (job.map->name != ms.map) continue;
+    auto kit = r.keys.find(job.def.name);
+    if (kit == r.keys.end()) continue;
+    const TableSize& size = r.tables.at(job.def.name);
+    if (size.rows == 0) continue;
+    const double rows = static_cast<double>(size.rows);
+    double bytes_per_row = static_cast<double>(size.total) / rows;
+    double load_per_row = loads.count(ms.map) ? 0.0 : table_ops(table_deltas[job.def.name]) / rows;
+    for (const auto& k : kit->second)
+      if (in_mapping(ms, k.key)) {
+        const double n = static_cast<double>(k.rows);
+        keys.push_back(KeyWeight{k.key, k.rows, k.row_bytes * size.live_per_row_byte, load_per_row * n, bytes_per_row * n});
+      }
+  }
+  if (auto lit = loads.find(ms.map); lit != loads.end())
+    for (const auto& [k, w] : lit->second)
+      if (in_mapping(ms, k)) keys.push_back(KeyWeight{k, 0, 0, w, 0});
+  merge_equal_keys(keys);
+  return keys;
+}
+
+// A mapping's totals and histogram from its keys.
+void sum_mapping(MappingStats& ms, const std::vector<KeyWeight>& keys, int slices) {
+  double bytes = 0, live = 0;
+  for (const auto& k : keys) {
+    ms.rows += k.rows;
+    bytes += k.bytes;
+    live += k.live_bytes;
+    ms.load += k.load;
+  }
+  ms.bytes = static_cast<std::int64_t>(bytes + 0.5);
+  ms.live_bytes = static_cast<std::int64_t>(live + 0.5);
+  if (!ms.is_point) ms.slices = equi_depth(keys, ms.range.low, slices);
+}
+
+}  // namespace
+
+Snapshot collect(pg::Connection& catalog, const config::Config& config, const CollectOptions& o) {
+  catalog::Store store(catalog, catalog::Writes::preview);
+  auto maps = maps_to_collect(store, o);
+  Snapshot snap;
+  snap.map_filter = o.map;
+  snap.load_file = o.load_file;
+  for (const auto& m : maps) snap.maps.push_back(MapInfo{m.name, m.kind, m.key_type, map_version(catalog, m.name)});
+  auto tables = table_jobs(store, snap);
+  auto loads = load_file_keys(o, snap);
+  add_mappings(store, snap);
+
+  auto previous = latest_snapshot(catalog);
+  auto results = measure_shards(store, config, tables, o);
   // Deltas against the previous snapshot, then rows, bytes, load and histogram per mapping.
   for (auto& r : results) {
-    const ShardStats* before = nullptr;
-    if (previous)
-      for (const auto& p : previous->shards)
-        if (p.shard == r.stats.shard) before = &p;
-    if (before && catalog::shard_status_from_text(r.stats.status) != catalog::ShardStatus::offline && !before->counters.empty()) {
-      r.stats.interval_seconds = previous->age_seconds;
-      r.stats.deltas = rates(r.stats.counters, before->counters, previous->age_seconds);
-    }
-    std::map<std::string, Counters> table_deltas;
-    if (before)
-      for (const auto& [name, c] : r.stats.table_counters) {
-        auto it = before->table_counters.find(name);
-        if (it != before->table_counters.end()) table_deltas[name] = rates(c, it->second, previous->age_seconds);
-      }
-
-    for (auto& ms : snap.mappings) {
-      if (ms.shard != r.stats.shard) continue;
-      std::vector<KeyWeight> keys;
-      for (const auto& job : tables) {
-        if (job.map->name != ms.map) continue;
-        auto kit = r.keys.find(job.def.name);
-        if (kit == r.keys.end()) continue;
-        const TableSize& size = r.tables.at(job.def.name);
-        if (size.rows == 0) continue;
-        const double rows = static_cast<double>(size.rows);
-        double bytes_per_row = static_cast<double>(size.total) / rows;
-        double load_per_row = loads.count(ms.map) ? 0.0 : table_ops(table_deltas[job.def.name]) / rows;
-        for (const auto& k : kit->second)
-          if (in_mapping(ms, k.key)) {
-            const double n = static_cast<double>(k.rows);
-            keys.push_back(KeyWeight{k.key, k.rows, k.row_bytes * size.live_per_row_byte, load_per_row * n, bytes_per_row * n});
-          }
-      }
-      if (auto lit = loads.find(ms.map); lit != loads.end())
-        for (const auto& [k, w] : lit->second)
-          if (in_mapping(ms, k)) keys.push_back(KeyWeight{k, 0, 0, w, 0});
-      merge_equal_keys(keys);
-      double bytes = 0, live = 0;
-      for (const auto& k : keys) {
-        ms.rows += k.rows;
-        bytes += k.bytes;
-        live += k.live_bytes;
-        ms.load += k.load;
-      }
-      ms.bytes = static_cast<std::int64_t>(bytes + 0.5);
-      ms.live_bytes = static_cast<std::int64_t>(live + 0.5);
-      if (!ms.is_point) ms.slices = equi_depth(keys, ms.range.low, o.slices);
-    }
+    auto table_deltas = add_deltas(r.stats, previous);
+    for (auto& ms : snap.mappings)
+      if (ms.shard == r.stats.shard) sum_mapping(ms, mapping_keys(ms, r, tables, loads, table_deltas), o.slices);
     snap.shards.push_back(std::move(r.stats));
   }
   snap.fingerprint = fingerprint(snap);

@@ -56,7 +56,7 @@ void print_snapshot(std::ostream& out, const Snapshot& s) {
     std::int64_t rows = 0;
     for (const auto& m : s.mappings)
       if (m.shard == sh.shard) rows += m.rows;
-    shards.add_row({sh.shard, sh.status + (sh.error ? " (" + *sh.error + ")" : std::string()), human_bytes(sh.db_bytes),
+    shards.add_row({sh.shard, std::string(catalog::to_text(sh.status)) + (sh.error ? " (" + *sh.error + ")" : std::string()), human_bytes(sh.db_bytes),
                     bytes_or_dash(sh.live_bytes), std::to_string(rows), rate(sh.deltas, {"n_tup_ins", "n_tup_upd", "n_tup_del"}),
                     rate(sh.deltas, {"idx_tup_fetch", "seq_tup_read"}),
                     sh.capacity_bytes ? human_bytes(*sh.capacity_bytes) : "-", fixed(sh.weight, 2)});

@@ -62,7 +62,7 @@ nlohmann::json measured(const Snapshot& s, bool with_table_counters) {
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& sh : s.shards) {
     nlohmann::json j = {{"shard", sh.shard},
-                        {"status", sh.status},
+                        {"status", catalog::to_text(sh.status)},
                         {"db_bytes", sh.db_bytes},
                         {"live_bytes", opt_bytes(sh.live_bytes)},
                         {"counters", sh.counters},

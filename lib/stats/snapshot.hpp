@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "catalog/catalog.hpp"
 #include "routing/key.hpp"
 
 namespace shardctl::stats {
@@ -51,7 +52,7 @@ using Counters = std::map<std::string, double>;
 
 struct ShardStats {
   std::string shard;
-  std::string status;  // the catalog's status when collected
+  catalog::ShardStatus status = catalog::ShardStatus::online;  // the catalog's when collected
   std::optional<std::string> error;
   std::int64_t db_bytes = 0;     // pg_database_size
   // pg_database_size less the dead space of the sharded tables (their physical size minus

@@ -21,6 +21,87 @@ Slice slice_of(routing::KeyType bound, const nlohmann::json& sl) {
   return out;
 }
 
+// A shard's status as stats_shards holds it: the catalog's word when collected.
+catalog::ShardStatus stored_status(std::string_view word) {
+  for (auto s : {catalog::ShardStatus::online, catalog::ShardStatus::readonly, catalog::ShardStatus::offline})
+    if (catalog::to_text(s) == word) return s;
+  throw internal_error("unknown shard status '" + std::string(word) + "' in shardctl.stats_shards");
+}
+
+// The snapshot's head row (stats_snapshots): id, time, filters, fingerprint, maps, age; none yet: nothing.
+std::optional<Snapshot> read_head(pqxx::work& tx, const std::optional<std::string>& map) {
+  auto head = tx.exec_params(
+      "SELECT snapshot_id, to_char(taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), map_filter, load_file, "
+      "fingerprint, maps::text, extract(epoch FROM now() - taken_at)::float8 "
+      "FROM shardctl.stats_snapshots WHERE $1::text IS NULL OR map_filter IS NULL OR map_filter = $1 "
+      "ORDER BY snapshot_id DESC LIMIT 1",
+      map);
+  if (head.empty()) return std::nullopt;
+  Snapshot s;
+  const auto& h = head[0];
+  s.id = h[0].as<std::int64_t>();
+  s.taken_at = h[1].as<std::string>();
+  if (!h[2].is_null()) s.map_filter = h[2].as<std::string>();
+  if (!h[3].is_null()) s.load_file = h[3].as<std::string>();
+  s.fingerprint = h[4].as<std::string>();
+  for (const auto& m : nlohmann::json::parse(h[5].as<std::string>()))
+    s.maps.push_back(MapInfo{m.at("name").get<std::string>(), routing::parse_map_kind(m.at("kind").get<std::string>()),
+                             routing::parse_key_type(m.at("key_type").get<std::string>()), m.at("version").get<std::int64_t>()});
+  s.age_seconds = h[6].as<double>();
+  return s;
+}
+
+void read_shards(pqxx::work& tx, Snapshot& s) {
+  for (const auto& r : tx.exec_params(
+           "SELECT shard, status, error, db_bytes, counters::text, deltas::text, interval_seconds, capacity_bytes, weight, "
+           "live_bytes "
+           "FROM shardctl.stats_shards WHERE snapshot_id = $1 ORDER BY shard",
+           s.id)) {
+    ShardStats sh;
+    sh.shard = r[0].as<std::string>();
+    sh.status = stored_status(r[1].as<std::string>());
+    if (!r[2].is_null()) sh.error = r[2].as<std::string>();
+    sh.db_bytes = r[3].is_null() ? 0 : r[3].as<std::int64_t>();
+    auto counters = nlohmann::json::parse(r[4].as<std::string>());
+    if (counters.contains("total")) sh.counters = counters_of(counters["total"]);
+    if (counters.contains("tables") && counters["tables"].is_object())
+      for (auto it = counters["tables"].begin(); it != counters["tables"].end(); ++it)
+        sh.table_counters[it.key()] = counters_of(it.value());
+    sh.deltas = counters_of(nlohmann::json::parse(r[5].as<std::string>()));
+    if (!r[6].is_null()) sh.interval_seconds = r[6].as<double>();
+    if (!r[7].is_null()) sh.capacity_bytes = r[7].as<std::int64_t>();
+    sh.weight = r[8].as<double>();
+    if (!r[9].is_null()) sh.live_bytes = r[9].as<std::int64_t>();
+    s.shards.push_back(std::move(sh));
+  }
+}
+
+void read_mappings(pqxx::work& tx, Snapshot& s) {
+  for (const auto& r : tx.exec_params(
+           "SELECT mapping_id, map, map_version, shard, is_point, low, high, rows, bytes, load, histogram::text, live_bytes "
+           "FROM shardctl.stats_mappings WHERE snapshot_id = $1 ORDER BY map, mapping_id",
+           s.id)) {
+    MappingStats m;
+    m.mapping_id = r[0].as<std::int64_t>();
+    m.map = r[1].as<std::string>();
+    m.map_version = r[2].as<std::int64_t>();
+    m.shard = r[3].as<std::string>();
+    m.is_point = r[4].as<bool>();
+    const MapInfo* mi = s.map(m.map);
+    if (!mi) throw data_error("stats snapshot " + std::to_string(s.id) + " has a mapping of map " + m.map + " it does not describe");
+    auto bt = bound_type(*mi);
+    auto kt = m.is_point ? mi->key_type : bt;
+    if (!r[5].is_null()) m.range.low = routing::parse_key(kt, r[5].as<std::string>());
+    if (!r[6].is_null()) m.range.high = routing::parse_key(bt, r[6].as<std::string>());
+    m.rows = r[7].as<std::int64_t>();
+    m.bytes = r[8].as<std::int64_t>();
+    m.load = r[9].as<double>();
+    if (!r[11].is_null()) m.live_bytes = r[11].as<std::int64_t>();
+    for (const auto& sl : nlohmann::json::parse(r[10].as<std::string>())) m.slices.push_back(slice_of(bt, sl));
+    s.mappings.push_back(std::move(m));
+  }
+}
+
 }  // namespace
 
 void save_snapshot(pg::Connection& catalog, Snapshot& s) {
@@ -30,7 +111,7 @@ void save_snapshot(pg::Connection& catalog, Snapshot& s) {
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& sh : s.shards)
     shards.push_back({{"shard", sh.shard},
-                      {"status", sh.status},
+                      {"status", catalog::to_text(sh.status)},
                       {"error", sh.error ? nlohmann::json(*sh.error) : nlohmann::json(nullptr)},
                       {"db_bytes", sh.db_bytes},
                       {"live_bytes", sh.live_bytes ? nlohmann::json(*sh.live_bytes) : nlohmann::json(nullptr)},
@@ -79,73 +160,12 @@ void save_snapshot(pg::Connection& catalog, Snapshot& s) {
 std::optional<Snapshot> latest_snapshot(pg::Connection& catalog, const std::optional<std::string>& map) {
   std::optional<Snapshot> out;
   catalog.read([&](pqxx::work& tx) {
-    auto head = tx.exec_params(
-        "SELECT snapshot_id, to_char(taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), map_filter, load_file, "
-        "fingerprint, maps::text, extract(epoch FROM now() - taken_at)::float8 "
-        "FROM shardctl.stats_snapshots WHERE $1::text IS NULL OR map_filter IS NULL OR map_filter = $1 "
-        "ORDER BY snapshot_id DESC LIMIT 1",
-        map);
-    if (head.empty()) return;
-    Snapshot s;
-    const auto& h = head[0];
-    s.id = h[0].as<std::int64_t>();
-    s.taken_at = h[1].as<std::string>();
-    if (!h[2].is_null()) s.map_filter = h[2].as<std::string>();
-    if (!h[3].is_null()) s.load_file = h[3].as<std::string>();
-    s.fingerprint = h[4].as<std::string>();
-    for (const auto& m : nlohmann::json::parse(h[5].as<std::string>()))
-      s.maps.push_back(MapInfo{m.at("name").get<std::string>(), routing::parse_map_kind(m.at("kind").get<std::string>()),
-                               routing::parse_key_type(m.at("key_type").get<std::string>()), m.at("version").get<std::int64_t>()});
-    s.age_seconds = h[6].as<double>();
-
-    for (const auto& r : tx.exec_params(
-             "SELECT shard, status, error, db_bytes, counters::text, deltas::text, interval_seconds, capacity_bytes, weight, "
-             "live_bytes "
-             "FROM shardctl.stats_shards WHERE snapshot_id = $1 ORDER BY shard",
-             s.id)) {
-      ShardStats sh;
-      sh.shard = r[0].as<std::string>();
-      sh.status = r[1].as<std::string>();
-      if (!r[2].is_null()) sh.error = r[2].as<std::string>();
-      sh.db_bytes = r[3].is_null() ? 0 : r[3].as<std::int64_t>();
-      auto counters = nlohmann::json::parse(r[4].as<std::string>());
-      if (counters.contains("total")) sh.counters = counters_of(counters["total"]);
-      if (counters.contains("tables") && counters["tables"].is_object())
-        for (auto it = counters["tables"].begin(); it != counters["tables"].end(); ++it)
-          sh.table_counters[it.key()] = counters_of(it.value());
-      sh.deltas = counters_of(nlohmann::json::parse(r[5].as<std::string>()));
-      if (!r[6].is_null()) sh.interval_seconds = r[6].as<double>();
-      if (!r[7].is_null()) sh.capacity_bytes = r[7].as<std::int64_t>();
-      sh.weight = r[8].as<double>();
-      if (!r[9].is_null()) sh.live_bytes = r[9].as<std::int64_t>();
-      s.shards.push_back(std::move(sh));
-    }
-    for (const auto& r : tx.exec_params(
-             "SELECT mapping_id, map, map_version, shard, is_point, low, high, rows, bytes, load, histogram::text, live_bytes "
-             "FROM shardctl.stats_mappings WHERE snapshot_id = $1 ORDER BY map, mapping_id",
-             s.id)) {
-      MappingStats m;
-      m.mapping_id = r[0].as<std::int64_t>();
-      m.map = r[1].as<std::string>();
-      m.map_version = r[2].as<std::int64_t>();
-      m.shard = r[3].as<std::string>();
-      m.is_point = r[4].as<bool>();
-      const MapInfo* mi = s.map(m.map);
-      if (!mi) throw data_error("stats snapshot " + std::to_string(s.id) + " has a mapping of map " + m.map + " it does not describe");
-      auto bt = bound_type(*mi);
-      auto kt = m.is_point ? mi->key_type : bt;
-      if (!r[5].is_null()) m.range.low = routing::parse_key(kt, r[5].as<std::string>());
-      if (!r[6].is_null()) m.range.high = routing::parse_key(bt, r[6].as<std::string>());
-      m.rows = r[7].as<std::int64_t>();
-      m.bytes = r[8].as<std::int64_t>();
-      m.load = r[9].as<double>();
-      if (!r[11].is_null()) m.live_bytes = r[11].as<std::int64_t>();
-      for (const auto& sl : nlohmann::json::parse(r[10].as<std::string>())) m.slices.push_back(slice_of(bt, sl));
-      s.mappings.push_back(std::move(m));
-    }
-    for (const auto& r : tx.exec_params("SELECT map, key, load FROM shardctl.stats_keys WHERE snapshot_id = $1 ORDER BY map, key", s.id))
-      s.key_loads[r[0].as<std::string>()].emplace_back(r[1].as<std::string>(), r[2].as<double>());
-    out = std::move(s);
+    out = read_head(tx, map);
+    if (!out) return;
+    read_shards(tx, *out);
+    read_mappings(tx, *out);
+    for (const auto& r : tx.exec_params("SELECT map, key, load FROM shardctl.stats_keys WHERE snapshot_id = $1 ORDER BY map, key", out->id))
+      out->key_loads[r[0].as<std::string>()].emplace_back(r[1].as<std::string>(), r[2].as<double>());
   });
   return out;
 }

@@ -20,10 +20,10 @@ inline std::string name(int i) {
   return n;
 }
 
-inline Shard shard(std::string name, std::string status = "online") {
+inline Shard shard(std::string name, ShardStatus status = ShardStatus::online) {
   Shard s;
   s.name = std::move(name);
-  s.status = std::move(status);
+  s.status = status;
   return s;
 }
 

@@ -1,9 +1,13 @@
 // Fix kinds (check/finding.hpp, check/journal.hpp): the words reports and JSON show for each, and
-// the operation kind the journal records, check-<word>, as `op list` has always shown it.
+// the operation kind the journal records, check-<word>, as `op list` has always shown it. And the
+// --fix modes (check/check.hpp) read from their words.
 #include <doctest/doctest.h>
 
 #include <string>
 
+#include "core/error.hpp"
+
+#include "check/check.hpp"
 #include "check/finding.hpp"
 #include "check/journal.hpp"
 
@@ -20,6 +24,27 @@ TEST_CASE("each fix kind has its word and is journaled as check-<word>") {
   for (const auto& [kind, word] : words) {
     CHECK(check::fix_kind_name(kind) == word);
     CHECK(shardctl::journal::to_text(check::fix_operation_kind(kind)) == "check-" + std::string(word));
+  }
+}
+
+TEST_CASE("each --fix mode reads back from its word; an unknown word is a usage error naming the choices") {
+  const std::pair<check::FixMode, const char*> words[] = {{check::FixMode::report, "report"},
+                                                          {check::FixMode::quarantine, "quarantine"},
+                                                          {check::FixMode::remove, "delete"},
+                                                          {check::FixMode::rehome, "rehome"}};
+  for (const auto& [mode, word] : words) {
+    CHECK(check::fix_mode_name(mode) == word);
+    CHECK(check::parse_fix_mode(word) == mode);
+  }
+  for (const char* unknown : {"remove", "Delete", ""}) {
+    try {
+      check::parse_fix_mode(unknown);
+      FAIL("no error for '" << unknown << "'");
+    } catch (const shardctl::Error& e) {
+      CHECK(shardctl::exit_code_for(e.kind()) == 64);
+      CHECK(std::string(e.what()) == "unknown --fix '" + std::string(unknown) + "'");
+      CHECK(e.hint() == "use report, quarantine, delete or rehome");
+    }
   }
 }
 

@@ -89,8 +89,8 @@ TEST_CASE("an excluded shard neither gives nor receives") {
 
 TEST_CASE("readonly and offline shards never receive") {
   auto f = even_fleet(2, 6, 1000);
-  f.shards.push_back(shard("ro", "readonly"));
-  f.shards.push_back(shard("off", "offline"));
+  f.shards.push_back(shard("ro", ShardStatus::readonly));
+  f.shards.push_back(shard("off", ShardStatus::offline));
   // s0 and s1 hold 6000 each, ro and off nothing: only because these may not receive is the
   // fleet balanced.
   auto p = plan(f, {});

@@ -48,7 +48,7 @@ Case random_case() {
   for (int s = 0; s < shards; ++s) {
     auto sh = shard(name(s));
     int status = choose(0, 10);
-    sh.status = status == 0 ? "readonly" : status == 1 ? "offline" : "online";
+    sh.status = status == 0 ? ShardStatus::readonly : status == 1 ? ShardStatus::offline : ShardStatus::online;
     if (choose(0, 4) == 0) sh.weight = *rc::gen::inRange(1, 4);
     if (choose(0, 3) == 0) sh.capacity_bytes = *rc::gen::inRange(20000, 200000);
     sh.fixed_bytes = *rc::gen::inRange(0, 2000);
@@ -85,7 +85,7 @@ Case random_case() {
   for (int s = 0; s < shards; ++s) {
     int pick = choose(0, 8);
     if (pick == 0) o.exclude_shards.push_back(name(s));
-    else if (pick == 1 && f.shards[static_cast<std::size_t>(s)].status != "offline") o.drain_shards.push_back(name(s));
+    else if (pick == 1 && f.shards[static_cast<std::size_t>(s)].status != ShardStatus::offline) o.drain_shards.push_back(name(s));
   }
   if (choose(0, 3) == 0) o.max_moves = choose(0, 10);
   if (choose(0, 3) == 0) o.max_bytes = *rc::gen::inRange(0, 100000);
@@ -109,7 +109,7 @@ void add_whale(Case& c) {
   auto& f = c.fleet;
   const auto& o = c.options;
   auto receives = [&](const Shard& sh) {
-    return sh.status == "online" && !in(o.exclude_shards, sh.name) && !in(o.drain_shards, sh.name);
+    return sh.status == ShardStatus::online && !in(o.exclude_shards, sh.name) && !in(o.drain_shards, sh.name);
   };
   int receivers = static_cast<int>(std::count_if(f.shards.begin(), f.shards.end(), receives));
   for (int i = 0; receivers < 3; ++i, ++receivers) {
@@ -179,12 +179,12 @@ TEST_CASE("no step touches an excluded shard or targets one that may not receive
       RC_ASSERT(!in(c.options.exclude_shards, s.to));
       RC_ASSERT(!in(c.options.drain_shards, s.to));
       for (const auto& sh : c.fleet.shards)
-        if (sh.name == s.to) RC_ASSERT(sh.status == "online");
+        if (sh.name == s.to) RC_ASSERT(sh.status == ShardStatus::online);
       if (c.options.map) RC_ASSERT(s.map == *c.options.map);
     }
     bool some_barred = !c.options.exclude_shards.empty() || !c.options.drain_shards.empty() ||
                        std::any_of(c.fleet.shards.begin(), c.fleet.shards.end(),
-                                   [](const Shard& sh) { return sh.status != "online"; });
+                                   [](const Shard& sh) { return sh.status != ShardStatus::online; });
     bool other_map = std::any_of(c.fleet.mappings.begin(), c.fleet.mappings.end(),
                                  [&](const Mapping& m) { return c.options.map && m.map != *c.options.map; });
     steps.count(!p.steps.empty());

@@ -44,7 +44,7 @@ stats::MappingStats fleet_sizes_mapping(std::int64_t id, std::int64_t low, std::
 stats::ShardStats fleet_sizes_shard(const std::string& name, std::int64_t db_bytes, std::optional<std::int64_t> live) {
   stats::ShardStats s;
   s.shard = name;
-  s.status = "online";
+  s.status = catalog::ShardStatus::online;
   s.db_bytes = db_bytes;
   s.live_bytes = live;
   return s;

@@ -90,6 +90,26 @@ TEST_CASE("a plan without its fingerprint, or with one that does not match, is r
   CHECK(std::string(plan_file_refusal(p).what()).find("has no \"fingerprint\"") != std::string::npos);
 }
 
+TEST_CASE("a file of another format, or of a format version this shardctl does not read, is refused") {
+  test::ScratchDir s;
+  auto p = s.dir / "p.json";
+  auto doc = written_plan();
+  CHECK(doc["format"] == "shardctl-rebalance-plan");
+  CHECK(doc["format_version"] == 1);
+  auto other = doc;
+  other["format"] = "shardctl-archive-manifest";
+  write_plan_text(p, other.dump(2));
+  auto e = plan_file_refusal(p);
+  CHECK(e.kind() == ErrorKind::data);
+  CHECK(std::string(e.what()) == p.string() + ": not a shardctl rebalance plan (\"format\" is not \"shardctl-rebalance-plan\")");
+  auto newer = doc;
+  newer["format_version"] = 2;
+  write_plan_text(p, newer.dump(2));
+  e = plan_file_refusal(p);
+  CHECK(e.kind() == ErrorKind::data);
+  CHECK(std::string(e.what()) == p.string() + ": plan format version 2 is not one this shardctl reads");
+}
+
 TEST_CASE("bad values under a matching fingerprint are refused naming the field") {
   test::ScratchDir s;
   auto p = s.dir / "p.json";

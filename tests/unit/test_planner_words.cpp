@@ -1,0 +1,91 @@
+// The planner's words (planner/words.cpp): each enum value reads back as itself, the words are
+// the ones plan and fleet files have always held, and an unknown word in a file is a data
+// error (exit 65) with the message it has always had.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+#include "planner/json.hpp"
+#include "planner_fleets.hpp"
+
+namespace test_planner_words {
+
+using namespace planner_test;
+using nlohmann::json;
+
+std::string data_error_of(const std::function<void()>& read) {
+  try {
+    read();
+  } catch (const shardctl::Error& e) {
+    CHECK(shardctl::exit_code_for(e.kind()) == 65);
+    return e.what();
+  }
+  FAIL("no error");
+  return "";
+}
+
+TEST_CASE("every planner enum reads back from its word, and only from it") {
+  const std::pair<ShardStatus, const char*> statuses[] = {
+      {ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}};
+  for (const auto& [status, word] : statuses) {
+    CHECK(shard_status_name(status) == word);
+    CHECK(shard_status_named(word) == status);
+  }
+  const std::pair<StepKind, const char*> kinds[] = {{StepKind::split, "split"}, {StepKind::move, "move"}, {StepKind::merge, "merge"}};
+  for (const auto& [kind, word] : kinds) {
+    CHECK(step_kind_name(kind) == word);
+    CHECK(step_kind_named(word) == kind);
+  }
+  const std::pair<Objective, const char*> objectives[] = {
+      {Objective::size, "size"}, {Objective::load, "load"}, {Objective::both, "both"}};
+  for (const auto& [objective, word] : objectives) {
+    CHECK(objective_name(objective) == word);
+    CHECK(objective_named(word) == objective);
+  }
+  CHECK(moving_side_name(true) == "upper");
+  CHECK(moving_side_name(false) == "lower");
+  CHECK(moving_side_named("upper") == true);
+  CHECK(moving_side_named("lower") == false);
+  for (const char* unknown : {"", "Online", "bogus", "upper ", "READONLY"}) {
+    CHECK_FALSE(shard_status_named(unknown));
+    CHECK_FALSE(step_kind_named(unknown));
+    CHECK_FALSE(objective_named(unknown));
+  }
+  CHECK_FALSE(moving_side_named("Upper"));
+}
+
+TEST_CASE("a fleet file keeps its status words, and an unknown one is refused as before") {
+  auto f = even_fleet(3, 2, 1000, 2);
+  f.shards[1].status = ShardStatus::readonly;
+  f.shards[2].status = ShardStatus::offline;
+  auto j = to_json(f);
+  CHECK(j["shards"][0]["status"] == "online");
+  CHECK(j["shards"][1]["status"] == "readonly");
+  CHECK(j["shards"][2]["status"] == "offline");
+  auto back = fleet_from_json(j);
+  CHECK(back.shards[1].status == ShardStatus::readonly);
+  CHECK(back.shards[2].status == ShardStatus::offline);
+  j["shards"][1]["status"] = "draining";
+  CHECK(data_error_of([&] { fleet_from_json(j); }) == "fleet.shards[1].status: expected online, readonly or offline");
+}
+
+TEST_CASE("a plan file's unknown kind, side or objective is refused with the message it always had") {
+  auto f = even_fleet(2, 4, 1000, 4);
+  f.shards.push_back(shard("new"));
+  auto j = to_json(plan(f, {}));
+  REQUIRE(!j["steps"].empty());
+  auto bad = j;
+  bad["steps"][0]["kind"] = "teleport";
+  CHECK(data_error_of([&] { plan_from_json(bad); }) == "plan.steps[0].kind: expected split, move or merge, not 'teleport'");
+  bad = j;
+  bad["steps"][0]["move"] = "sideways";
+  CHECK(data_error_of([&] { plan_from_json(bad); }) == "plan.steps[0].move: expected upper or lower");
+  bad = j;
+  bad["objective"] = "speed";
+  CHECK(data_error_of([&] { plan_from_json(bad); }) == "plan.objective: expected size, load or both, not 'speed'");
+}
+
+}  // namespace test_planner_words
