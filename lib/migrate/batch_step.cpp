@@ -34,4 +34,25 @@ ResumeFrom resume_from(BatchStep step) noexcept {
   return ResumeFrom::skip;
 }
 
+bool has_reached(BatchStep journaled, BatchStep step) noexcept {
+  // The enum lists the steps in the order the protocol journals them.
+  return static_cast<int>(journaled) >= static_cast<int>(step);
+}
+
+OnCancel on_cancel(ResumeFrom from) noexcept {
+  switch (from) {
+    case ResumeFrom::take_offline: return OnCancel::stop_before;
+    case ResumeFrom::guard_and_copy: return OnCancel::roll_back;
+    case ResumeFrom::purge:
+    case ResumeFrom::skip: return OnCancel::carry_on;
+  }
+  return OnCancel::carry_on;
+}
+
+PurgeFrom purge_from(std::string_view guard_state) noexcept {
+  if (guard_state == "fenced") return PurgeFrom::nothing;
+  if (guard_state.empty()) return PurgeFrom::guard_again;
+  return PurgeFrom::purge;
+}
+
 }  // namespace shardctl::migrate

@@ -1,13 +1,15 @@
 // The step a batch of a split, merge or move reached, as shardctl.op_batches.step journals it:
 // planned -> offline -> copied -> flipped -> done (a cancel rolls offline/copied back to
-// planned). The words are the catalog's; code compares the enum. Text only here.
+// planned). The words are the catalog's; code compares the enum. Text only here. Also, without
+// a database, what a run (first or resumed) does with a batch at each step: where it resumes
+// it, what a cancel does to it, where its purge starts.
 #pragma once
 
 #include <string_view>
 
 namespace shardctl::migrate {
 
-enum class BatchStep { planned, offline, copied, flipped, done };
+enum class BatchStep { planned, offline, copied, flipped, done };  // in the protocol's order
 
 std::string_view to_text(BatchStep step) noexcept;
 // The step a catalog word names; an unknown word is an internal Error (70) naming it.
@@ -18,5 +20,21 @@ BatchStep batch_step_from_text(std::string_view word);
 // committed), or only purge (flipped: verified and routed to the target already).
 enum class ResumeFrom { skip, take_offline, guard_and_copy, purge };
 ResumeFrom resume_from(BatchStep step) noexcept;
+
+// Whether a batch journaled at `journaled` has reached `step` already, in the protocol's order
+// (a resumed run journals no step twice).
+bool has_reached(BatchStep journaled, BatchStep step) noexcept;
+
+// What a run that is to cancel the operation does with the batch it resumes `from`: stop
+// before it (nothing of it happened yet), roll it back and stop (in flight: offline or copied),
+// or carry on (flipped: its keys already live on the target, only its purge is left; or done).
+enum class OnCancel { carry_on, stop_before, roll_back };
+OnCancel on_cancel(ResumeFrom from) noexcept;
+
+// What the purge of a flipped batch does, from the batch's guard state on its source
+// (guard.hpp): nothing ("fenced": an earlier run purged it and fenced its keys), guard the
+// range again first ("": the guard was lost with a restored shard), or purge ("offline").
+enum class PurgeFrom { nothing, guard_again, purge };
+PurgeFrom purge_from(std::string_view guard_state) noexcept;
 
 }  // namespace shardctl::migrate

@@ -34,6 +34,122 @@ std::vector<std::int64_t> source_shards(pg::Connection& catalog, const std::stri
   return out;
 }
 
+// One live runner per operation (see journal/journal.hpp): false when another process runs it.
+bool take_runner_lock(pg::Connection& catalog, const std::string& op_id) {
+  bool locked = false;
+  catalog.read([&](pqxx::work& tx) { locked = journal::try_lock_runner(tx, op_id); });
+  return locked;
+}
+
+void release_runner_lock(pg::Connection& catalog, const std::string& op_id) {
+  catalog.read([&](pqxx::work& tx) { journal::unlock_runner(tx, op_id); });
+}
+
+// What the journal holds about an operation that a run starts from.
+struct Journaled {
+  journal::OperationStatus state = journal::OperationStatus::running;
+  std::string map_name;
+  std::int64_t target_id = 0;
+  std::optional<std::string> low, high;  // the claim's bounds as the catalog prints them
+};
+
+// Reads the operation, locked, and takes it over (its fencing token into `token`), unless it
+// is over (done or cancelled): then only its state is read.
+Journaled read_and_take_over(pg::Connection& catalog, const std::string& op_id, std::int64_t& token) {
+  Journaled op;
+  catalog.transact([&](pqxx::work& tx) {
+    auto r = tx.exec_params("SELECT kind, status, map_id, target_shard_id, "
+                            "coalesce(lower(int_range)::text, lower(text_range)::text, lower(uuid_range)::text), "
+                            "coalesce(upper(int_range)::text, upper(text_range)::text, upper(uuid_range)::text) "
+                            "FROM shardctl.operations WHERE op_id = $1 FOR UPDATE",
+                            op_id);
+    if (r.empty()) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
+    op.state = journal::operation_status_from_text(r[0][1].as<std::string>());
+    if (journal::is_over(op.state)) return;
+    auto kind = journal::operation_kind_from_text(r[0][0].as<std::string>());
+    if (!journal::is_migration(kind))
+      throw usage_error("operation " + op_id + " is a " + std::string(journal::to_text(kind)) + ", not a split, merge or move");
+    op.target_id = r[0][3].as<std::int64_t>();
+    op.map_name = tx.exec_params1("SELECT name FROM shardctl.maps WHERE map_id = $1", r[0][2].as<std::int64_t>())[0].as<std::string>();
+    token = journal::take_over(tx, op_id);
+    if (!r[0][4].is_null()) op.low = r[0][4].as<std::string>();
+    if (!r[0][5].is_null()) op.high = r[0][5].as<std::string>();
+  });
+  return op;
+}
+
+// The run's map, shards, claim and settings, from the journal and the catalog.
+void fill_context(RunContext& ctx, catalog::Store& store, const Journaled& op, const EngineOptions& options) {
+  ctx.map = store.get_map(op.map_name);
+  ctx.fence_grace = options.fence_grace;
+  ctx.guard_wait_seconds = options.guard_wait_seconds;
+  ctx.parallel = options.parallel;
+  ctx.space = shardio::RouteSpace{ctx.map.kind, ctx.map.key_type};
+  routing::KeyType bt = catalog::bound_type(ctx.map.kind, ctx.map.key_type);
+  if (op.low) ctx.range.low = routing::parse_key(bt, *op.low);
+  if (op.high) ctx.range.high = routing::parse_key(bt, *op.high);
+  for (const auto& s : store.list_shards()) ctx.shards[s.id] = s;
+  ctx.target = ctx.shards.at(op.target_id);
+  ctx.column = catalog::range_column(ctx.map.kind, ctx.map.key_type);
+  ctx.ctor = catalog::range_constructor(ctx.map.kind, ctx.map.key_type);
+}
+
+// Text keys are compared (or hashed) in the column's own collation only where, on every shard
+// the batches read, that gives the answers bytes give (the plan checked the same; a source may
+// differ from the target).
+void narrow_collations_to_sources(RunContext& ctx, const std::vector<std::int64_t>& sources) {
+  for (auto& t : ctx.tables) {
+    if (!t.key_own_collation) continue;
+    for (auto id : sources) {
+      shardio::RawConn src(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name);
+      t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(src, t.quoted, t.key_column, ctx.map.kind);
+    }
+  }
+}
+
+// The load path the run takes now, proven on the target and every source (load_path.hpp).
+LoadPath load_path_now(const RunContext& ctx, shardio::RawConn& target, const std::vector<std::int64_t>& sources, bool checked_load) {
+  std::vector<std::unique_ptr<shardio::RawConn>> conns;
+  std::vector<shardio::RawConn*> srcs;
+  for (auto id : sources) {
+    conns.push_back(std::make_unique<shardio::RawConn>(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name));
+    srcs.push_back(conns.back().get());
+  }
+  return choose_load_path(target, srcs, ctx.tables, ctx.references, checked_load);
+}
+
+// The tables the run moves and the reference tables it copies, as the target (which every
+// batch copies into) has them, parents first; then how their keys compare and how they load.
+void prepare_tables(pg::Connection& catalog, catalog::Store& store, RunContext& ctx, bool checked_load) {
+  shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
+  for (const auto& t : store.list_tables()) {
+    if (t.kind == catalog::TableKind::reference) ctx.references.push_back(catalog::quote_qualified(t.name));
+    if (t.kind == catalog::TableKind::sharded && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t, ctx.map.kind));
+  }
+  sort_by_foreign_keys(target, ctx.tables);
+  ctx.references = shardio::fk_order(target, ctx.references);  // parents first: nation after region
+  auto sources = source_shards(catalog, ctx.op_id, false);
+  narrow_collations_to_sources(ctx, sources);
+  ctx.path = load_path_now(ctx, target, sources, checked_load);
+}
+
+// --verify-fk, after the journal says done: orphans in the moved range on the target are a
+// finding about the data (bad input, 65), not a failed move.
+void refuse_orphans(const RunContext& ctx) {
+  shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
+  target.script(shardio::session_settings);
+  KeyRange moved = ctx.range;  // a list map's point is journaled [k,k]
+  if (ctx.map.kind == routing::MapKind::list && moved.low)
+    moved = routing::point_range(catalog::bound_type(ctx.map.kind, ctx.map.key_type), *moved.low);
+  auto orphans = orphans_in_range(target, ctx.space, ctx.tables, moved);
+  if (orphans.empty()) return;
+  std::string all;
+  for (const auto& o : orphans) all += (all.empty() ? "" : "; ") + o;
+  throw data_error("operation " + ctx.op_id + " is done, but --verify-fk found orphans on " + ctx.target.name + " in " +
+                       routing::format_range(ctx.range) + ": " + all,
+                   "a reference table on " + ctx.target.name + " may lack rows; `shardctl check --orphans` lists them");
+}
+
 }  // namespace
 
 Engine::Engine(pg::Connection& catalog, EngineOptions options) : catalog_(catalog), options_(std::move(options)) {
@@ -110,106 +226,27 @@ std::string Engine::start(const Plan& plan, bool preview) {
 journal::OpStatus Engine::run(const std::string& op_id, const std::function<void(const Progress&)>& progress) {
   if (!journal::is_operation_id(op_id))
     throw usage_error("'" + op_id + "' is not an operation id", "`shardctl op list` shows them");
-  // One live runner per operation (see journal/journal.hpp).
-  bool locked = false;
-  catalog_.read([&](pqxx::work& tx) { locked = journal::try_lock_runner(tx, op_id); });
-  if (!locked) throw journal::run_by_another(status(op_id));
+  if (!take_runner_lock(catalog_, op_id)) throw journal::run_by_another(status(op_id));
   RunContext ctx;
   ctx.op_id = op_id;
-  journal::OperationStatus state = journal::OperationStatus::running;
-  std::string map_name;
-  std::int64_t target_id = 0;
-  std::optional<std::string> low, high;
-  catalog_.transact([&](pqxx::work& tx) {
-    auto r = tx.exec_params("SELECT kind, status, map_id, target_shard_id, "
-                            "coalesce(lower(int_range)::text, lower(text_range)::text, lower(uuid_range)::text), "
-                            "coalesce(upper(int_range)::text, upper(text_range)::text, upper(uuid_range)::text) "
-                            "FROM shardctl.operations WHERE op_id = $1 FOR UPDATE",
-                            op_id);
-    if (r.empty()) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
-    state = journal::operation_status_from_text(r[0][1].as<std::string>());
-    if (journal::is_over(state)) return;
-    auto kind = journal::operation_kind_from_text(r[0][0].as<std::string>());
-    if (!journal::is_migration(kind))
-      throw usage_error("operation " + op_id + " is a " + std::string(journal::to_text(kind)) + ", not a split, merge or move");
-    target_id = r[0][3].as<std::int64_t>();
-    map_name = tx.exec_params1("SELECT name FROM shardctl.maps WHERE map_id = $1", r[0][2].as<std::int64_t>())[0].as<std::string>();
-    ctx.token = journal::take_over(tx, op_id);
-    if (!r[0][4].is_null()) low = r[0][4].as<std::string>();
-    if (!r[0][5].is_null()) high = r[0][5].as<std::string>();
-  });
-  if (journal::is_over(state)) {
-    catalog_.read([&](pqxx::work& tx) { journal::unlock_runner(tx, op_id); });
+  Journaled op = read_and_take_over(catalog_, op_id, ctx.token);
+  if (journal::is_over(op.state)) {
+    release_runner_lock(catalog_, op_id);
     return status(op_id);
   }
-
   catalog::Store store(catalog_);
-  ctx.map = store.get_map(map_name);
-  ctx.fence_grace = options_.fence_grace;
-  ctx.guard_wait_seconds = options_.guard_wait_seconds;
-  ctx.parallel = options_.parallel;
-  ctx.space = shardio::RouteSpace{ctx.map.kind, ctx.map.key_type};
-  routing::KeyType bt = catalog::bound_type(ctx.map.kind, ctx.map.key_type);
-  if (low) ctx.range.low = routing::parse_key(bt, *low);
-  if (high) ctx.range.high = routing::parse_key(bt, *high);
-  for (const auto& s : store.list_shards()) ctx.shards[s.id] = s;
-  ctx.target = ctx.shards.at(target_id);
-  ctx.column = catalog::range_column(ctx.map.kind, ctx.map.key_type);
-  ctx.ctor = catalog::range_constructor(ctx.map.kind, ctx.map.key_type);
-
+  fill_context(ctx, store, op, options_);
   try {
     hold_map_lock(ctx.map.id, ctx.map.name);
-    // Table shapes come from the target, which every batch copies into.
-    shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
-    for (const auto& t : store.list_tables()) {
-      if (t.kind == catalog::TableKind::reference) ctx.references.push_back(catalog::quote_qualified(t.name));
-      if (t.kind == catalog::TableKind::sharded && t.map == ctx.map.name) ctx.tables.push_back(describe_table(target, t, ctx.map.kind));
-    }
-    sort_by_foreign_keys(target, ctx.tables);
-    ctx.references = shardio::fk_order(target, ctx.references);  // parents first: nation after region
-    // Text keys are compared (or hashed) in the column's own collation only where, on every
-    // shard the batches read, that gives the answers bytes give (the plan checked the same; a
-    // source may differ from the target).
-    auto sources = source_shards(catalog_, op_id, false);
-    for (auto& t : ctx.tables) {
-      if (!t.key_own_collation) continue;
-      for (auto id : sources) {
-        shardio::RawConn src(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name);
-        t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(src, t.quoted, t.key_column, ctx.map.kind);
-      }
-    }
-    {
-      std::vector<std::unique_ptr<shardio::RawConn>> conns;
-      std::vector<shardio::RawConn*> srcs;
-      for (auto id : sources) {
-        conns.push_back(std::make_unique<shardio::RawConn>(ctx.shards.at(id).dsn, "shard " + ctx.shards.at(id).name));
-        srcs.push_back(conns.back().get());
-      }
-      ctx.path = choose_load_path(target, srcs, ctx.tables, ctx.references, options_.checked_load);
-    }
+    prepare_tables(catalog_, store, ctx, options_.checked_load);
     Runner(catalog_, ctx, progress).run();
   } catch (const Error& e) {
     // Journal the failure for `op show`; the operation stays resumable.
     throw journal::failed(catalog_, op_id, e, ctx.token);
   }
-  catalog_.read([&](pqxx::work& tx) { journal::unlock_runner(tx, op_id); });
+  release_runner_lock(catalog_, op_id);
   auto done = status(op_id);
-  if (options_.verify_fk && done.status == journal::OperationStatus::done) {
-    // After the journal says done: orphans are a finding about the data, not a failed move.
-    shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
-    target.script(shardio::session_settings);
-    KeyRange moved = ctx.range;  // a list map's point is journaled [k,k]
-    if (ctx.map.kind == routing::MapKind::list && moved.low)
-      moved = routing::point_range(catalog::bound_type(ctx.map.kind, ctx.map.key_type), *moved.low);
-    auto orphans = orphans_in_range(target, ctx.space, ctx.tables, moved);
-    if (!orphans.empty()) {
-      std::string all;
-      for (const auto& o : orphans) all += (all.empty() ? "" : "; ") + o;
-      throw data_error("operation " + op_id + " is done, but --verify-fk found orphans on " + ctx.target.name + " in " +
-                           routing::format_range(ctx.range) + ": " + all,
-                       "a reference table on " + ctx.target.name + " may lack rows; `shardctl check --orphans` lists them");
-    }
-  }
+  if (options_.verify_fk && done.status == journal::OperationStatus::done) refuse_orphans(ctx);
   return done;
 }
 

@@ -12,6 +12,8 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "migrate/batch_plan.hpp"
+#include "migrate/claim.hpp"
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/preconditions.hpp"
@@ -29,8 +31,8 @@ namespace {
 shardio::KeyColumn key_column(const PlannedTable& t) { return shardio::KeyColumn{catalog::quote_ident(t.key_column), t.key_own_collation}; }
 
 // Batch boundaries: every batch_size-th distinct routing value in the moving range, over the
-// union of all sharded tables, so sparse keys still give batches of about that many keys.
-// Each batch carries its count of distinct keys (the last one the remainder).
+// union of all sharded tables, so sparse keys still give batches of about that many keys
+// (batch_plan.hpp cuts the range at them).
 std::vector<PlannedBatch> plan_batches(shardio::RawConn& source, const Plan& plan, std::size_t segment, int batch_size) {
   const KeyRange& range = plan.segments[segment].range;
   if (plan.point) return {PlannedBatch{segment, range, 1}};  // one shardlet
@@ -45,20 +47,14 @@ std::vector<PlannedBatch> plan_batches(shardio::RawConn& source, const Plan& pla
                     "FROM (SELECT DISTINCT " + shardio::route_expression(plan.space, "key") + " AS k FROM (" + join(parts, " UNION ALL ") +
                     ") u WHERE key IS NOT NULL) d) x WHERE ((rn - 1) % " + std::to_string(batch_size) + " = 0 AND rn > 1) OR rn = total ORDER BY rn";
   routing::KeyType bound_type = catalog::bound_type(plan.space.kind, plan.space.key_type);
-  std::vector<PlannedBatch> batches;
-  std::optional<routing::Key> low = range.low;
-  std::int64_t total = 0, done = 0;
+  std::vector<BatchBound> bounds;
+  std::int64_t total = 0;
   for (auto& row : source.query(sql)) {
     std::int64_t rn = std::stoll(row[1]);
     total = std::stoll(row[2]);
-    if (rn == 1 || (rn - 1) % batch_size != 0) continue;  // the last key, not a bound
-    routing::Key b = routing::parse_key(bound_type, row[0]);
-    batches.push_back(PlannedBatch{segment, KeyRange{low, b}, rn - 1 - done});
-    done = rn - 1;
-    low = b;
+    if (starts_batch(rn, batch_size)) bounds.push_back(BatchBound{routing::parse_key(bound_type, row[0]), rn});
   }
-  batches.push_back(PlannedBatch{segment, KeyRange{low, range.high}, total - done});
-  return batches;
+  return batches_at(segment, range, bounds, total);
 }
 
 // Distinct routing values in the range of the first table (parents first: the table every
@@ -107,27 +103,6 @@ std::optional<std::uint64_t> free_bytes(shardio::RawConn& target) {
 
 std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + 999'999) / 1'000'000) + " MB"; }
 
-std::optional<routing::Key> max_low(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
-  if (!a) return b;
-  if (!b) return a;
-  return routing::compare_keys(*a, *b) < 0 ? b : a;
-}
-std::optional<routing::Key> min_high(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
-  if (!a) return b;
-  if (!b) return a;
-  return routing::compare_keys(*a, *b) < 0 ? a : b;
-}
-
-// The lower of two lower bounds and the higher of two upper bounds (absent = unbounded).
-std::optional<routing::Key> lower_low(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
-  if (!a || !b) return std::nullopt;
-  return routing::compare_keys(*a, *b) < 0 ? a : b;
-}
-std::optional<routing::Key> higher_high(const std::optional<routing::Key>& a, const std::optional<routing::Key>& b) {
-  if (!a || !b) return std::nullopt;
-  return routing::compare_keys(*a, *b) < 0 ? b : a;
-}
-
 // What every kind starts with: the batch size checked, the map looked up, the request kept.
 Plan new_plan(catalog::Store& store, journal::OperationKind kind, const std::string& map, int batch_size, std::int64_t batch_bytes,
               nlohmann::json args) {
@@ -141,6 +116,190 @@ Plan new_plan(catalog::Store& store, journal::OperationKind kind, const std::str
   plan.map = store.get_map(map);
   plan.space = shardio::RouteSpace{plan.map.kind, plan.map.key_type};
   return plan;
+}
+
+// What a segment moves, as problems name it: the list point, or the segment's range.
+std::string what_moves(const Plan& plan, const Segment& s) {
+  return plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(s.range);
+}
+
+// Refuses (usage Error) with every problem found, when there is any.
+void refuse_problems(const Plan& plan, const std::vector<std::string>& problems) {
+  if (!problems.empty()) throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": " + join(problems, "; "));
+}
+
+// What the catalog alone says against the plan: a source that is the target, a shard not
+// online, a map without sharded tables (all refused together, each once). Returns the map's
+// sharded tables; keeps every reference table in plan.references.
+std::vector<catalog::TableDef> check_catalog(catalog::Store& store, Plan& plan) {
+  std::vector<std::string> problems;
+  for (const auto& s : plan.segments) {
+    if (s.source.name == plan.target.name)
+      problems.push_back("shard " + plan.target.name + " already holds " + what_moves(plan, s));
+    if (s.source.status != catalog::ShardStatus::online)
+      problems.push_back("source shard " + s.source.name + " is " + std::string(catalog::to_text(s.source.status)));
+  }
+  if (plan.target.status != catalog::ShardStatus::online)
+    problems.push_back("target shard " + plan.target.name + " is " + std::string(catalog::to_text(plan.target.status)));
+  std::vector<catalog::TableDef> sharded;
+  for (auto& t : store.list_tables()) {
+    if (t.kind == catalog::TableKind::sharded && t.map == plan.map.name) sharded.push_back(t);
+    if (t.kind == catalog::TableKind::reference) plan.references.push_back(catalog::quote_qualified(t.name));
+  }
+  if (sharded.empty())
+    problems.push_back("map " + plan.map.name + " has no sharded tables declared (`shardctl table add-sharded`)");
+  std::sort(problems.begin(), problems.end());
+  problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
+  refuse_problems(plan, problems);
+  return sharded;
+}
+
+// Connections to the plan's shards: the target, and each source once.
+struct PlanShards {
+  shardio::RawConn target;
+  std::map<std::string, std::unique_ptr<shardio::RawConn>> sources;  // by shard name
+
+  explicit PlanShards(const Plan& plan) : target(plan.target.dsn, "shard " + plan.target.name) {
+    for (const auto& s : plan.segments)
+      if (!sources.count(s.source.name))
+        sources[s.source.name] = std::make_unique<shardio::RawConn>(s.source.dsn, "shard " + s.source.name);
+  }
+  shardio::RawConn& source(const Segment& s) { return *sources.at(s.source.name); }
+};
+
+// One sharded table on one source against the target: present on both, the same columns, an
+// index that leads with the key (else a warning), no DELETE trigger the purge would fire.
+// False when the table is missing on either.
+bool check_table_shape(Plan& plan, const catalog::TableDef& t, const std::string& source_name, shardio::RawConn& source,
+                       shardio::RawConn& target, std::vector<std::string>& problems) {
+  std::string q = catalog::quote_qualified(t.name);
+  auto src_cols = shardio::table_columns(source, q);
+  auto dst_cols = shardio::table_columns(target, q);
+  if (src_cols.empty()) {
+    problems.push_back("table " + t.name + " is missing on source shard " + source_name);
+    return false;
+  }
+  if (dst_cols.empty()) {
+    problems.push_back("table " + t.name + " is missing on target shard " + plan.target.name);
+    return false;
+  }
+  auto key = [](const shardio::Column& c) { return c.name + " " + c.type; };
+  std::set<std::string> a, b;
+  for (const auto& c : src_cols) a.insert(key(c));
+  for (const auto& c : dst_cols) b.insert(key(c));
+  if (a != b) problems.push_back("table " + t.name + " has different columns on " + source_name + " and " + plan.target.name);
+  switch (shardio::key_index(source, q, *t.key_column)) {
+    case shardio::KeyIndex::none:
+      // Nothing in a move needs unique rows (batches go by key range, verify and purge
+      // compare multisets); whether batch statements can use an index is checked by
+      // check_index_use.
+      break;
+    case shardio::KeyIndex::non_leading:
+      plan.warnings.push_back("the key index of " + t.name + " does not lead with " + *t.key_column + " (slower batches)");
+      break;
+    case shardio::KeyIndex::leading: break;
+  }
+  auto triggers = shardio::delete_triggers(source, q);
+  std::erase_if(triggers, [](const std::string& name) { return shardside::is_guard_trigger(name); });
+  if (!triggers.empty())
+    problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " + source_name +
+                       " that the purge of moved rows would fire");
+  return true;
+}
+
+// Every sharded table's shape, once per source shard; each table described (plan.tables) from
+// the first source that has it. False when a table is missing anywhere.
+bool check_table_shapes(Plan& plan, const std::vector<catalog::TableDef>& sharded, PlanShards& shards,
+                        std::vector<std::string>& problems) {
+  bool present = true;
+  for (auto& [source_name, source] : shards.sources)
+    for (const auto& t : sharded) {
+      if (!check_table_shape(plan, t, source_name, *source, shards.target, problems)) {
+        present = false;
+        continue;
+      }
+      if (plan.tables.size() < sharded.size()) plan.tables.push_back(describe_table(*source, t, plan.space.kind));
+    }
+  return present;
+}
+
+// Text compared (or hashed) in the column's own collation only where, on every shard that
+// runs batch statements, that gives the answers bytes give (shardio::own_collation_fits).
+void narrow_key_collations(Plan& plan, PlanShards& shards) {
+  for (auto& t : plan.tables) {
+    if (!t.key_own_collation) continue;
+    for (auto& [name, source] : shards.sources)
+      t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(*source, t.quoted, t.key_column, plan.space.kind);
+    t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(shards.target, t.quoted, t.key_column, plan.space.kind);
+  }
+}
+
+// The checks over the whole schema (preconditions.hpp): foreign keys, NULL keys and index use
+// on every source, index use on the target, unmoved parents per segment.
+void check_schema(const Plan& plan, PlanShards& shards, std::vector<std::string>& problems) {
+  for (auto& [source_name, source] : shards.sources) {
+    check_foreign_keys_into(*source, source_name, plan, problems);
+    check_foreign_keys_among(*source, source_name, plan, problems);
+    check_null_keys(*source, source_name, plan, problems);
+    check_index_use(*source, source_name, plan, problems);
+  }
+  check_index_use(shards.target, plan.target.name, plan, problems);
+  for (const auto& s : plan.segments) check_unmoved_parents(shards.source(s), s.source.name, shards.target, plan, s.range, problems);
+}
+
+// Each segment's range holds no row of any table on the target yet.
+void check_target_ranges_empty(const Plan& plan, shardio::RawConn& target, std::vector<std::string>& problems) {
+  for (const auto& s : plan.segments)
+    for (const auto& t : plan.tables) {
+      if (shardio::table_columns(target, t.quoted).empty()) continue;  // reported with the shapes
+      if (target.query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " + shardio::key_filter(target, plan.space, key_column(t), s.range) +
+                       ")")[0][0] == "t")
+        problems.push_back("the target range " + what_moves(plan, s) + " of " + t.name + " is not empty on " + plan.target.name);
+    }
+}
+
+// Reference tables are copied to the target only when empty there; a filled one is left alone
+// (it may be newer), with a warning. A missing one is a problem.
+void check_reference_tables(Plan& plan, shardio::RawConn& target, std::vector<std::string>& problems) {
+  for (const auto& ref : plan.references) {
+    if (shardio::table_columns(target, ref).empty())
+      problems.push_back("reference table " + ref + " is missing on target shard " + plan.target.name);
+    else if (target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
+      plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
+  }
+}
+
+// Each segment's size on its source and its batches: batch_size keys each, or with batch_bytes
+// as many keys as make that many bytes at the segment's bytes per key (the first segment's
+// count becomes the plan's batch_size).
+void plan_segments(Plan& plan, PlanShards& shards) {
+  for (std::size_t i = 0; i < plan.segments.size(); ++i) {
+    shardio::RawConn& source = shards.source(plan.segments[i]);
+    auto [rows, bytes] = estimate_size(source, plan, plan.segments[i].range);
+    plan.rows_total += rows;
+    plan.estimated_bytes += bytes;
+    int size = plan.batch_size;
+    if (plan.batch_bytes > 0) {
+      size = keys_per_batch(plan.batch_bytes, bytes, distinct_keys(source, plan, plan.segments[i].range));
+      if (i == 0) plan.batch_size = size;
+    }
+    for (const auto& b : plan_batches(source, plan, i, size)) {
+      plan.keys_total += b.keys;
+      plan.batches.push_back(b);
+    }
+  }
+}
+
+// Refuses a target without room for what moves (batch_plan.hpp: room_needed), where its free
+// space can be read.
+void refuse_if_target_full(Plan& plan, shardio::RawConn& target) {
+  plan.target_free_bytes = free_bytes(target);
+  std::uint64_t needed = room_needed(plan.estimated_bytes);
+  if (plan.target_free_bytes && *plan.target_free_bytes < needed)
+    throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": target shard " + plan.target.name + " has " +
+                          megabytes(*plan.target_free_bytes) + " free where it keeps its data; the rows that move take about " +
+                          megabytes(plan.estimated_bytes) + " (" + megabytes(needed) + " with margin)",
+                      "free space on " + plan.target.name + " or choose another target shard");
 }
 
 }  // namespace
@@ -168,8 +327,7 @@ Plan Engine::plan_split(const SplitRequest& req) {
     throw usage_error("--at " + routing::format_key(at) + " is where mapping " + routing::format_range(holder->range) +
                           " already starts: there is nothing to split",
                       "to move the whole mapping use `shardctl move`");
-  Segment seg{store.get_shard(holder->shard), *holder,
-              req.move_upper ? KeyRange{at, holder->range.high} : KeyRange{holder->range.low, at}};
+  Segment seg{store.get_shard(holder->shard), *holder, split_side(holder->range, at, req.move_upper)};
   plan.range = seg.range;
   plan.segments.push_back(seg);
   finish_plan(plan);
@@ -196,9 +354,9 @@ Plan Engine::plan_merge(const MergeRequest& req) {
   for (const auto& m : store.list_mappings(req.map)) {
     if (!routing::ranges_overlap(m.range, wanted)) continue;
     any = true;
-    KeyRange part{max_low(m.range.low, wanted.low), min_high(m.range.high, wanted.high)};
+    KeyRange part = part_within(m.range, wanted);
     KeyRange claimed = m.shard == plan.target.name ? m.range : part;
-    claim = claim ? KeyRange{lower_low(claim->low, claimed.low), higher_high(claim->high, claimed.high)} : claimed;
+    claim = claim ? span_of(*claim, claimed) : claimed;
     if (m.shard != plan.target.name) plan.segments.push_back(Segment{shards.at(m.shard), m, part});
   }
   if (!any)
@@ -252,149 +410,31 @@ void Engine::finish_plan(Plan& plan) {
                                           : catalog::range_params(plan.range),
                                routing::format_range(plan.range));
   refuse_if_offline(plan, store.list_mappings(plan.map.name));
+  auto sharded = check_catalog(store, plan);
+
+  PlanShards shards(plan);
   std::vector<std::string> problems;
-  auto what = [&](const Segment& s) {
-    return plan.point ? "key " + routing::format_key(*plan.point) : routing::format_range(s.range);
-  };
-  for (const auto& s : plan.segments) {
-    if (s.source.name == plan.target.name)
-      problems.push_back("shard " + plan.target.name + " already holds " + what(s));
-    if (s.source.status != catalog::ShardStatus::online)
-      problems.push_back("source shard " + s.source.name + " is " + std::string(catalog::to_text(s.source.status)));
+  // The schema-wide checks need every table on every source and the target.
+  if (check_table_shapes(plan, sharded, shards, problems) && plan.tables.size() == sharded.size()) {
+    narrow_key_collations(plan, shards);
+    check_schema(plan, shards, problems);
   }
-  if (plan.target.status != catalog::ShardStatus::online)
-    problems.push_back("target shard " + plan.target.name + " is " + std::string(catalog::to_text(plan.target.status)));
+  check_target_ranges_empty(plan, shards.target, problems);
+  check_reference_tables(plan, shards.target, problems);
+  refuse_problems(plan, problems);
 
-  std::vector<catalog::TableDef> sharded;
-  for (auto& t : store.list_tables()) {
-    if (t.kind == catalog::TableKind::sharded && t.map == plan.map.name) sharded.push_back(t);
-    if (t.kind == catalog::TableKind::reference) plan.references.push_back(catalog::quote_qualified(t.name));
-  }
-  if (sharded.empty())
-    problems.push_back("map " + plan.map.name + " has no sharded tables declared (`shardctl table add-sharded`)");
-  std::sort(problems.begin(), problems.end());
-  problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
-  if (!problems.empty()) throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": " + join(problems, "; "));
-
-  shardio::RawConn target(plan.target.dsn, "shard " + plan.target.name);
-  std::map<std::string, std::unique_ptr<shardio::RawConn>> sources;
-  for (const auto& s : plan.segments)
-    if (!sources.count(s.source.name))
-      sources[s.source.name] = std::make_unique<shardio::RawConn>(s.source.dsn, "shard " + s.source.name);
-
-  // Table checks once per source shard; the target-range check once per segment.
-  bool tables_present = true;  // on every source and the target: the schema-wide checks need them
-  for (auto& [source_name, source] : sources) {
-    for (const auto& t : sharded) {
-      std::string q = catalog::quote_qualified(t.name);
-      auto src_cols = shardio::table_columns(*source, q);
-      auto dst_cols = shardio::table_columns(target, q);
-      if (src_cols.empty()) {
-        problems.push_back("table " + t.name + " is missing on source shard " + source_name);
-        tables_present = false;
-        continue;
-      }
-      if (dst_cols.empty()) {
-        problems.push_back("table " + t.name + " is missing on target shard " + plan.target.name);
-        tables_present = false;
-        continue;
-      }
-      auto key = [](const shardio::Column& c) { return c.name + " " + c.type; };
-      std::set<std::string> a, b;
-      for (const auto& c : src_cols) a.insert(key(c));
-      for (const auto& c : dst_cols) b.insert(key(c));
-      if (a != b) problems.push_back("table " + t.name + " has different columns on " + source_name + " and " + plan.target.name);
-      switch (shardio::key_index(*source, q, *t.key_column)) {
-        case shardio::KeyIndex::none:
-          // Nothing in a move needs unique rows (batches go by key range, verify and purge
-          // compare multisets); whether batch statements can use an index is checked by
-          // check_index_use below.
-          break;
-        case shardio::KeyIndex::non_leading:
-          plan.warnings.push_back("the key index of " + t.name + " does not lead with " + *t.key_column + " (slower batches)");
-          break;
-        case shardio::KeyIndex::leading: break;
-      }
-      auto triggers = shardio::delete_triggers(*source, q);
-      std::erase_if(triggers, [](const std::string& name) { return shardside::is_guard_trigger(name); });
-      if (!triggers.empty())
-        problems.push_back("table " + t.name + " has DELETE trigger(s) " + join(triggers, ", ") + " on " + source_name +
-                           " that the purge of moved rows would fire");
-      if (plan.tables.size() < sharded.size()) plan.tables.push_back(describe_table(*source, t, plan.space.kind));
-    }
-  }
-  if (tables_present && plan.tables.size() == sharded.size()) {
-    // Text compared (or hashed) in the column's own collation only where, on every shard that
-    // runs batch statements, that gives the answers bytes give (shardio::own_collation_fits).
-    for (auto& t : plan.tables) {
-      if (!t.key_own_collation) continue;
-      for (auto& [name, source] : sources)
-        t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(*source, t.quoted, t.key_column, plan.space.kind);
-      t.key_own_collation = t.key_own_collation && shardio::own_collation_fits(target, t.quoted, t.key_column, plan.space.kind);
-    }
-    for (auto& [source_name, source] : sources) {
-      check_foreign_keys_into(*source, source_name, plan, problems);
-      check_foreign_keys_among(*source, source_name, plan, problems);
-      check_null_keys(*source, source_name, plan, problems);
-      check_index_use(*source, source_name, plan, problems);
-    }
-    check_index_use(target, plan.target.name, plan, problems);
-    for (const auto& s : plan.segments) check_unmoved_parents(*sources.at(s.source.name), s.source.name, target, plan, s.range, problems);
-  }
-  for (const auto& s : plan.segments)
-    for (const auto& t : plan.tables) {
-      if (shardio::table_columns(target, t.quoted).empty()) continue;  // reported above
-      if (target.query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " + shardio::key_filter(target, plan.space, key_column(t), s.range) +
-                       ")")[0][0] == "t")
-        problems.push_back("the target range " + what(s) + " of " + t.name + " is not empty on " + plan.target.name);
-    }
-  // Reference tables are copied to the target only when empty there; a filled one is left
-  // alone (it may be newer), with a warning.
-  for (const auto& ref : plan.references) {
-    if (shardio::table_columns(target, ref).empty())
-      problems.push_back("reference table " + ref + " is missing on target shard " + plan.target.name);
-    else if (target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
-      plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
-  }
-  if (!problems.empty()) throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": " + join(problems, "; "));
   // Reference tables too: nation REFERENCES region needs region first. The target's foreign
   // keys are the ones the copy must satisfy.
-  sort_references_by_foreign_keys(target, plan.references);
-
+  sort_references_by_foreign_keys(shards.target, plan.references);
   // Parents before children for the copy; the purge runs in reverse.
-  sort_by_foreign_keys(*sources.begin()->second, plan.tables);
+  sort_by_foreign_keys(*shards.sources.begin()->second, plan.tables);
   {
     std::vector<shardio::RawConn*> srcs;
-    for (auto& [name, conn] : sources) srcs.push_back(conn.get());
-    plan.load_path = choose_load_path(target, srcs, plan.tables, plan.references, options_.checked_load).why;
+    for (auto& [name, conn] : shards.sources) srcs.push_back(conn.get());
+    plan.load_path = choose_load_path(shards.target, srcs, plan.tables, plan.references, options_.checked_load).why;
   }
-  for (std::size_t i = 0; i < plan.segments.size(); ++i) {
-    shardio::RawConn& source = *sources.at(plan.segments[i].source.name);
-    auto [rows, bytes] = estimate_size(source, plan, plan.segments[i].range);
-    plan.rows_total += rows;
-    plan.estimated_bytes += bytes;
-    int size = plan.batch_size;
-    if (plan.batch_bytes > 0) {
-      // Keys per batch from the segment's bytes per key, so every batch holds about
-      // batch_bytes whatever the rows per key.
-      std::int64_t keys = distinct_keys(source, plan, plan.segments[i].range);
-      double per_key = keys > 0 ? static_cast<double>(bytes) / static_cast<double>(keys) : 1.0;
-      size = static_cast<int>(std::clamp(static_cast<double>(plan.batch_bytes) / std::max(per_key, 1.0), 1.0, 1e9));
-      if (i == 0) plan.batch_size = size;
-    }
-    for (const auto& b : plan_batches(source, plan, i, size)) {
-      plan.keys_total += b.keys;
-      plan.batches.push_back(b);
-    }
-  }
-  // Room on the target: what moves, plus a tenth for the WAL and index growth of the load.
-  plan.target_free_bytes = free_bytes(target);
-  std::uint64_t needed = plan.estimated_bytes + plan.estimated_bytes / 10;
-  if (plan.target_free_bytes && *plan.target_free_bytes < needed)
-    throw usage_error("cannot " + std::string(journal::to_text(plan.kind)) + ": target shard " + plan.target.name + " has " +
-                          megabytes(*plan.target_free_bytes) + " free where it keeps its data; the rows that move take about " +
-                          megabytes(plan.estimated_bytes) + " (" + megabytes(needed) + " with margin)",
-                      "free space on " + plan.target.name + " or choose another target shard");
+  plan_segments(plan, shards);
+  refuse_if_target_full(plan, shards.target);
 }
 
 }  // namespace shardctl::migrate

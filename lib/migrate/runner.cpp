@@ -190,72 +190,100 @@ void Runner::cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c) 
 // an earlier run of this operation (the target range was checked empty before the first one).
 std::int64_t Runner::copy(const Batch& b) {
   shardio::RawConn& src = source(b);
-  bool present = false;
-  for (const auto& t : ctx_.tables)
-    present = present || target_->query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " +
-                                        filter(*target_, t, b.range) + ")")[0][0] == "t";
-  std::int64_t rows = 0;
+  bool present = on_target(b);
+  // What the last load streamed and read back is another batch's.
   streamed_.clear();
   loaded_.clear();
   read_in_load_ = {};
   streamed_batch_ = -1;
-  if (!present) {
-    target_->exec("BEGIN");
-    // The fast path: FK triggers skipped for this transaction (see load_path.hpp); the guard's
-    // triggers are ENABLE ALWAYS and still fire.
-    if (ctx_.path.skip_load_checks) target_->exec("SET LOCAL session_replication_role = replica");
-    // Keys coming back to a shard that once gave them away: its fence on them ends with this
-    // transaction, which makes them its own again.
-    lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
-    for (const auto& t : ctx_.tables) {
-      std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
-      auto kinds = value_kinds(t, b);
-      shardio::CopyDigest digest(t.binary, kinds);
-      std::string copy_out = "COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " +
-                             filter(src, t, b.range) + order + ") TO STDOUT" + copy_format(t.binary);
-      std::string copy_in = "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN" + copy_format(t.binary);
-      if (kinds.empty() || ctx_.parallel > 1) {
-        // Read back after the commit: by rows, or over --parallel connections.
-        stats_.bytes += shardio::pump_copy(src, copy_out, *target_, copy_in, [&](std::string_view chunk) { digest.add(chunk); });
-      } else {
-        // The value digest is read back in this transaction, part by part as the rows load.
-        LoadDigest back(*target_, shardio::value_digest_sql(value_columns(t, kinds)), t.quoted, filter(*target_, t, b.range),
-                        read_by_blocks(t), ring_bytes());
-        {
-          Stopwatch w(read_in_load_seconds_);
-          back.begin();
-        }
-        shardio::CopyParts parts{[&] { return digest.at_row_end(); }, [&] { return back.next_part_bytes(); },
-                                 [&] {
-                                   Stopwatch w(read_in_load_seconds_);
-                                   back.part_loaded();
-                                 }};
-        stats_.bytes += shardio::pump_copy_in_parts(src, copy_out, *target_, copy_in,
-                                                    [&](std::string_view chunk) {
-                                                      digest.add(chunk);
-                                                      back.add_stream_bytes(chunk.size());
-                                                    },
-                                                    parts);
-        Stopwatch w(read_in_load_seconds_);
-        loaded_[t.name] = back.finish(digest.value_text());
-        // Rows that went into free space of older pages: later batches read the range whole.
-        if (back.read_whole()) read_by_blocks_[t.name] = false;
-        read_in_load_.by_block += back.parts_read();
-        read_in_load_.by_range += back.read_whole() ? 1 : 0;
-      }
-      if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
-      streamed_[t.name] = {digest.text(), kinds.empty() ? "" : digest.value_text()};
-      rows += digest.rows();
-      faults_.point("copy.table", context(b));
-    }
-    target_->exec("COMMIT");
-    streamed_batch_ = b.no;
-  }
+  std::int64_t rows = present ? 0 : load(src, b);
   faults_.point("copy.commit", context(b));
-  if (present)
-    for (const auto& t : ctx_.tables)
-      rows += std::stoll(target_->query("SELECT count(*) FROM " + t.quoted + " WHERE " + filter(*target_, t, b.range))[0][0]);
+  return present ? rows_on_target(b) : rows;
+}
+
+// Whether any table has a row of the batch on the target.
+bool Runner::on_target(const Batch& b) {
+  bool present = false;
+  for (const auto& t : ctx_.tables)
+    present = present || target_->query("SELECT EXISTS (SELECT 1 FROM " + t.quoted + " WHERE " +
+                                        filter(*target_, t, b.range) + ")")[0][0] == "t";
+  return present;
+}
+
+std::int64_t Runner::rows_on_target(const Batch& b) {
+  std::int64_t rows = 0;
+  for (const auto& t : ctx_.tables)
+    rows += std::stoll(target_->query("SELECT count(*) FROM " + t.quoted + " WHERE " + filter(*target_, t, b.range))[0][0]);
   return rows;
+}
+
+// The batch's rows of every table pumped from the source into the target, in one transaction
+// of the target. Returns the rows loaded.
+std::int64_t Runner::load(shardio::RawConn& src, const Batch& b) {
+  target_->exec("BEGIN");
+  // The fast path: FK triggers skipped for this transaction (see load_path.hpp); the guard's
+  // triggers are ENABLE ALWAYS and still fire.
+  if (ctx_.path.skip_load_checks) target_->exec("SET LOCAL session_replication_role = replica");
+  // Keys coming back to a shard that once gave them away: its fence on them ends with this
+  // transaction, which makes them its own again.
+  lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
+  std::int64_t rows = 0;
+  for (const auto& t : ctx_.tables) {
+    rows += load_table(src, t, b);
+    faults_.point("copy.table", context(b));
+  }
+  target_->exec("COMMIT");
+  streamed_batch_ = b.no;
+  return rows;
+}
+
+// One table's rows of the batch, in the source's primary-key order, digested as they pass
+// (streamed_: what verify compares the target with). Returns the rows loaded.
+std::int64_t Runner::load_table(shardio::RawConn& src, const PlannedTable& t, const Batch& b) {
+  std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
+  auto kinds = value_kinds(t, b);
+  shardio::CopyDigest digest(t.binary, kinds);
+  CopyStatements sql{"COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(src, t, b.range) + order +
+                         ") TO STDOUT" + copy_format(t.binary),
+                     "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN" + copy_format(t.binary)};
+  if (kinds.empty() || ctx_.parallel > 1) {
+    // Read back after the commit: by rows, or over --parallel connections.
+    stats_.bytes += shardio::pump_copy(src, sql.out, *target_, sql.in, [&](std::string_view chunk) { digest.add(chunk); });
+  } else {
+    pump_reading_back(src, t, b, sql, kinds, digest);
+  }
+  if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
+  streamed_[t.name] = {digest.text(), kinds.empty() ? "" : digest.value_text()};
+  return digest.rows();
+}
+
+// The pump with the table's value digest read back in the load transaction, part by part as
+// the rows load (load_digest.hpp): loaded_ keeps it for verify.
+void Runner::pump_reading_back(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const CopyStatements& sql,
+                               const std::vector<shardio::ValueKind>& kinds, shardio::CopyDigest& digest) {
+  LoadDigest back(*target_, shardio::value_digest_sql(value_columns(t, kinds)), t.quoted, filter(*target_, t, b.range),
+                  read_by_blocks(t), ring_bytes());
+  {
+    Stopwatch w(read_in_load_seconds_);
+    back.begin();
+  }
+  shardio::CopyParts parts{[&] { return digest.at_row_end(); }, [&] { return back.next_part_bytes(); },
+                           [&] {
+                             Stopwatch w(read_in_load_seconds_);
+                             back.part_loaded();
+                           }};
+  stats_.bytes += shardio::pump_copy_in_parts(src, sql.out, *target_, sql.in,
+                                              [&](std::string_view chunk) {
+                                                digest.add(chunk);
+                                                back.add_stream_bytes(chunk.size());
+                                              },
+                                              parts);
+  Stopwatch w(read_in_load_seconds_);
+  loaded_[t.name] = back.finish(digest.value_text());
+  // Rows that went into free space of older pages: later batches read the range whole.
+  if (back.read_whole()) read_by_blocks_[t.name] = false;
+  read_in_load_.by_block += back.parts_read();
+  read_in_load_.by_range += back.read_whole() ? 1 : 0;
 }
 
 // Points the batch's mapping at the target, online, and journals the step with what was
@@ -288,9 +316,11 @@ void Runner::purge(const Batch& b, const std::string& verified) {
 // Touches only `src` and the run's read-only context, so it may run on another thread
 // (verify_flip_beside_purge) while this one verifies the next batch.
 bool Runner::purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const {
-  std::string state = batch_guard_state(src, ctx_.op_id, b.no);
-  if (state == "fenced") return false;
-  if (state.empty()) guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range);  // lost with a restored shard
+  switch (purge_from(batch_guard_state(src, ctx_.op_id, b.no))) {
+    case PurgeFrom::nothing: return false;
+    case PurgeFrom::guard_again: guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range); break;
+    case PurgeFrom::purge: break;
+  }
   nlohmann::json expected = verified.empty() ? nlohmann::json::object() : nlohmann::json::parse(verified);
   src.exec("BEGIN");
   // The fast path: the parents' RI triggers are skipped (children go first, and nothing outside
@@ -481,11 +511,7 @@ std::string Runner::filter(shardio::RawConn& conn, const PlannedTable& t, const 
 }
 
 void Runner::run() {
-  target_ = std::make_unique<shardio::RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
-  target_->script(session_settings);
-  target_->exec(bulk_guard_session);
-  // It also reads batches back to verify them (with one reader).
-  target_->script(shardio::reader_session);
+  open_target();
   auto all = batches();
   if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");
   bool cancel = cancel_requested();
@@ -496,77 +522,112 @@ void Runner::run() {
   // source deletes on one core while the target reads back on the other. Its rows stay guarded
   // on the source meanwhile, and the map already routes its keys to the target.
   std::optional<Flipped> pending;
-  auto purge_pending = [&] {
-    if (!pending) return;
-    {
-      Stopwatch w(stats_.purge_seconds);
-      purge(pending->batch, pending->verified);
-    }
-    done(pending->batch, pending->rows);
-    pending.reset();
-  };
   for (auto& b : all) {
     stats_.batch = b.no;
-    ResumeFrom from = resume_from(b.step);
-    if (from == ResumeFrom::skip) continue;
-    if (from == ResumeFrom::take_offline) {
-      if (cancel || cancel_requested()) {
-        purge_pending();
-        finish(journal::OperationStatus::cancelled, all);
-        return;
-      }
-      {
-        Stopwatch w(stats_.catalog_seconds);
-        take_offline(b);
-      }
-      faults_.point("journal.offline", context(b));
-    } else if (from == ResumeFrom::guard_and_copy) {
-      if (cancel) {  // cancelled while interrupted: undo the batch in flight
-        purge_pending();
-        roll_back(b);
-        finish(journal::OperationStatus::cancelled, all);
-        return;
-      }
-      guard_source(b);  // a run killed before the guard committed left the batch unguarded
+    if (!advance(b, cancel, pending)) {
+      finish(journal::OperationStatus::cancelled, all);
+      return;
     }
-    std::int64_t rows = 0;
-    std::string verified = b.verified;
-    if (from != ResumeFrom::purge) {
-      // Also when journaled as copied: copy() finds the batch on the target and does nothing,
-      // unless the target lost it (a crash of a server that does not sync commits).
-      {
-        Stopwatch w(stats_.copy_seconds);
-        rows = copy(b);
-      }
-      // The reads back inside the load transaction are the verify's, not the copy's.
-      stats_.copy_seconds -= read_in_load_seconds_;
-      stats_.verify_seconds += read_in_load_seconds_;
-      read_in_load_seconds_ = 0;
-      if (b.step != BatchStep::copied) journal(b, BatchStep::copied, rows);
-      faults_.point("journal.copied", context(b));
-      // Beside a purge only when the verify needs nothing from a source (the stream's digest
-      // is at hand): the purging thread owns its source connection until it is done.
-      if (pending && streamed_batch_ == b.no) {
-        verified = verify_flip_beside_purge(b, *pending);
-        done(pending->batch, pending->rows);
-      } else {
-        purge_pending();
-        {
-          Stopwatch w(stats_.verify_seconds);
-          verified = verify(b);
-        }
-        flip(b, verified);
-        faults_.point("journal.flipped", context(b));
-      }
-    } else {
-      purge_pending();
-    }
-    pending = Flipped{b, verified, rows};
   }
-  purge_pending();
+  purge_pending(pending);
   finish(journal::OperationStatus::done, all);  // every batch moved, even if a cancel came too late to stop one
   faults_.point("finished");
   if (progress_) progress_(stats_);
+}
+
+void Runner::open_target() {
+  target_ = std::make_unique<shardio::RawConn>(ctx_.target.dsn, "shard " + ctx_.target.name);
+  target_->script(session_settings);
+  target_->exec(bulk_guard_session);
+  // It also reads batches back to verify them (with one reader).
+  target_->script(shardio::reader_session);
+}
+
+// Takes batch `b` from its journaled step (batch_step.hpp) through its flip, and leaves its
+// purge pending; a flipped batch only becomes the pending purge. False when the operation
+// stops here, cancelled: the pending purge done, a batch in flight rolled back.
+bool Runner::advance(const Batch& b, bool cancel, std::optional<Flipped>& pending) {
+  ResumeFrom from = resume_from(b.step);
+  if (from == ResumeFrom::skip) return true;
+  if (stops_for_cancel(from, cancel)) {
+    purge_pending(pending);
+    if (on_cancel(from) == OnCancel::roll_back) roll_back(b);  // in flight when a run was killed
+    return false;
+  }
+  if (from == ResumeFrom::purge) {  // flipped by an earlier run
+    purge_pending(pending);
+    pending = Flipped{b, b.verified, 0};
+    return true;
+  }
+  if (from == ResumeFrom::take_offline) {
+    {
+      Stopwatch w(stats_.catalog_seconds);
+      take_offline(b);
+    }
+    faults_.point("journal.offline", context(b));
+  } else {
+    guard_source(b);  // a run killed before the guard committed left the batch unguarded
+  }
+  pending = copy_verify_flip(b, pending);
+  return true;
+}
+
+// Whether a cancel stops the run at a batch it resumes `from`: one requested before this run
+// at any batch not flipped yet; one requested while it runs, before the next batch it would
+// take offline.
+bool Runner::stops_for_cancel(ResumeFrom from, bool cancel) {
+  if (on_cancel(from) == OnCancel::carry_on) return false;
+  return cancel || (from == ResumeFrom::take_offline && cancel_requested());
+}
+
+// Copies the batch, verifies it and flips it: beside the pending purge where it can, else
+// after it. Returns the batch as the next purge to wait.
+Runner::Flipped Runner::copy_verify_flip(const Batch& b, std::optional<Flipped>& pending) {
+  // Also when journaled as copied: copy() finds the batch on the target and does nothing,
+  // unless the target lost it (a crash of a server that does not sync commits).
+  std::int64_t rows = timed_copy(b);
+  if (!has_reached(b.step, BatchStep::copied)) journal(b, BatchStep::copied, rows);
+  faults_.point("journal.copied", context(b));
+  std::string verified;
+  // Beside a purge only when the verify needs nothing from a source (the stream's digest is at
+  // hand): the purging thread owns its source connection until it is done.
+  if (pending && streamed_batch_ == b.no) {
+    verified = verify_flip_beside_purge(b, *pending);
+    done(pending->batch, pending->rows);
+  } else {
+    purge_pending(pending);
+    {
+      Stopwatch w(stats_.verify_seconds);
+      verified = verify(b);
+    }
+    flip(b, verified);
+    faults_.point("journal.flipped", context(b));
+  }
+  return Flipped{b, verified, rows};
+}
+
+// copy(), timed: the reads back inside its load transaction are the verify's, not the copy's.
+std::int64_t Runner::timed_copy(const Batch& b) {
+  std::int64_t rows = 0;
+  {
+    Stopwatch w(stats_.copy_seconds);
+    rows = copy(b);
+  }
+  stats_.copy_seconds -= read_in_load_seconds_;
+  stats_.verify_seconds += read_in_load_seconds_;
+  read_in_load_seconds_ = 0;
+  return rows;
+}
+
+// Purges the batch flipped last, if any, and journals it done.
+void Runner::purge_pending(std::optional<Flipped>& pending) {
+  if (!pending) return;
+  {
+    Stopwatch w(stats_.purge_seconds);
+    purge(pending->batch, pending->verified);
+  }
+  done(pending->batch, pending->rows);
+  pending.reset();
 }
 
 }  // namespace shardctl::migrate

@@ -18,6 +18,7 @@
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "fault/fault.hpp"
+#include "shardio/copy_digest.hpp"
 #include "shardio/read_pool.hpp"
 
 namespace shardctl::migrate {
@@ -79,21 +80,37 @@ class Runner {
   void journal(const Batch& b, BatchStep step, std::int64_t rows = -1);
   std::vector<Batch> batches();
   bool cancel_requested();
-  void take_offline(const Batch& b);
-  void guard_source(const Batch& b);
-  void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c);
-  std::int64_t copy(const Batch& b);
-  std::string verify(const Batch& b);
-  void flip(const Batch& b, const std::string& verified);
-  void purge(const Batch& b, const std::string& verified);
-  bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
-  void purge_commit(shardio::RawConn& src, const Batch& b);
+  void open_target();
   // A batch flipped and not yet purged, with what its flip journaled.
   struct Flipped {
     Batch batch;
     std::string verified;
     std::int64_t rows = 0;
   };
+  bool advance(const Batch& b, bool cancel, std::optional<Flipped>& pending);
+  bool stops_for_cancel(ResumeFrom from, bool cancel);
+  Flipped copy_verify_flip(const Batch& b, std::optional<Flipped>& pending);
+  void purge_pending(std::optional<Flipped>& pending);
+  void take_offline(const Batch& b);
+  void guard_source(const Batch& b);
+  void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c);
+  std::int64_t timed_copy(const Batch& b);
+  std::int64_t copy(const Batch& b);
+  bool on_target(const Batch& b);
+  std::int64_t rows_on_target(const Batch& b);
+  std::int64_t load(shardio::RawConn& src, const Batch& b);
+  std::int64_t load_table(shardio::RawConn& src, const PlannedTable& t, const Batch& b);
+  // A table's COPY out of the source and into the target.
+  struct CopyStatements {
+    std::string out, in;
+  };
+  void pump_reading_back(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const CopyStatements& sql,
+                         const std::vector<shardio::ValueKind>& kinds, shardio::CopyDigest& digest);
+  std::string verify(const Batch& b);
+  void flip(const Batch& b, const std::string& verified);
+  void purge(const Batch& b, const std::string& verified);
+  bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
+  void purge_commit(shardio::RawConn& src, const Batch& b);
   std::string verify_flip_beside_purge(const Batch& b, const Flipped& p);
   void done(const Batch& b, std::int64_t rows);
   void roll_back(const Batch& b);
@@ -129,6 +146,12 @@ class Runner {
   // digest where the source's has one, else the rows read back. Up to ctx_.parallel
   // connections work at once, on tables and on parts of a big table's key range.
   std::vector<std::string> target_digests(const Batch& b, const std::vector<Digests>& source);
+  struct TargetReads;  // verify.cpp
+  TargetReads plan_reads(const Batch& b, const std::vector<Digests>& source);
+  void add_table_reads(const Batch& b, std::size_t table, const Digests& source, TargetReads& reads);
+  std::string describe_reads(const TargetReads& reads, const std::vector<Digests>& source) const;
+  std::vector<shardio::ReadResult> run_reads(const std::vector<shardio::ReadTask>& tasks);
+  std::vector<shardio::ReadResult> read_on_loading_session(const std::vector<shardio::ReadTask>& tasks);
   // The batch's range cut into up to `parts` contiguous parts (integer keys only, else whole).
   std::vector<routing::KeyRange> cut(const PlannedTable& t, const routing::KeyRange& r, int parts);
   GuardOwner owner() const;

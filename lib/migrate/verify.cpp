@@ -12,8 +12,8 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "migrate/copy_sql.hpp"
+#include "migrate/read_parts.hpp"
 #include "migrate/runner.hpp"
-#include "routing/range_split.hpp"
 #include "shardio/row_checksum.hpp"
 
 namespace shardctl::migrate {
@@ -127,107 +127,138 @@ std::uint64_t Runner::ring_bytes() {
   return *ring_bytes_;
 }
 
-std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
-  // Parts of about this many rows at least: below it, another statement costs more than it saves.
-  constexpr std::int64_t rows_per_part = 500;
+// The reads that verify a batch on the target: one task per table, or per part of a big
+// table's key range, and for each table the digest its load transaction read back instead.
+struct Runner::TargetReads {
   std::vector<shardio::ReadTask> tasks;
-  std::vector<std::size_t> table_of;
-  // Tables whose digest the load transaction read back (load_digest.hpp) are not read again.
-  std::vector<std::optional<std::string>> read_in_load(ctx_.tables.size());
-  int loaded = 0;
+  std::vector<std::size_t> table_of;  // the table (index into ctx_.tables) each task reads
+  std::vector<std::optional<std::string>> read_in_load;  // by table
+  int loaded = 0;                                         // tables read back in the load
+
+  // Every table's digest: the one read in the load, or its tasks' results merged.
+  std::vector<std::string> digests(std::vector<shardio::ReadResult> results) const {
+    std::vector<std::optional<shardio::ReadResult>> merged(read_in_load.size());
+    for (std::size_t k = 0; k < tasks.size(); ++k) {
+      auto& m = merged[table_of[k]];
+      if (!m) {
+        m = std::move(results[k]);
+      } else if (tasks[k].value) {
+        m->value = shardio::add_value_digests(m->value, results[k].value);
+      } else {
+        m->digest->merge(*results[k].digest);
+      }
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+      const auto& m = merged[i];
+      out.push_back(read_in_load[i] ? *read_in_load[i] : m->digest ? m->digest->text() : m->value);
+    }
+    return out;
+  }
+};
+
+namespace {
+
+// No plain index scans: a batch read right after its load has stale statistics (a few
+// thousand rows where it holds hundreds of thousands), and an index scan fetches its heap
+// tuple by tuple. A bitmap scan of the same range reads each page once, in page-at-a-time
+// visibility mode: about 40% less time per row on a just-loaded batch (bench/README).
+constexpr const char* verify_read_settings = "SET enable_indexscan = off";
+
+}  // namespace
+
+std::vector<std::string> Runner::target_digests(const Batch& b, const std::vector<Digests>& source) {
+  TargetReads reads = plan_reads(b, source);
+  stats_.verify = describe_reads(reads, source);
+  return reads.digests(run_reads(reads.tasks));
+}
+
+Runner::TargetReads Runner::plan_reads(const Batch& b, const std::vector<Digests>& source) {
+  TargetReads reads;
+  reads.read_in_load.resize(ctx_.tables.size());
   for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
-    const auto& t = ctx_.tables[i];
-    auto it = loaded_.find(t.name);
+    // Tables whose digest the load transaction read back (load_digest.hpp) are not read again.
+    auto it = loaded_.find(ctx_.tables[i].name);
     if (streamed_batch_ == b.no && it != loaded_.end()) {
-      read_in_load[i] = it->second;
-      ++loaded;
+      reads.read_in_load[i] = it->second;
+      ++reads.loaded;
       continue;
     }
-    std::int64_t rows = std::stoll(source[i].stream);
-    bool values = !source[i].values.empty();
-    std::vector<KeyRange> parts{b.range};
-    // A big table is read in parts of its key range, more parts than readers since keys need
-    // not be spread evenly. Not on hash maps: their filter hashes every row's key, so each
-    // part would scan the whole batch again.
-    int want = static_cast<int>(std::min<std::int64_t>(2 * ctx_.parallel, rows / rows_per_part));
-    if (ctx_.parallel > 1 && t.binary && ctx_.map.kind != routing::MapKind::hash && want > 1)
-      parts = cut(t, b.range, want);
-    // The digest's select list is the same for every part of the table.
-    std::string digest_sql;
-    if (values) digest_sql = "SELECT " + shardio::value_digest_sql(value_columns(t, value_kinds(t, b))) + " FROM " + t.quoted + " WHERE ";
-    for (const auto& p : parts) {
-      shardio::ReadTask task;
-      task.weight = rows / static_cast<std::int64_t>(parts.size());
-      if (values) {
-        task.sql = digest_sql + filter(*target_, t, p);
-        task.value = true;
-      } else {
-        task.sql = select_copy(*target_, t, p);
-        task.binary = t.binary;
-      }
-      tasks.push_back(std::move(task));
-      table_of.push_back(i);
-    }
+    add_table_reads(b, i, source[i], reads);
   }
+  return reads;
+}
+
+// The table's reads: its server's value digest where the source's stream has one, else its
+// rows streamed back; over parts of its key range when it is big enough (read_parts.hpp).
+void Runner::add_table_reads(const Batch& b, std::size_t i, const Digests& source, TargetReads& reads) {
+  const auto& t = ctx_.tables[i];
+  std::int64_t rows = std::stoll(source.stream);
+  bool values = !source.values.empty();
+  std::vector<KeyRange> parts{b.range};
+  int want = read_parts(ctx_.parallel, rows, t.binary, ctx_.map.kind);
+  if (want > 1) parts = cut(t, b.range, want);
+  // The digest's select list is the same for every part of the table.
+  std::string digest_sql;
+  if (values) digest_sql = "SELECT " + shardio::value_digest_sql(value_columns(t, value_kinds(t, b))) + " FROM " + t.quoted + " WHERE ";
+  for (const auto& p : parts) {
+    shardio::ReadTask task;
+    task.weight = rows / static_cast<std::int64_t>(parts.size());
+    if (values) {
+      task.sql = digest_sql + filter(*target_, t, p);
+      task.value = true;
+    } else {
+      task.sql = select_copy(*target_, t, p);
+      task.binary = t.binary;
+    }
+    reads.tasks.push_back(std::move(task));
+    reads.table_of.push_back(i);
+  }
+}
+
+// For -v: which tables are verified how, and where the reads ran.
+std::string Runner::describe_reads(const TargetReads& reads, const std::vector<Digests>& source) const {
   std::vector<bool> by_value;
   for (const auto& d : source) by_value.push_back(!d.values.empty());
   std::string readers = "on the connection that loaded the batch";
   if (ctx_.parallel > 1)
-    readers = "over up to " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), tasks.size())) +
+    readers = "over up to " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(ctx_.parallel), reads.tasks.size())) +
               " connection(s)";
   std::string how;
-  if (loaded > 0)
+  if (reads.loaded > 0)
     how = "in the load transaction: " + std::to_string(read_in_load_.by_block) + " read(s) by block, " +
           std::to_string(read_in_load_.by_range) + " by key range";
-  if (!tasks.empty()) how += (how.empty() ? "" : "; ") + std::to_string(tasks.size()) + " read(s) " + readers;
-  stats_.verify = describe(ctx_.tables, by_value) + " (" + how + ")";
-  // No plain index scans: a batch read right after its load has stale statistics (a few
-  // thousand rows where it holds hundreds of thousands), and an index scan fetches its heap
-  // tuple by tuple. A bitmap scan of the same range reads each page once, in page-at-a-time
-  // visibility mode: about 40% less time per row on a just-loaded batch (bench/README).
-  constexpr const char* read_settings = "SET enable_indexscan = off";
-  std::vector<shardio::ReadResult> results;
-  if (tasks.empty()) {
-    // every table was read back in the load transaction
-  } else if (ctx_.parallel == 1) {
-    // One reader: the session that loaded the batch reads it back, one task after the other.
-    // Its backend has the batch's pages and the tables' catalog entries at hand, and the move
-    // keeps one connection to the target, not two.
-    target_->exec(read_settings);
-    struct Reset {  // the session goes on loading and probing with the planner's defaults
-      shardio::RawConn& conn;
-      ~Reset() {
-        try {
-          conn.exec("RESET enable_indexscan");
-        } catch (...) {  // the connection failed; the error that brought us here is reported
-        }
+  if (!reads.tasks.empty()) how += (how.empty() ? "" : "; ") + std::to_string(reads.tasks.size()) + " read(s) " + readers;
+  return describe(ctx_.tables, by_value) + " (" + how + ")";
+}
+
+std::vector<shardio::ReadResult> Runner::run_reads(const std::vector<shardio::ReadTask>& tasks) {
+  if (tasks.empty()) return {};  // every table was read back in the load transaction
+  if (ctx_.parallel == 1) return read_on_loading_session(tasks);
+  if (!readers_)
+    readers_ = std::make_unique<shardio::ReadPool>(ctx_.target.dsn, "shard " + ctx_.target.name,
+                                                   std::string(shardio::session_settings) + "; " + verify_read_settings,
+                                                   ctx_.parallel);
+  return readers_->run(tasks);
+}
+
+// One reader: the session that loaded the batch reads it back, one task after the other. Its
+// backend has the batch's pages and the tables' catalog entries at hand, and the move keeps one
+// connection to the target, not two.
+std::vector<shardio::ReadResult> Runner::read_on_loading_session(const std::vector<shardio::ReadTask>& tasks) {
+  target_->exec(verify_read_settings);
+  struct Reset {  // the session goes on loading and probing with the planner's defaults
+    shardio::RawConn& conn;
+    ~Reset() {
+      try {
+        conn.exec("RESET enable_indexscan");
+      } catch (...) {  // the connection failed; the error that brought us here is reported
       }
-    } reset{*target_};
-    for (const auto& task : tasks) results.push_back(shardio::read_one(*target_, task));
-  } else {
-    if (!readers_)
-      readers_ = std::make_unique<shardio::ReadPool>(ctx_.target.dsn, "shard " + ctx_.target.name,
-                                                     std::string(shardio::session_settings) + "; " + read_settings,
-                                                     ctx_.parallel);
-    results = readers_->run(tasks);
-  }
-  std::vector<std::optional<shardio::ReadResult>> merged(ctx_.tables.size());
-  for (std::size_t k = 0; k < tasks.size(); ++k) {
-    auto& m = merged[table_of[k]];
-    if (!m) {
-      m = std::move(results[k]);
-    } else if (tasks[k].value) {
-      m->value = shardio::add_value_digests(m->value, results[k].value);
-    } else {
-      m->digest->merge(*results[k].digest);
     }
-  }
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < merged.size(); ++i) {
-    const auto& m = merged[i];
-    out.push_back(read_in_load[i] ? *read_in_load[i] : m->digest ? m->digest->text() : m->value);
-  }
-  return out;
+  } reset{*target_};
+  std::vector<shardio::ReadResult> results;
+  for (const auto& task : tasks) results.push_back(shardio::read_one(*target_, task));
+  return results;
 }
 
 std::string Runner::select_copy(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r) const {
@@ -237,22 +268,14 @@ std::string Runner::select_copy(shardio::RawConn& conn, const PlannedTable& t, c
 
 std::vector<KeyRange> Runner::cut(const PlannedTable& t, const KeyRange& r, int parts) {
   routing::KeyType bt = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
-  if (bt != routing::KeyType::int4 && bt != routing::KeyType::int8) return {r};
-  KeyRange span = r;
-  if (!r.low || !r.high) {
-    // An open side (the first or last batch of a map) is cut between the keys the target
-    // holds there: two index probes.
+  std::optional<std::pair<routing::Key, routing::Key>> held;
+  if (cut_needs_held_keys(bt, r)) {
+    // The keys the target holds at the open side: two index probes.
     auto ends = target_->query("SELECT min(" + catalog::quote_ident(t.key_column) + ")::text, max(" +
                                catalog::quote_ident(t.key_column) + ")::text FROM " + t.quoted + " WHERE " + filter(*target_, t, r));
-    if (ends.empty() || ends[0][0].empty()) return {r};
-    if (!span.low) span.low = routing::parse_key(bt, ends[0][0]);
-    if (!span.high) span.high = routing::key_successor(bt, routing::parse_key(bt, ends[0][1]));
-    if (!span.high) return {r};
+    if (!ends.empty() && !ends[0][0].empty()) held.emplace(routing::parse_key(bt, ends[0][0]), routing::parse_key(bt, ends[0][1]));
   }
-  auto out = routing::split_key_range(bt, span, parts);
-  out.front().low = r.low;
-  out.back().high = r.high;
-  return out;
+  return cut_for_reads(bt, r, parts, held);
 }
 
 Runner::Digests Runner::stream_digest(shardio::RawConn& conn, const PlannedTable& t, const KeyRange& r,
