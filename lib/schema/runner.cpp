@@ -147,44 +147,43 @@ void rollback_quietly(shardio::RawConn& conn) {
   std::unique_ptr<PGresult, ResultClear> r(PQexec(conn.get(), "ROLLBACK"));
 }
 
-// Runs one file and writes its history row. Throws FileFailed.
-void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& settings, FileResult& result) {
-  prepare_session(conn, settings);
-  auto t0 = Clock::now();
-  if (!m.no_transaction) {
-    conn.exec("BEGIN");
-    if (auto f = run_sql(conn, m.sql)) {
-      result.duration_ms = ms_since(t0);
-      result.error = locate(m, 0, m.sql, *f);
-      if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error, "the file's transaction was rolled back", {}};
-      rollback_quietly(conn);
-      // A lock wait that timed out changed nothing: no failure to record, try again later.
-      if (f->sqlstate == "55P03")
-        throw FileFailed{FileRunState::locked, result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)", {}};
-      insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
-      throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};
-    }
-    if (auto bad = invalid_after(conn, m, ms_since(t0), result)) {
-      rollback_quietly(conn);
-      insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
-      throw *bad;
-    }
+// A file in a transaction of its own, its history row written inside it. A failure rolls it
+// back and records the failure, except a lock wait that timed out, which changed nothing.
+void run_in_transaction(shardio::RawConn& conn, const Migration& m, Clock::time_point t0, FileResult& result) {
+  conn.exec("BEGIN");
+  if (auto f = run_sql(conn, m.sql)) {
     result.duration_ms = ms_since(t0);
-    insert_history(conn, row_for(m, result.duration_ms, Outcome::succeeded));
-    if (auto f = run_sql(conn, "COMMIT")) {
-      // A deferred constraint refused at commit: the file failed.
-      result.error = locate(m, 0, m.sql, SqlFailure{f->sqlstate, f->message, f->detail, f->hint, 0, f->connection_lost});
-      if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error, "the commit's outcome is unknown; `shardctl schema status` shows it", {}};
-      rollback_quietly(conn);
-      insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
-      throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};
-    }
-    return;
+    result.error = locate(m, 0, m.sql, *f);
+    if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error, "the file's transaction was rolled back", {}};
+    rollback_quietly(conn);
+    // A lock wait that timed out changed nothing: no failure to record, try again later.
+    if (f->sqlstate == "55P03")
+      throw FileFailed{FileRunState::locked, result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)", {}};
+    insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
+    throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};
   }
-  // No transaction: statement by statement, each committed on its own. Its row says "started"
-  // (success NULL) before the first statement, and how it ended after the last one: a run
-  // killed in between leaves the row unfinished, and the next run stops there instead of
-  // running statements again whose effects nobody knows.
+  if (auto bad = invalid_after(conn, m, ms_since(t0), result)) {
+    rollback_quietly(conn);
+    insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
+    throw *bad;
+  }
+  result.duration_ms = ms_since(t0);
+  insert_history(conn, row_for(m, result.duration_ms, Outcome::succeeded));
+  if (auto f = run_sql(conn, "COMMIT")) {
+    // A deferred constraint refused at commit: the file failed.
+    result.error = locate(m, 0, m.sql, SqlFailure{f->sqlstate, f->message, f->detail, f->hint, 0, f->connection_lost});
+    if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error, "the commit's outcome is unknown; `shardctl schema status` shows it", {}};
+    rollback_quietly(conn);
+    insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
+    throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};
+  }
+}
+
+// A no-transaction file: statement by statement, each committed on its own. Its row says
+// "started" (success NULL) before the first statement, and how it ended after the last one: a
+// run killed in between leaves the row unfinished, and the next run stops there instead of
+// running statements again whose effects nobody knows.
+void run_statement_by_statement(shardio::RawConn& conn, const Migration& m, Clock::time_point t0, FileResult& result) {
   auto id = insert_history(conn, row_for(m, 0, Outcome::unfinished));
   for (const auto& st : split_statements(m.sql)) {
     if (auto f = run_sql(conn, st.sql)) {
@@ -204,6 +203,14 @@ void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& set
   }
   result.duration_ms = ms_since(t0);
   finish_history(conn, id, true, result.duration_ms);
+}
+
+// Runs one file and writes its history row. Throws FileFailed.
+void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& settings, FileResult& result) {
+  prepare_session(conn, settings);
+  auto t0 = Clock::now();
+  if (m.no_transaction) run_statement_by_statement(conn, m, t0, result);
+  else run_in_transaction(conn, m, t0, result);
 }
 
 // Every INVALID index of the shard, each named with the file that creates an index of its name
