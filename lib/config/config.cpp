@@ -273,6 +273,95 @@ void read_query(const Reader& reader, const toml::table& root, QueryConfig& out)
   out.user = user;
 }
 
+// The TOML document of a config: refused (data Error naming file:line:col) when it nests too
+// deep for toml++ or does not parse.
+toml::table parse_toml(std::string_view text, const std::string& origin) {
+  // Before toml++ sees it: toml++ recurses once per level, and a key of 40,000 dotted parts ran
+  // it out of stack.
+  if (auto deep = toml_too_deep_at(text, max_input_nesting); deep != std::string_view::npos) {
+    auto p = position_of(text, deep);
+    throw data_error(origin + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": nested more than " +
+                         std::to_string(max_input_nesting) +
+                         " levels deep (dotted key parts, [table.header] parts, arrays and inline tables)",
+                     "see shardctl.toml(5) for the keys a config file may hold: none is more than 4 levels deep");
+  }
+  try {
+    return toml::parse(text, std::string_view(origin));
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    throw data_error(origin + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) + ": " +
+                     std::string(e.description()));
+  }
+}
+
+// catalog: a passwordless connection string.
+void read_catalog(const Reader& reader, const toml::table& root, Config& cfg) {
+  if (auto v = root["catalog"].value<std::string>()) {
+    check_dsn(reader, *root.get("catalog"), "catalog", *v);
+    cfg.catalog = *v;
+  }
+}
+
+// [defaults]: batch_size and parallel (at least 1), fence_grace (a duration).
+void read_defaults(const Reader& reader, const toml::table& root, Config& cfg) {
+  for (const char* key : {"batch_size", "parallel"}) {
+    auto node = root["defaults"][key];
+    if (!node) continue;
+    auto v = *node.value<std::int64_t>();
+    if (v < 1) reader.fail(*node.node(), "\"defaults." + std::string(key) + "\" must be at least 1");
+    (std::string_view(key) == "batch_size" ? cfg.batch_size : cfg.parallel) = v;
+  }
+  if (auto node = root["defaults"]["fence_grace"]) {
+    auto text = *node.value<std::string>();
+    cfg.fence_grace = grace_interval(text);
+    if (!cfg.fence_grace)
+      reader.fail(*node.node(), "\"defaults.fence_grace\" must be a duration like 30m, 12h or 7d, not \"" + text + "\"");
+  }
+}
+
+// One [[archive.job]]: its destination (dir: or a passwordless postgres: DSN), batch size and
+// durations. Its keys and their types were checked against known_keys already.
+ArchiveJob read_archive_job(const Reader& reader, const toml::table& t) {
+  ArchiveJob job;
+  job.name = *t["name"].value<std::string>();
+  job.table = *t["table"].value<std::string>();
+  job.where = *t["where"].value<std::string>();
+  job.cascade = t["cascade"].value_or(false);
+  job.to = *t["to"].value<std::string>();
+  if (job.to.rfind("dir:", 0) != 0 && job.to.rfind("postgres:", 0) != 0)
+    reader.fail(*t.get("to"), "archive job \"" + job.name + "\": \"to\" must start with dir: or postgres:");
+  if (job.to.rfind("postgres:", 0) == 0)
+    check_dsn(reader, *t.get("to"), "archive.job.to", job.to.substr(std::string_view("postgres:").size()));
+  if (auto n = t["batch_size"].value<std::int64_t>()) {
+    if (*n < 1) reader.fail(*t.get("batch_size"), "archive job \"" + job.name + "\": \"batch_size\" must be at least 1");
+    job.batch_size = *n;
+  }
+  for (auto [key, dest] : {std::pair{"max_runtime", &job.max_runtime}, std::pair{"sleep", &job.sleep},
+                           std::pair{"max_lag", &job.max_lag}}) {
+    auto node = t[key];
+    if (!node) continue;
+    auto text = *node.value<std::string>();
+    *dest = parse_duration(text);
+    if (!*dest)
+      reader.fail(*t.get(key), "archive job \"" + job.name + "\": \"" + key +
+                                   "\" must be a duration like 500ms, 30s, 10m or 2h, not \"" + text + "\"");
+  }
+  return job;
+}
+
+// [[archive.job]]: each job, under a name no other job has.
+void read_archive_jobs(const Reader& reader, const toml::table& root, std::vector<ArchiveJob>& out) {
+  auto jobs = root["archive"]["job"].as_array();
+  if (!jobs) return;
+  for (const auto& elem : *jobs) {
+    const auto& t = *elem.as_table();
+    auto job = read_archive_job(reader, t);
+    for (const auto& other : out)
+      if (other.name == job.name) reader.fail(*t.get("name"), "archive job name \"" + job.name + "\" is used twice");
+    out.push_back(std::move(job));
+  }
+}
+
 }  // namespace
 
 const ShardConfig* Config::shard(const std::string& name) const {
@@ -301,76 +390,13 @@ std::optional<std::filesystem::path> locate_config(const std::optional<std::stri
 }
 
 Config parse_config(std::string_view text, const std::string& origin) {
-  // Before toml++ sees it: toml++ recurses once per level, and a key of 40,000 dotted parts ran
-  // it out of stack.
-  if (auto deep = toml_too_deep_at(text, max_input_nesting); deep != std::string_view::npos) {
-    auto p = position_of(text, deep);
-    throw data_error(origin + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": nested more than " +
-                         std::to_string(max_input_nesting) +
-                         " levels deep (dotted key parts, [table.header] parts, arrays and inline tables)",
-                     "see shardctl.toml(5) for the keys a config file may hold: none is more than 4 levels deep");
-  }
-  toml::table root;
-  try {
-    root = toml::parse(text, std::string_view(origin));
-  } catch (const toml::parse_error& e) {
-    const auto& src = e.source();
-    throw data_error(origin + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) + ": " +
-                     std::string(e.description()));
-  }
+  toml::table root = parse_toml(text, origin);
   Reader reader(origin);
   reader.check_table(root, "", "");
-
   Config cfg;
-  if (auto v = root["catalog"].value<std::string>()) {
-    check_dsn(reader, *root.get("catalog"), "catalog", *v);
-    cfg.catalog = *v;
-  }
-  for (const char* key : {"batch_size", "parallel"}) {
-    auto node = root["defaults"][key];
-    if (!node) continue;
-    auto v = *node.value<std::int64_t>();
-    if (v < 1) reader.fail(*node.node(), "\"defaults." + std::string(key) + "\" must be at least 1");
-    (std::string_view(key) == "batch_size" ? cfg.batch_size : cfg.parallel) = v;
-  }
-  if (auto node = root["defaults"]["fence_grace"]) {
-    auto text = *node.value<std::string>();
-    cfg.fence_grace = grace_interval(text);
-    if (!cfg.fence_grace)
-      reader.fail(*node.node(), "\"defaults.fence_grace\" must be a duration like 30m, 12h or 7d, not \"" + text + "\"");
-  }
-  if (auto jobs = root["archive"]["job"].as_array()) {
-    for (const auto& elem : *jobs) {
-      const auto& t = *elem.as_table();
-      ArchiveJob job;
-      job.name = *t["name"].value<std::string>();
-      job.table = *t["table"].value<std::string>();
-      job.where = *t["where"].value<std::string>();
-      job.cascade = t["cascade"].value_or(false);
-      job.to = *t["to"].value<std::string>();
-      if (job.to.rfind("dir:", 0) != 0 && job.to.rfind("postgres:", 0) != 0)
-        reader.fail(*t.get("to"), "archive job \"" + job.name + "\": \"to\" must start with dir: or postgres:");
-      if (job.to.rfind("postgres:", 0) == 0)
-        check_dsn(reader, *t.get("to"), "archive.job.to", job.to.substr(std::string_view("postgres:").size()));
-      if (auto n = t["batch_size"].value<std::int64_t>()) {
-        if (*n < 1) reader.fail(*t.get("batch_size"), "archive job \"" + job.name + "\": \"batch_size\" must be at least 1");
-        job.batch_size = *n;
-      }
-      for (auto [key, dest] : {std::pair{"max_runtime", &job.max_runtime}, std::pair{"sleep", &job.sleep},
-                               std::pair{"max_lag", &job.max_lag}}) {
-        auto node = t[key];
-        if (!node) continue;
-        auto text = *node.value<std::string>();
-        *dest = parse_duration(text);
-        if (!*dest)
-          reader.fail(*t.get(key), "archive job \"" + job.name + "\": \"" + key +
-                                       "\" must be a duration like 500ms, 30s, 10m or 2h, not \"" + text + "\"");
-      }
-      for (const auto& other : cfg.archive_jobs)
-        if (other.name == job.name) reader.fail(*t.get("name"), "archive job name \"" + job.name + "\" is used twice");
-      cfg.archive_jobs.push_back(std::move(job));
-    }
-  }
+  read_catalog(reader, root, cfg);
+  read_defaults(reader, root, cfg);
+  read_archive_jobs(reader, root, cfg.archive_jobs);
   read_check(reader, root, cfg.check);
   read_shards(reader, root, cfg.shards);
   read_query(reader, root, cfg.query);

@@ -232,75 +232,83 @@ void Sandbox::start_clusters(UpResult& result) {
   }
 }
 
+void Sandbox::make_directories(const std::optional<RunAs>& user) {
+  const bool dir_existed = fs::exists(dir_);
+  fs::create_directories(dir_);
+  try {
+    choose_server_dir();
+    check_socket_path();
+    fs::create_directories(run_dir());
+    hand_over_directory(run_dir(), user);
+    if (server_dir_ != dir_) {
+      // DIR/run leads to the sockets as it does when the clusters live in DIR.
+      std::error_code ec;
+      fs::remove(dir_ / "run", ec);
+      fs::create_directory_symlink(run_dir(), dir_ / "run");
+    }
+  } catch (...) {
+    // Nothing runs yet: remove what this call made, and never a directory it did not make.
+    std::error_code ec;
+    if (server_dir_ != dir_) fs::remove_all(server_dir_, ec);
+    if (!dir_existed) fs::remove_all(dir_, ec);
+    throw;
+  }
+}
+
+void Sandbox::start_and_record(UpResult& result, const std::optional<RunAs>& user) {
+  StateLock lock(dir_);
+  try {
+    start_clusters(result);
+    if (result.created) {
+      json state = read_state(dir_);
+      state["version"] = 1;
+      state["user"] = user ? user->name : "";
+      if (server_dir_ != dir_) state["server_dir"] = server_dir_.string();
+      write_state(dir_, state);
+    }
+    ensure_read_role();
+  } catch (...) {
+    // A half-made sandbox would make the next `up` harder, not easier.
+    if (result.created) stop_and_remove();
+    throw;
+  }
+}
+
+void Sandbox::ensure_demo_fleet(UpResult& result, const UpOptions& options) {
+  for (const auto& f : fleets())
+    if (f.name == "demo") result.fleet = f;
+  if (!result.fleet) {
+    FleetOptions fo;
+    fo.shards = options.shards;
+    fo.scale = options.scale;
+    result.fleet = create_fleet("demo", fo);
+  }
+  std::string toml = std::string(marker) + "\ncatalog = " + toml_string(result.fleet->catalog_dsn) +
+                     "\n\n# `shardctl query` connects as this role: it can only read (see shardctl-query(1)).\n"
+                     "[query]\nuser = " + toml_string(read_role) + "\n";
+  std::ofstream(result.config_file) << toml;
+  // Commands run from here find the sandbox without flags; never overwrite an operator's file.
+  fs::path cwd_config = fs::absolute("shardctl.toml");
+  if (!fs::exists(cwd_config) || file_has_marker(cwd_config)) {
+    std::ofstream(cwd_config) << toml;
+    result.wrote_cwd_config = true;
+  }
+}
+
 UpResult Sandbox::up(const UpOptions& options) {
   if (options.shards < 1 || options.shards > 64) throw usage_error("--shards must be from 1 to 64");
   if (options.scale < 0) throw usage_error("--scale must be 0 or more");
   UpResult result{!exists(), {}, std::nullopt, config_file(), false};
   auto user = server_user();
   if (result.created) {
-    const bool dir_existed = fs::exists(dir_);
-    fs::create_directories(dir_);
-    try {
-      choose_server_dir();
-      check_socket_path();
-      fs::create_directories(run_dir());
-      hand_over_directory(run_dir(), user);
-      if (server_dir_ != dir_) {
-        // DIR/run leads to the sockets as it does when the clusters live in DIR.
-        std::error_code ec;
-        fs::remove(dir_ / "run", ec);
-        fs::create_directory_symlink(run_dir(), dir_ / "run");
-      }
-    } catch (...) {
-      // Nothing runs yet: remove what this call made, and never a directory it did not make.
-      std::error_code ec;
-      if (server_dir_ != dir_) fs::remove_all(server_dir_, ec);
-      if (!dir_existed) fs::remove_all(dir_, ec);
-      throw;
-    }
+    make_directories(user);
   } else if (!fs::is_directory(server_dir_)) {
     throw unavailable_error("the clusters of the sandbox in " + dir_.string() + " were in " + server_dir_.string() +
                                 ", which is gone",
                             "start over: `shardctl sandbox down --dir " + dir_.string() + "`, then `up`");
   }
-  {
-    StateLock lock(dir_);
-    try {
-      start_clusters(result);
-      if (result.created) {
-        json state = read_state(dir_);
-        state["version"] = 1;
-        state["user"] = user ? user->name : "";
-        if (server_dir_ != dir_) state["server_dir"] = server_dir_.string();
-        write_state(dir_, state);
-      }
-      ensure_read_role();
-    } catch (...) {
-      // A half-made sandbox would make the next `up` harder, not easier.
-      if (result.created) stop_and_remove();
-      throw;
-    }
-  }
-  if (options.fleet) {
-    for (const auto& f : fleets())
-      if (f.name == "demo") result.fleet = f;
-    if (!result.fleet) {
-      FleetOptions fo;
-      fo.shards = options.shards;
-      fo.scale = options.scale;
-      result.fleet = create_fleet("demo", fo);
-    }
-    std::string toml = std::string(marker) + "\ncatalog = " + toml_string(result.fleet->catalog_dsn) +
-                       "\n\n# `shardctl query` connects as this role: it can only read (see shardctl-query(1)).\n"
-                       "[query]\nuser = " + toml_string(read_role) + "\n";
-    std::ofstream(result.config_file) << toml;
-    // Commands run from here find the sandbox without flags; never overwrite an operator's file.
-    fs::path cwd_config = fs::absolute("shardctl.toml");
-    if (!fs::exists(cwd_config) || file_has_marker(cwd_config)) {
-      std::ofstream(cwd_config) << toml;
-      result.wrote_cwd_config = true;
-    }
-  }
+  start_and_record(result, user);
+  if (options.fleet) ensure_demo_fleet(result, options);
   return result;
 }
 

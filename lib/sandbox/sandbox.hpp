@@ -14,6 +14,8 @@
 
 namespace shardctl::sandbox {
 
+struct RunAs;  // process.hpp
+
 // The login role `shardctl query` runs as in a sandbox: on every cluster, holding
 // pg_read_all_data and nothing more, named by the [query] user of the config `up` writes.
 // The clusters trust local connections, so it needs no password.
@@ -90,6 +92,15 @@ class Sandbox {
   std::string dsn(const Cluster& cluster, const std::string& dbname) const;
 
  private:
+  // The steps of `up`. A new sandbox: DIR, the clusters' directory (choose_server_dir) and the
+  // socket directory, all removed again if one fails.
+  void make_directories(const std::optional<RunAs>& user);
+  // Under the state lock: the clusters started (made first for a new sandbox), a new sandbox's
+  // state written, read_role on every cluster; a new sandbox that fails is removed.
+  void start_and_record(UpResult& result, const std::optional<RunAs>& user);
+  // The fleet "demo" (made unless there), and the config files that name it: DIR/shardctl.toml,
+  // and ./shardctl.toml unless an operator's file is there.
+  void ensure_demo_fleet(UpResult& result, const UpOptions& options);
   void choose_server_dir();
   void check_socket_path() const;
   void start_clusters(UpResult& result);

@@ -7,7 +7,11 @@
 namespace shardctl::schema {
 namespace {
 
-bool is_version_row(const HistoryRow& r) { return r.kind == "versioned" || r.kind == "baseline"; }
+using shardside::SchemaHistoryKind;
+
+bool is_version_row(const HistoryRow& r) {
+  return r.kind == SchemaHistoryKind::versioned || r.kind == SchemaHistoryKind::baseline;
+}
 
 std::optional<Version> row_version(const HistoryRow& r) {
   if (!r.version) return std::nullopt;
@@ -19,7 +23,7 @@ std::optional<Version> row_version(const HistoryRow& r) {
 std::optional<Version> baseline_marker(const std::vector<HistoryRow>& history) {
   std::optional<Version> out;
   for (const auto& r : history)
-    if (r.success && r.kind == "baseline" && r.checksum.empty())
+    if (r.succeeded() && r.baseline_marker())
       if (auto v = row_version(r); v && (!out || *out < *v)) out = v;
   return out;
 }
@@ -27,7 +31,7 @@ std::optional<Version> baseline_marker(const std::vector<HistoryRow>& history) {
 std::optional<Version> baseline_any(const std::vector<HistoryRow>& history) {
   std::optional<Version> out;
   for (const auto& r : history)
-    if (r.success && r.kind == "baseline")
+    if (r.succeeded() && r.kind == SchemaHistoryKind::baseline)
       if (auto v = row_version(r); v && (!out || *out < *v)) out = v;
   return out;
 }
@@ -53,13 +57,13 @@ std::map<std::string, std::int64_t> last_ids(const std::vector<HistoryRow>& hist
 std::vector<std::string> open_failures(const std::vector<HistoryRow>& history) {
   std::map<std::string, std::int64_t> last_success, last_unfinished;
   for (const auto& r : history) {
-    if (r.success) last_success[row_key(r)] = std::max(last_success[row_key(r)], r.id);
-    if (r.unfinished) last_unfinished[row_key(r)] = std::max(last_unfinished[row_key(r)], r.id);
+    if (r.succeeded()) last_success[row_key(r)] = std::max(last_success[row_key(r)], r.id);
+    if (r.unfinished()) last_unfinished[row_key(r)] = std::max(last_unfinished[row_key(r)], r.id);
   }
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const auto& r : history) {
-    if (r.success || r.unfinished) continue;
+    if (r.succeeded() || r.unfinished()) continue;
     auto later = [&](const std::map<std::string, std::int64_t>& m) {
       auto it = m.find(row_key(r));
       return it != m.end() && it->second > r.id;
@@ -75,7 +79,7 @@ std::vector<Started> open_started(const std::vector<HistoryRow>& history) {
   auto last = last_ids(history);
   std::vector<Started> out;
   for (const auto& r : history)
-    if (r.unfinished && last[row_key(r)] == r.id) out.push_back({r.name, r.applied_at, r.applied_by});
+    if (r.unfinished() && last[row_key(r)] == r.id) out.push_back({r.name, r.applied_at, r.applied_by});
   return out;
 }
 
@@ -88,7 +92,7 @@ std::string migration_key(const Migration& m) {
 std::optional<Version> current_version(const std::vector<HistoryRow>& history) {
   std::optional<Version> out;
   for (const auto& r : history)
-    if (r.success && is_version_row(r))
+    if (r.succeeded() && is_version_row(r))
       if (auto v = row_version(r); v && (!out || *out < *v)) out = v;
   return out;
 }
@@ -103,21 +107,21 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
   auto last = last_ids(history);
   std::set<std::string> started_keys;
   for (const auto& r : history)
-    if (r.unfinished && last[row_key(r)] == r.id) started_keys.insert(row_key(r));
+    if (r.unfinished() && last[row_key(r)] == r.id) started_keys.insert(row_key(r));
 
   // The last successful row per version, and per repeatable name.
   std::map<Version, const HistoryRow*> applied;
   std::map<std::string, const HistoryRow*> repeatable;
   for (const auto& r : history) {
-    if (!r.success) continue;
+    if (!r.succeeded()) continue;
     if (is_version_row(r)) {
       if (auto v = row_version(r)) {
         // A baseline marker says nothing about a file's checksum: it only covers versions.
-        if (r.kind == "baseline" && r.checksum.empty()) continue;
+        if (r.baseline_marker()) continue;
         auto& slot = applied[*v];
         if (!slot || slot->id < r.id) slot = &r;
       }
-    } else if (r.kind == "repeatable") {
+    } else if (r.kind == SchemaHistoryKind::repeatable) {
       auto& slot = repeatable[r.name];
       if (!slot || slot->id < r.id) slot = &r;
     }
@@ -147,199 +151,241 @@ ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector
   return plan;
 }
 
-std::string file_state(const std::vector<HistoryRow>& history, const Migration& m, const HistoryRow** last) {
+RecordedState file_state(const std::vector<HistoryRow>& history, const Migration& m, const HistoryRow** last) {
   const HistoryRow* found = nullptr;
   auto key = migration_key(m);
   for (const auto& r : history) {
-    if (r.kind == "baseline" && r.checksum.empty()) continue;  // a marker names no file
+    if (r.baseline_marker()) continue;  // a marker names no file
     if (row_key(r) == key && (!found || found->id < r.id)) found = &r;
   }
   if (last) *last = found;
-  if (found) return found->success ? "applied" : found->unfinished ? "started" : "failed";
+  if (found) return found->succeeded() ? RecordedState::applied : found->unfinished() ? RecordedState::started : RecordedState::failed;
   auto marker = baseline_marker(history);
-  if (m.kind == Kind::versioned && marker && !(*marker < *m.version)) return "applied";
-  return "not_run";
+  if (m.kind == Kind::versioned && marker && !(*marker < *m.version)) return RecordedState::applied;
+  return RecordedState::not_run;
 }
 
 int StatusMatrix::exit_code() const {
   bool failed = false, unreachable = false, behind = false;
   for (const auto& r : rows) {
-    if (r.state == "failed" || r.state == "interrupted" || r.state == "invalid_index") failed = true;
-    else if (r.state == "unreachable") unreachable = true;
-    else if (r.state != "current") behind = true;
+    switch (r.state) {
+      case StatusState::failed:
+      case StatusState::interrupted:
+      case StatusState::invalid_index: failed = true; break;
+      case StatusState::unreachable: unreachable = true; break;
+      case StatusState::current: break;
+      case StatusState::pending:
+      case StatusState::running:
+      case StatusState::changed:
+      case StatusState::different: behind = true; break;
+    }
   }
   if (failed) return 2;
   if (unreachable) return 3;
   return behind ? 1 : 0;
 }
 
-StatusMatrix status_against_directory(const std::vector<Migration>& migrations, const std::vector<ShardHistory>& shards) {
-  StatusMatrix m;
-  for (const auto& mig : migrations) {
-    m.columns.push_back({mig.file, kind_name(mig.kind)});
-    if (mig.kind == Kind::versioned) m.head = mig.version->text();
-  }
-  // Versions some shard applied that the directory lacks get columns of their own.
-  std::map<Version, std::string> extra;
-  std::vector<ShardPlan> plans(shards.size());
-  for (std::size_t s = 0; s < shards.size(); ++s) {
-    if (!shards[s].rows) continue;
-    plans[s] = plan_shard(migrations, *shards[s].rows);
-    for (const auto& r : *shards[s].rows)
-      if (r.success && is_version_row(r) && std::find(plans[s].unknown.begin(), plans[s].unknown.end(), r.name) != plans[s].unknown.end())
-        if (auto v = row_version(r)) extra.emplace(*v, r.name);
-  }
-  for (const auto& [v, name] : extra) m.columns.push_back({name, "versioned"});
-  for (std::size_t s = 0; s < shards.size(); ++s) {
-    StatusRow row;
-    row.shard = shards[s].shard;
-    if (!shards[s].rows) {
-      row.state = "unreachable";
-      row.error = shards[s].error;
-      m.rows.push_back(std::move(row));
-      continue;
-    }
-    const auto& plan = plans[s];
-    const auto& hist = *shards[s].rows;
-    if (plan.current) row.version = plan.current->text();
-    auto failed = [&](const std::string& f) { return std::find(plan.failed.begin(), plan.failed.end(), f) != plan.failed.end(); };
-    auto pending = [&](std::size_t i) { return std::find(plan.pending.begin(), plan.pending.end(), i) != plan.pending.end(); };
-    auto started = [&](const std::string& f) {
-      return std::any_of(plan.started.begin(), plan.started.end(), [&](const Started& st) { return st.file == f; });
-    };
-    auto invalid = [&](const std::string& f) {
-      return std::any_of(shards[s].invalid_indexes.begin(), shards[s].invalid_indexes.end(),
-                         [&](const InvalidIndex& ix) { return ix.file == f; });
-    };
-    row.started = plan.started;
-    row.invalid_indexes = shards[s].invalid_indexes;
-    for (std::size_t i = 0; i < migrations.size(); ++i) {
-      const auto& mig = migrations[i];
-      std::string cell = "ok";
-      bool changed = std::any_of(plan.changed.begin(), plan.changed.end(), [&](const Changed& c) { return c.file == mig.file; });
-      if (started(mig.file)) cell = "started";
-      else if (failed(mig.file)) cell = "failed";
-      else if (changed) cell = "changed";
-      else if (pending(i)) cell = "pending";
-      else if (mig.kind == Kind::versioned) {
-        bool own_row = std::any_of(hist.begin(), hist.end(), [&](const HistoryRow& r) {
-          return r.success && r.kind == "versioned" && row_version(r) == mig.version;
-        });
-        if (!own_row) cell = "baseline";
-      }
-      if (cell == "ok" && invalid(mig.file)) cell = "invalid";
-      row.cells.push_back(cell);
-    }
-    for (const auto& [v, name] : extra)
-      row.cells.push_back(std::find(plan.unknown.begin(), plan.unknown.end(), name) != plan.unknown.end() ? "ok" : "");
-    if (!plan.failed.empty()) row.state = "failed";
-    // A file at work (started, the lock held) is building its index, which is INVALID meanwhile.
-    else if (!plan.started.empty()) row.state = shards[s].lock_held ? "running" : "interrupted";
-    else if (!row.invalid_indexes.empty()) row.state = "invalid_index";
-    else if (!plan.changed.empty()) row.state = "changed";
-    else if (!plan.pending.empty()) row.state = "pending";
-    else if (!plan.unknown.empty()) row.state = "different";
-    else row.state = "current";
-    m.rows.push_back(std::move(row));
-  }
-  return m;
+namespace {
+
+template <class Container, class Value>
+bool contains(const Container& c, const Value& v) {
+  return std::find(c.begin(), c.end(), v) != c.end();
 }
 
-StatusMatrix status_between_shards(const std::vector<ShardHistory>& shards) {
-  StatusMatrix m;
-  // Every version any shard applied, with the file name it was applied from.
-  std::map<Version, std::string> versions;
-  std::map<std::string, std::set<std::string>> repeatable_sums;  // name -> checksums seen
+bool names_file(const std::vector<Started>& started, const std::string& file) {
+  return std::any_of(started.begin(), started.end(), [&](const Started& st) { return st.file == file; });
+}
+
+StatusRow unreachable_row(const ShardHistory& shard) {
+  StatusRow row;
+  row.shard = shard.shard;
+  row.state = StatusState::unreachable;
+  row.error = shard.error;
+  return row;
+}
+
+// Against a directory: versions some shard applied that the directory lacks, with the file
+// name they were applied from (they get columns of their own).
+std::map<Version, std::string> unknown_versions(const std::vector<ShardHistory>& shards, const std::vector<ShardPlan>& plans) {
+  std::map<Version, std::string> out;
+  for (std::size_t s = 0; s < shards.size(); ++s) {
+    if (!shards[s].rows) continue;
+    for (const auto& r : *shards[s].rows)
+      if (r.succeeded() && is_version_row(r) && contains(plans[s].unknown, r.name))
+        if (auto v = row_version(r)) out.emplace(*v, r.name);
+  }
+  return out;
+}
+
+// Against a directory: the cell of file `i`, what stops or awaits it first, else ok (baseline
+// when only a baseline covers it); ok with an INVALID index of the file is invalid.
+Cell directory_cell(const std::vector<Migration>& migrations, std::size_t i, const ShardHistory& shard, const ShardPlan& plan) {
+  const auto& mig = migrations[i];
+  const auto& hist = *shard.rows;
+  auto cell = CellState::ok;
+  if (names_file(plan.started, mig.file)) cell = CellState::started;
+  else if (contains(plan.failed, mig.file)) cell = CellState::failed;
+  else if (std::any_of(plan.changed.begin(), plan.changed.end(), [&](const Changed& c) { return c.file == mig.file; }))
+    cell = CellState::changed;
+  else if (contains(plan.pending, i)) cell = CellState::pending;
+  else if (mig.kind == Kind::versioned) {
+    bool own_row = std::any_of(hist.begin(), hist.end(), [&](const HistoryRow& r) {
+      return r.succeeded() && r.kind == SchemaHistoryKind::versioned && row_version(r) == mig.version;
+    });
+    if (!own_row) cell = CellState::baseline;
+  }
+  bool invalid = std::any_of(shard.invalid_indexes.begin(), shard.invalid_indexes.end(),
+                             [&](const InvalidIndex& ix) { return ix.file == mig.file; });
+  if (cell == CellState::ok && invalid) cell = CellState::invalid;
+  return {cell};
+}
+
+// Against a directory: the shard's state, the most pressing first.
+StatusState directory_state(const ShardHistory& shard, const ShardPlan& plan) {
+  if (!plan.failed.empty()) return StatusState::failed;
+  // A file at work (started, the lock held) is building its index, which is INVALID meanwhile.
+  if (!plan.started.empty()) return shard.lock_held ? StatusState::running : StatusState::interrupted;
+  if (!shard.invalid_indexes.empty()) return StatusState::invalid_index;
+  if (!plan.changed.empty()) return StatusState::changed;
+  if (!plan.pending.empty()) return StatusState::pending;
+  if (!plan.unknown.empty()) return StatusState::different;
+  return StatusState::current;
+}
+
+StatusRow directory_row(const std::vector<Migration>& migrations, const std::map<Version, std::string>& unknown,
+                        const ShardHistory& shard, const ShardPlan& plan) {
+  StatusRow row;
+  row.shard = shard.shard;
+  if (plan.current) row.version = plan.current->text();
+  row.started = plan.started;
+  row.invalid_indexes = shard.invalid_indexes;
+  for (std::size_t i = 0; i < migrations.size(); ++i) row.cells.push_back(directory_cell(migrations, i, shard, plan));
+  for (const auto& [v, name] : unknown) row.cells.push_back({contains(plan.unknown, name) ? CellState::ok : CellState::none});
+  row.state = directory_state(shard, plan);
+  return row;
+}
+
+// Between shards: every version any shard applied, with the file name it was applied from.
+std::map<Version, std::string> versions_applied(const std::vector<ShardHistory>& shards) {
+  std::map<Version, std::string> out;
   for (const auto& s : shards) {
     if (!s.rows) continue;
-    for (const auto& r : *s.rows) {
-      if (!r.success) continue;
-      if (is_version_row(r)) {
-        if (auto v = row_version(r)) versions.emplace(*v, r.kind == "baseline" && r.checksum.empty() ? "V" + v->text() + " (baseline)" : r.name);
-      }
-    }
+    for (const auto& r : *s.rows)
+      if (r.succeeded() && is_version_row(r))
+        if (auto v = row_version(r)) out.emplace(*v, r.baseline_marker() ? "V" + v->text() + " (baseline)" : r.name);
   }
-  // The last checksum of each repeatable file per shard: shards differ when those differ.
-  std::vector<std::map<std::string, std::string>> last_r(shards.size());
+  return out;
+}
+
+// Between shards: per shard, the last checksum of each repeatable file (name -> checksum).
+std::vector<std::map<std::string, std::string>> last_repeatable_checksums(const std::vector<ShardHistory>& shards) {
+  std::vector<std::map<std::string, std::string>> out(shards.size());
   for (std::size_t s = 0; s < shards.size(); ++s) {
     if (!shards[s].rows) continue;
     std::map<std::string, std::int64_t> ids;
     for (const auto& r : *shards[s].rows)
-      if (r.success && r.kind == "repeatable" && r.id >= ids[r.name]) {
+      if (r.succeeded() && r.kind == SchemaHistoryKind::repeatable && r.id >= ids[r.name]) {
         ids[r.name] = r.id;
-        last_r[s][r.name] = r.checksum;
+        out[s][r.name] = r.checksum;
       }
-    for (const auto& [name, sum] : last_r[s]) repeatable_sums[name].insert(sum);
   }
-  for (const auto& [v, name] : versions) m.columns.push_back({name, "versioned"});
-  for (const auto& [name, sums] : repeatable_sums) m.columns.push_back({name, "repeatable"});
-  // A file that failed (or never finished) everywhere it ran has no successful row: it still
-  // gets a column.
-  std::vector<std::string> failed_only;
+  return out;
+}
+
+// Between shards: files that failed (or never finished) everywhere they ran have no successful
+// row, and no column yet: they still get one.
+std::vector<std::string> files_without_success(const std::vector<ShardHistory>& shards, const std::vector<StatusColumn>& columns) {
+  std::vector<std::string> out;
   for (const auto& s : shards) {
     if (!s.rows) continue;
     auto files = open_failures(*s.rows);
     for (const auto& st : open_started(*s.rows)) files.push_back(st.file);
     for (const auto& f : files)
-      if (std::none_of(m.columns.begin(), m.columns.end(), [&](const StatusColumn& c) { return c.label == f; }) &&
-          std::find(failed_only.begin(), failed_only.end(), f) == failed_only.end())
-        failed_only.push_back(f);
+      if (std::none_of(columns.begin(), columns.end(), [&](const StatusColumn& c) { return c.label == f; }) && !contains(out, f))
+        out.push_back(f);
   }
-  for (const auto& f : failed_only) m.columns.push_back({f, f.rfind("R__", 0) == 0 ? "repeatable" : "versioned"});
+  return out;
+}
+
+// Between shards: the shard's row. Versions: ok (its own row), baseline (covered by a baseline
+// marker) or pending; repeatable files: ok, pending, or its checksum where shards differ; then
+// a file whose last attempt failed or never finished is marked so in its column.
+StatusRow between_row(const ShardHistory& shard, const std::vector<StatusColumn>& columns,
+                      const std::map<Version, std::string>& versions,
+                      const std::map<std::string, std::set<std::string>>& repeatable_sums,
+                      const std::map<std::string, std::string>& last_sums) {
+  const auto& hist = *shard.rows;
+  StatusRow row;
+  row.shard = shard.shard;
+  if (auto cur = current_version(hist)) row.version = cur->text();
+  auto marker = baseline_marker(hist);
+  for (const auto& [v, name] : versions) {
+    bool own = std::any_of(hist.begin(), hist.end(), [&](const HistoryRow& r) {
+      return r.succeeded() && is_version_row(r) && row_version(r) == v;
+    });
+    row.cells.push_back({own ? CellState::ok : (marker && !(*marker < v)) ? CellState::baseline : CellState::pending});
+  }
+  for (const auto& [name, sums] : repeatable_sums) {
+    auto it = last_sums.find(name);
+    if (it == last_sums.end()) row.cells.push_back({CellState::pending});
+    else if (sums.size() > 1) row.cells.push_back({CellState::differs, it->second.substr(0, 7 + 12)});  // "sha256:" + 12 hex digits
+    else row.cells.push_back({CellState::ok});
+  }
+  auto at = [&](CellState c) { return [c](const Cell& cell) { return cell.state == c; }; };
+  auto versions_end = row.cells.begin() + static_cast<std::ptrdiff_t>(versions.size());
+  bool behind = std::any_of(row.cells.begin(), versions_end, at(CellState::pending));
+  bool differs = !std::all_of(versions_end, row.cells.end(), at(CellState::ok));
+  row.cells.resize(columns.size());  // the columns of files without success: none, unless marked below
+  auto failures = open_failures(hist);
+  row.started = open_started(hist);
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (contains(failures, columns[c].label)) row.cells[c] = {CellState::failed};
+    if (names_file(row.started, columns[c].label)) row.cells[c] = {CellState::started};
+  }
+  row.invalid_indexes = shard.invalid_indexes;
+  if (!failures.empty()) row.state = StatusState::failed;
+  else if (!row.started.empty()) row.state = shard.lock_held ? StatusState::running : StatusState::interrupted;
+  else if (!row.invalid_indexes.empty()) row.state = StatusState::invalid_index;
+  else if (behind) row.state = StatusState::pending;
+  else if (differs) row.state = StatusState::different;
+  else row.state = StatusState::current;
+  return row;
+}
+
+}  // namespace
+
+StatusMatrix status_against_directory(const std::vector<Migration>& migrations, const std::vector<ShardHistory>& shards) {
+  StatusMatrix m;
+  for (const auto& mig : migrations) {
+    m.columns.push_back({mig.file, mig.kind});
+    if (mig.kind == Kind::versioned) m.head = mig.version->text();
+  }
+  std::vector<ShardPlan> plans(shards.size());
+  for (std::size_t s = 0; s < shards.size(); ++s)
+    if (shards[s].rows) plans[s] = plan_shard(migrations, *shards[s].rows);
+  auto unknown = unknown_versions(shards, plans);
+  for (const auto& [v, name] : unknown) m.columns.push_back({name, Kind::versioned});
+  for (std::size_t s = 0; s < shards.size(); ++s)
+    m.rows.push_back(shards[s].rows ? directory_row(migrations, unknown, shards[s], plans[s]) : unreachable_row(shards[s]));
+  return m;
+}
+
+StatusMatrix status_between_shards(const std::vector<ShardHistory>& shards) {
+  StatusMatrix m;
+  auto versions = versions_applied(shards);
+  // Repeatable files: the shards differ where their last checksums of a file do.
+  auto last_sums = last_repeatable_checksums(shards);
+  std::map<std::string, std::set<std::string>> repeatable_sums;  // name -> checksums seen
+  for (const auto& shard_sums : last_sums)
+    for (const auto& [name, sum] : shard_sums) repeatable_sums[name].insert(sum);
+  for (const auto& [v, name] : versions) m.columns.push_back({name, Kind::versioned});
+  for (const auto& [name, sums] : repeatable_sums) m.columns.push_back({name, Kind::repeatable});
+  for (const auto& f : files_without_success(shards, m.columns))
+    m.columns.push_back({f, f.rfind("R__", 0) == 0 ? Kind::repeatable : Kind::versioned});
   if (!versions.empty()) m.head = versions.rbegin()->first.text();
-  for (std::size_t s = 0; s < shards.size(); ++s) {
-    StatusRow row;
-    row.shard = shards[s].shard;
-    if (!shards[s].rows) {
-      row.state = "unreachable";
-      row.error = shards[s].error;
-      m.rows.push_back(std::move(row));
-      continue;
-    }
-    const auto& hist = *shards[s].rows;
-    auto cur = current_version(hist);
-    if (cur) row.version = cur->text();
-    auto marker = baseline_marker(hist);
-    bool behind = false;
-    for (const auto& [v, name] : versions) {
-      bool own = std::any_of(hist.begin(), hist.end(), [&](const HistoryRow& r) {
-        return r.success && is_version_row(r) && row_version(r) == v;
-      });
-      std::string cell = own ? "ok" : (marker && !(*marker < v)) ? "baseline" : "pending";
-      if (cell == "pending") behind = true;
-      row.cells.push_back(cell);
-    }
-    bool differs = false;
-    for (const auto& [name, sums] : repeatable_sums) {
-      auto it = last_r[s].find(name);
-      if (it == last_r[s].end()) {
-        row.cells.push_back("pending");
-        differs = true;
-      } else if (sums.size() > 1) {
-        row.cells.push_back(it->second.substr(0, 7 + 12));  // "sha256:" + 12 hex digits
-        differs = true;
-      } else {
-        row.cells.push_back("ok");
-      }
-    }
-    for (std::size_t k = 0; k < failed_only.size(); ++k) row.cells.push_back("");
-    auto failures = open_failures(hist);
-    for (const auto& f : failures)
-      for (std::size_t c = 0; c < m.columns.size(); ++c)
-        if (m.columns[c].label == f) row.cells[c] = "failed";
-    row.started = open_started(hist);
-    for (const auto& st : row.started)
-      for (std::size_t c = 0; c < m.columns.size(); ++c)
-        if (m.columns[c].label == st.file) row.cells[c] = "started";
-    row.invalid_indexes = shards[s].invalid_indexes;
-    if (!failures.empty()) row.state = "failed";
-    else if (!row.started.empty()) row.state = shards[s].lock_held ? "running" : "interrupted";
-    else if (!row.invalid_indexes.empty()) row.state = "invalid_index";
-    else if (behind) row.state = "pending";
-    else if (differs) row.state = "different";
-    else row.state = "current";
-    m.rows.push_back(std::move(row));
-  }
+  for (std::size_t s = 0; s < shards.size(); ++s)
+    m.rows.push_back(shards[s].rows ? between_row(shards[s], m.columns, versions, repeatable_sums, last_sums[s])
+                                    : unreachable_row(shards[s]));
   return m;
 }
 

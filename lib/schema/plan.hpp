@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schema/files.hpp"
+#include "schema/states.hpp"
 #include "shardside/schema_history_row.hpp"
 
 namespace shardctl::schema {
@@ -62,27 +63,27 @@ std::optional<Version> current_version(const std::vector<HistoryRow>& history);
 // pending: nobody knows what it did, so it is never simply run again.
 ShardPlan plan_shard(const std::vector<Migration>& migrations, const std::vector<HistoryRow>& history);
 
-// What a shard's history says about one file: "applied" (a successful row, a baseline row, or
-// covered by a baseline marker), "failed", "started" (unfinished) or "not_run", from its last
-// row; `last` is set to that row (nullptr when none or only a marker covers it).
-std::string file_state(const std::vector<HistoryRow>& history, const Migration& m, const HistoryRow** last = nullptr);
+// What a shard's history says about one file: applied (a successful row, a baseline row, or
+// covered by a baseline marker), failed, started (unfinished) or not_run, from its last row;
+// `last` is set to that row (nullptr when none or only a marker covers it).
+RecordedState file_state(const std::vector<HistoryRow>& history, const Migration& m, const HistoryRow** last = nullptr);
 
 // `schema status`: one column per migration (with DIR) or per version any shard has (without).
-// Cell values: "ok" applied, "baseline" covered by a baseline, "pending" (not applied),
-// "failed", "changed" (applied with another checksum), "started" (started, never finished),
-// "invalid" (applied, but an index it creates is INVALID), "" not applicable.
+// Cells: ok applied, baseline covered by a baseline, pending (not applied), failed, changed
+// (applied with another checksum), started (started, never finished), invalid (applied, but an
+// index it creates is INVALID), differs (without DIR: a repeatable file's last checksum is not
+// the same everywhere), none not applicable.
 struct StatusColumn {
   std::string label;  // file name (with DIR) or version text (without)
-  std::string kind;   // versioned | repeatable
+  Kind kind = Kind::versioned;
 };
 struct StatusRow {
   std::string shard;
-  // current | pending | running | failed | interrupted | invalid_index | changed | different |
-  // unreachable. running: a file started and the shard's rollout lock is held (a rollout is
-  // at work); interrupted: a file started, never finished, and nobody holds the lock.
-  std::string state;
+  // running: a file started and the shard's rollout lock is held (a rollout is at work);
+  // interrupted: a file started, never finished, and nobody holds the lock.
+  StatusState state = StatusState::current;
   std::string version;  // highest applied, "" when none
-  std::vector<std::string> cells;  // one per column; empty for an unreachable shard
+  std::vector<Cell> cells;  // one per column; empty for an unreachable shard
   std::string error;    // unreachable: why
   std::vector<Started> started{};
   std::vector<InvalidIndex> invalid_indexes{};

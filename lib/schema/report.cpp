@@ -39,6 +39,14 @@ void print_started(std::ostream& out, const std::string& shard, const std::vecto
         << "`shardctl schema repair` records what it did\n";
 }
 
+// The shard states in the order the apply summary counts them.
+constexpr ShardState shard_states[] = {ShardState::ok, ShardState::failed, ShardState::locked, ShardState::unreachable,
+                                       ShardState::skipped};
+
+std::size_t applied_count(const ShardReport& s) {
+  return std::count_if(s.files.begin(), s.files.end(), [](const FileResult& f) { return f.state == FileRunState::applied; });
+}
+
 std::string ms_text(std::int64_t ms) {
   if (ms < 10'000) return std::to_string(ms) + " ms";
   return std::to_string(ms / 1000) + "." + std::to_string((ms % 1000) / 100) + " s";
@@ -49,14 +57,14 @@ nlohmann::json shard_json(const ShardReport& s) {
   for (const auto& f : s.files)
     files.push_back({{"file", f.file},
                      {"version", f.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.version)},
-                     {"kind", f.kind},
-                     {"state", f.state},
+                     {"kind", kind_name(f.kind)},
+                     {"state", to_text(f.state)},
                      {"duration_ms", f.duration_ms},
                      {"error", f.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.error)}});
   auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
   auto invalid = invalid_json(s.invalid_indexes);
   return {{"shard", s.shard},
-          {"state", s.state},
+          {"state", to_text(s.state)},
           {"version_before", opt(s.version_before)},
           {"version", opt(s.version_after)},
           {"planned", s.planned},
@@ -67,19 +75,25 @@ nlohmann::json shard_json(const ShardReport& s) {
           {"invalid_indexes", invalid}};
 }
 
-std::string cell_text(const std::string& c) {
-  if (c == "pending") return "-";
-  if (c == "failed") return "FAILED";
-  if (c == "changed") return "CHANGED";
-  if (c == "started") return "STARTED";
-  if (c == "invalid") return "INVALID";
-  if (c == "baseline") return "base";
-  return c;
+// A cell in the text table: what needs attention in capitals.
+std::string cell_text(const Cell& c) {
+  switch (c.state) {
+    case CellState::pending: return "-";
+    case CellState::failed: return "FAILED";
+    case CellState::changed: return "CHANGED";
+    case CellState::started: return "STARTED";
+    case CellState::invalid: return "INVALID";
+    case CellState::baseline: return "base";
+    case CellState::none:
+    case CellState::ok:
+    case CellState::differs: break;
+  }
+  return to_text(c);
 }
 
 // "V12__add_x.sql" -> "V12"; anything else as it is.
 std::string column_header(const StatusColumn& c) {
-  if (c.kind == "versioned" && !c.label.empty() && c.label[0] == 'V') {
+  if (c.kind == Kind::versioned && !c.label.empty() && c.label[0] == 'V') {
     auto sep = c.label.find("__");
     if (sep != std::string::npos) return c.label.substr(0, sep);
     auto sp = c.label.find(' ');
@@ -98,7 +112,7 @@ nlohmann::json to_json(const ApplyResult& r) {
     nlohmann::json shards = nlohmann::json::array();
     for (const auto& p : r.plan)
       shards.push_back({{"shard", p.shard},
-                        {"state", p.state},
+                        {"state", to_text(p.state)},
                         {"version", opt(p.version)},
                         {"pending", p.pending},
                         {"out_of_order", p.out_of_order},
@@ -110,10 +124,11 @@ nlohmann::json to_json(const ApplyResult& r) {
     doc["shards"] = shards;
   } else {
     nlohmann::json shards = nlohmann::json::array();
-    std::map<std::string, int> counts{{"ok", 0}, {"failed", 0}, {"locked", 0}, {"unreachable", 0}, {"skipped", 0}};
+    std::map<std::string, int> counts;
+    for (auto state : shard_states) counts[std::string(to_text(state))] = 0;
     for (const auto& s : r.shards) {
       shards.push_back(shard_json(s));
-      counts[s.state]++;
+      counts[std::string(to_text(s.state))]++;
     }
     doc["shards"] = shards;
     doc["canary"] = r.canary;
@@ -126,14 +141,14 @@ nlohmann::json to_json(const ApplyResult& r) {
 
 nlohmann::json to_json(const StatusMatrix& m) {
   nlohmann::json cols = nlohmann::json::array();
-  for (const auto& c : m.columns) cols.push_back({{"name", c.label}, {"kind", c.kind}});
+  for (const auto& c : m.columns) cols.push_back({{"name", c.label}, {"kind", kind_name(c.kind)}});
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : m.rows) {
     nlohmann::json cells = nlohmann::json::object();
     for (std::size_t i = 0; i < r.cells.size() && i < m.columns.size(); ++i)
-      if (!r.cells[i].empty()) cells[m.columns[i].label] = r.cells[i];
+      if (r.cells[i].state != CellState::none) cells[m.columns[i].label] = to_text(r.cells[i]);
     rows.push_back({{"shard", r.shard},
-                    {"state", r.state},
+                    {"state", to_text(r.state)},
                     {"version", r.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.version)},
                     {"migrations", cells},
                     {"started", started_json(r.started)},
@@ -150,7 +165,7 @@ nlohmann::json to_json(const BaselineResult& r) {
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& s : r.shards)
     shards.push_back({{"shard", s.shard},
-                      {"state", s.state},
+                      {"state", to_text(s.state)},
                       {"version_before", s.version_before.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.version_before)},
                       {"version", s.version_after.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.version_after)},
                       {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)}});
@@ -163,8 +178,8 @@ void print_apply(std::ostream& out, const ApplyResult& r) {
     for (const auto& p : r.plan) {
       std::string files;
       for (const auto& f : p.pending) files += (files.empty() ? "" : " ") + f;
-      t.add_row({p.shard, p.state == "up_to_date" ? "up to date" : p.state, p.version.empty() ? "-" : p.version,
-                 p.state == "unreachable" ? p.error : files});
+      t.add_row({p.shard, p.state == PlannedState::up_to_date ? "up to date" : std::string(to_text(p.state)),
+                 p.version.empty() ? "-" : p.version, p.state == PlannedState::unreachable ? p.error : files});
     }
     t.print(out);
     for (const auto& p : r.plan) {
@@ -177,19 +192,18 @@ void print_apply(std::ostream& out, const ApplyResult& r) {
     return;
   }
   output::TextTable t({"SHARD", "STATE", "VERSION", "APPLIED", "DURATION", "ERROR"});
-  std::map<std::string, int> counts;
+  std::map<ShardState, int> counts;
   for (const auto& s : r.shards) {
-    std::size_t applied = std::count_if(s.files.begin(), s.files.end(), [](const FileResult& f) { return f.state == "applied"; });
-    t.add_row({s.shard, s.state, s.version_after.empty() ? "-" : s.version_after,
-               std::to_string(applied) + "/" + std::to_string(s.planned.size()),
-               s.state == "skipped" ? "-" : ms_text(s.duration_ms), s.error});
+    t.add_row({s.shard, std::string(to_text(s.state)), s.version_after.empty() ? "-" : s.version_after,
+               std::to_string(applied_count(s)) + "/" + std::to_string(s.planned.size()),
+               s.state == ShardState::skipped ? "-" : ms_text(s.duration_ms), s.error});
     counts[s.state]++;
   }
   t.print(out);
   for (const auto& s : r.shards) print_invalid(out, s.shard, s.invalid_indexes);
   out << r.shards.size() << " shard(s)";
   const char* sep = ": ";
-  for (const char* st : {"ok", "failed", "locked", "unreachable", "skipped"})
+  for (auto st : shard_states)
     if (counts[st]) {
       out << sep << counts[st] << ' ' << st;
       sep = ", ";
@@ -204,7 +218,7 @@ void print_status(std::ostream& out, const StatusMatrix& m) {
   for (const auto& c : m.columns) headers.push_back(column_header(c));
   output::TextTable t(headers);
   for (const auto& r : m.rows) {
-    std::vector<std::string> row{r.shard, r.state, r.version.empty() ? "-" : r.version};
+    std::vector<std::string> row{r.shard, std::string(to_text(r.state)), r.version.empty() ? "-" : r.version};
     for (std::size_t i = 0; i < m.columns.size(); ++i) row.push_back(i < r.cells.size() ? cell_text(r.cells[i]) : "");
     t.add_row(row);
   }
@@ -213,7 +227,7 @@ void print_status(std::ostream& out, const StatusMatrix& m) {
     if (!r.error.empty()) out << r.shard << ": " << r.error << '\n';
     for (const auto& st : r.started)
       out << r.shard << ": " << st.file << " started at " << st.at << " and never finished"
-          << (r.state == "running" ? " (the rollout lock is held: a rollout may be running it)" : "; `shardctl schema repair` records what it did")
+          << (r.state == StatusState::running ? " (the rollout lock is held: a rollout may be running it)" : "; `shardctl schema repair` records what it did")
           << '\n';
     print_invalid(out, r.shard, r.invalid_indexes);
   }
@@ -222,7 +236,7 @@ void print_status(std::ostream& out, const StatusMatrix& m) {
 
 void print_baseline(std::ostream& out, const BaselineResult& r, bool dry_run) {
   output::TextTable t({"SHARD", "STATE", "VERSION", "ERROR"});
-  for (const auto& s : r.shards) t.add_row({s.shard, s.state, s.version_after.empty() ? "-" : s.version_after, s.error});
+  for (const auto& s : r.shards) t.add_row({s.shard, std::string(to_text(s.state)), s.version_after.empty() ? "-" : s.version_after, s.error});
   t.print(out);
   out << (dry_run ? "would record" : "recorded") << " version " << r.version;
   if (!r.files.empty()) out << " with " << r.files.size() << " file(s) and their checksums";
@@ -234,32 +248,32 @@ nlohmann::json to_json(const RepairResult& r) {
   auto opt = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
   for (const auto& s : r.shards)
     shards.push_back({{"shard", s.shard},
-                      {"state", s.state},
-                      {"was", opt(s.was)},
+                      {"state", to_text(s.state)},
+                      {"was", s.was ? nlohmann::json(to_text(*s.was)) : nlohmann::json(nullptr)},
                       {"recorded", s.recorded},
                       {"error", opt(s.error)}});
-  return {{"file", r.file}, {"mark", r.mark}, {"dry_run", r.dry_run}, {"shards", shards}, {"exit_code", r.exit_code}};
+  return {{"file", r.file}, {"mark", to_text(r.mark)}, {"dry_run", r.dry_run}, {"shards", shards}, {"exit_code", r.exit_code}};
 }
 
 void print_repair(std::ostream& out, const RepairResult& r) {
   output::TextTable t({"SHARD", "STATE", "WAS", "RECORDED", "ERROR"});
   std::size_t n = 0;
   for (const auto& s : r.shards) {
-    t.add_row({s.shard, s.state, s.was.empty() ? "-" : s.was, s.recorded ? "marked " + r.mark : "-", s.error});
+    t.add_row({s.shard, std::string(to_text(s.state)), s.was ? std::string(to_text(*s.was)) : "-",
+               s.recorded ? "marked " + std::string(to_text(r.mark)) : "-", s.error});
     n += s.recorded;
   }
   t.print(out);
   out << (r.dry_run ? "would mark " : "marked ") << r.file << " " << r.mark << " on " << n << " shard(s)";
-  if (n) out << (r.mark == "applied" ? "; apply takes it as applied" : "; the next apply runs it again");
+  if (n) out << (r.mark == RepairMark::applied ? "; apply takes it as applied" : "; the next apply runs it again");
   out << '\n';
 }
 
 std::string progress_line(const ShardReport& r) {
-  std::string line = r.shard + ": " + r.state;
-  if (r.state == "skipped") return line;
+  std::string line = r.shard + ": " + std::string(to_text(r.state));
+  if (r.state == ShardState::skipped) return line;
   if (!r.version_after.empty()) line += " at " + r.version_after;
-  std::size_t applied = std::count_if(r.files.begin(), r.files.end(), [](const FileResult& f) { return f.state == "applied"; });
-  line += ", " + std::to_string(applied) + " applied in " + ms_text(r.duration_ms);
+  line += ", " + std::to_string(applied_count(r)) + " applied in " + ms_text(r.duration_ms);
   if (!r.error.empty()) line += ": " + r.error;
   return line;
 }
@@ -270,23 +284,23 @@ std::vector<output::JunitCase> junit_cases(const ApplyResult& r, const std::vect
   for (const auto& p : r.plan) plans[p.shard] = &p;
   for (const auto& s : r.shards) {
     std::string cls = "shardctl.schema.apply." + s.shard;
-    if ((s.state == "unreachable" || s.state == "locked") && s.files.empty()) {
-      output::JunitCase c{cls, s.state == "locked" ? "rollout lock" : "connect", static_cast<double>(s.duration_ms) / 1000.0,
+    if ((s.state == ShardState::unreachable || s.state == ShardState::locked) && s.files.empty()) {
+      output::JunitCase c{cls, s.state == ShardState::locked ? "rollout lock" : "connect", static_cast<double>(s.duration_ms) / 1000.0,
                           s.error, s.hint, false};
       cases.push_back(c);
       continue;
     }
     // A shard that failed without a file failing (an interrupted file stopped it before any ran,
     // or an INVALID index under an applied file): one failed case "shard" says why.
-    bool file_failed = std::any_of(s.files.begin(), s.files.end(), [](const FileResult& f) { return f.state != "applied"; });
-    if (s.state == "failed" && !file_failed) {
+    bool file_failed = std::any_of(s.files.begin(), s.files.end(), [](const FileResult& f) { return f.state != FileRunState::applied; });
+    if (s.state == ShardState::failed && !file_failed) {
       std::string details = s.hint;
       for (const auto& ix : s.invalid_indexes) details += "\n" + ix.drop_sql;
       cases.push_back({cls, "shard", static_cast<double>(s.duration_ms) / 1000.0, s.error, details, false});
       if (s.files.empty()) continue;
     }
     std::vector<std::string> pending = s.planned;
-    if (s.state == "skipped")
+    if (s.state == ShardState::skipped)
       if (auto it = plans.find(s.shard); it != plans.end()) pending = it->second->pending;
     for (const auto& m : migrations) {
       output::JunitCase c;
@@ -295,7 +309,7 @@ std::vector<output::JunitCase> junit_cases(const ApplyResult& r, const std::vect
       auto f = std::find_if(s.files.begin(), s.files.end(), [&](const FileResult& x) { return x.file == m.file; });
       if (f != s.files.end()) {
         c.seconds = static_cast<double>(f->duration_ms) / 1000.0;
-        if (f->state != "applied") {
+        if (f->state != FileRunState::applied) {
           c.failure = f->error;
           c.details = s.hint;
           for (const auto& ix : s.invalid_indexes) c.details += "\n" + ix.drop_sql;
@@ -313,7 +327,7 @@ std::vector<output::JunitCase> junit_cases(const StatusMatrix& m) {
   std::vector<output::JunitCase> cases;
   for (const auto& r : m.rows) {
     std::string cls = "shardctl.schema.status." + r.shard;
-    if (r.state == "unreachable") {
+    if (r.state == StatusState::unreachable) {
       cases.push_back({cls, "connect", 0, r.error, "", false});
       continue;
     }
@@ -322,13 +336,17 @@ std::vector<output::JunitCase> junit_cases(const StatusMatrix& m) {
       output::JunitCase c;
       c.classname = cls;
       c.name = m.columns[i].label;
-      if (cell.empty()) c.skipped = true;
-      else if (cell == "pending") c.failure = "pending on " + r.shard;
-      else if (cell == "failed") c.failure = "the last attempt failed on " + r.shard;
-      else if (cell == "changed") c.failure = "applied with another checksum on " + r.shard;
-      else if (cell == "started") c.failure = "started and never finished on " + r.shard;
-      else if (cell == "invalid") c.failure = "an index it creates is INVALID on " + r.shard;
-      else if (cell != "ok" && cell != "baseline") c.failure = "differs on " + r.shard + ": " + cell;
+      switch (cell.state) {
+        case CellState::none: c.skipped = true; break;
+        case CellState::pending: c.failure = "pending on " + r.shard; break;
+        case CellState::failed: c.failure = "the last attempt failed on " + r.shard; break;
+        case CellState::changed: c.failure = "applied with another checksum on " + r.shard; break;
+        case CellState::started: c.failure = "started and never finished on " + r.shard; break;
+        case CellState::invalid: c.failure = "an index it creates is INVALID on " + r.shard; break;
+        case CellState::differs: c.failure = "differs on " + r.shard + ": " + to_text(cell); break;
+        case CellState::ok:
+        case CellState::baseline: break;
+      }
       cases.push_back(std::move(c));
     }
   }

@@ -39,7 +39,7 @@ void run_wave(const std::vector<fanout::Target>& targets, const std::vector<Migr
         rep = apply_shard(t, migrations, options.settings);
         // An unreachable shard ran nothing: it catches up on the next run and does not stop the
         // others (except in the canary wave, which proves nothing without all its shards).
-        if (rep.state == "failed" || rep.state == "locked" || (stop_on_any && !rep.ok())) throw StopWave();
+        if (rep.state == ShardState::failed || rep.state == ShardState::locked || (stop_on_any && !rep.ok())) throw StopWave();
       },
       [&](const fanout::Target& t, const fanout::Outcome&) {
         if (options.on_shard) options.on_shard(reports[idx.at(t.shard)]);
@@ -49,14 +49,130 @@ void run_wave(const std::vector<fanout::Target>& targets, const std::vector<Migr
 int apply_exit_code(const std::vector<ShardReport>& reports) {
   bool failed = false, locked = false, unreachable = false;
   for (const auto& r : reports) {
-    if (r.state == "failed") failed = true;
-    if (r.state == "locked") locked = true;
-    if (r.state == "unreachable") unreachable = true;
+    if (r.state == ShardState::failed) failed = true;
+    if (r.state == ShardState::locked) locked = true;
+    if (r.state == ShardState::unreachable) unreachable = true;
   }
   if (failed) return apply_exit::migration_failed;
   if (locked) return exit_code::locked;
   if (unreachable) return exit_code::unavailable;
   return apply_exit::ok;
+}
+
+// What apply would do on a shard, from the survey; its edited applied files go to `changed`
+// (file -> shards).
+PlannedShard planned_shard(const std::vector<Migration>& migrations, const ShardHistory& h,
+                           std::map<std::string, std::vector<std::string>>& changed) {
+  PlannedShard p;
+  p.shard = h.shard;
+  if (!h.rows) {
+    p.state = PlannedState::unreachable;
+    p.error = h.error;
+    return p;
+  }
+  auto plan = plan_shard(migrations, *h.rows);
+  for (const auto& c : plan.changed) changed[c.file].push_back(h.shard);
+  if (plan.current) p.version = plan.current->text();
+  for (auto k : plan.pending) p.pending.push_back(migrations[k].file);
+  p.out_of_order = plan.out_of_order;
+  p.unknown = plan.unknown;
+  p.failed = plan.failed;
+  p.started = plan.started;
+  p.invalid_indexes = h.invalid_indexes;
+  // As `status` says it: a file at work (the lock held) builds an index that is INVALID meanwhile.
+  p.state = !p.started.empty() ? (h.lock_held ? PlannedState::running : PlannedState::interrupted)
+            : !p.invalid_indexes.empty() ? PlannedState::invalid_index
+            : p.pending.empty()          ? PlannedState::up_to_date
+                                         : PlannedState::pending;
+  return p;
+}
+
+// Refuses every edited applied file before anything runs, naming all of them and their shards.
+void refuse_changed(const std::map<std::string, std::vector<std::string>>& changed) {
+  if (changed.empty()) return;
+  std::string msg;
+  for (const auto& [file, shards] : changed) {
+    if (!msg.empty()) msg += "; ";
+    msg += file + " was changed after it was applied (on ";
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      if (k == 3) {
+        msg += " and " + std::to_string(shards.size() - 3) + " more";
+        break;
+      }
+      msg += (k ? ", " : "") + shards[k];
+    }
+    msg += ")";
+  }
+  throw data_error(msg + "; nothing was applied",
+                   "restore the applied file (git checkout) and put the change in a new V<next>__ file; "
+                   "`shardctl schema status DIR` shows which shards have which checksum");
+}
+
+// What apply would answer where a dry run can tell: a shard it would stop at fails it.
+int dry_run_exit_code(const std::vector<PlannedShard>& plan) {
+  bool unreachable = false, stops = false;
+  for (const auto& p : plan) {
+    unreachable = unreachable || p.state == PlannedState::unreachable;
+    stops = stops || p.state == PlannedState::interrupted || p.state == PlannedState::invalid_index;
+  }
+  return stops ? apply_exit::migration_failed : unreachable ? exit_code::unavailable : 0;
+}
+
+// The canary wave (the first `options.canary` reachable shards), then the rest, which are
+// skipped when the canary wave failed. The reports of both waves.
+std::vector<ShardReport> run_waves(const std::vector<fanout::Target>& reachable, const std::vector<Migration>& migrations,
+                                   const ApplyOptions& options, ApplyResult& result) {
+  std::size_t k = static_cast<std::size_t>(std::max(0, options.canary));
+  k = std::min(k, reachable.size());
+  result.canary = static_cast<int>(k);
+  std::vector<fanout::Target> canary(reachable.begin(), reachable.begin() + static_cast<std::ptrdiff_t>(k));
+  std::vector<fanout::Target> rest(reachable.begin() + static_cast<std::ptrdiff_t>(k), reachable.end());
+  std::vector<ShardReport> first, second;
+  if (!canary.empty()) {
+    run_wave(canary, migrations, options, true, true, first);
+    for (const auto& r : first) result.canary_failed = result.canary_failed || !r.ok();
+  }
+  if (!result.canary_failed) {
+    run_wave(rest, migrations, options, !options.continue_on_error, false, second);
+  } else {
+    for (const auto& t : rest) {
+      ShardReport r;
+      r.shard = t.shard;
+      second.push_back(r);  // skipped: the canary wave failed
+      if (options.on_shard) options.on_shard(r);
+    }
+  }
+  first.insert(first.end(), second.begin(), second.end());
+  return first;
+}
+
+// The reports in target order. A shard that never started says what it would have run, from
+// the survey; a shard the survey found unreachable (in no wave) is reported as it was found.
+std::vector<ShardReport> in_target_order(const std::vector<fanout::Target>& targets, const std::vector<ShardHistory>& histories,
+                                         const std::vector<PlannedShard>& plan, const std::vector<ShardReport>& ran,
+                                         const ApplyOptions& options) {
+  std::map<std::string, const ShardReport*> by_shard;
+  for (const auto& r : ran) by_shard[r.shard] = &r;
+  std::vector<ShardReport> out;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (auto it = by_shard.find(targets[i].shard); it != by_shard.end()) {
+      out.push_back(*it->second);
+      auto& r = out.back();
+      if (r.state == ShardState::skipped) {
+        r.planned = plan[i].pending;
+        r.version_before = r.version_after = plan[i].version;
+      }
+      continue;
+    }
+    ShardReport r;
+    r.shard = targets[i].shard;
+    r.state = ShardState::unreachable;
+    r.error = histories[i].error;
+    r.hint = "nothing ran there; the next `shardctl schema apply` catches it up";
+    if (options.on_shard) options.on_shard(r);
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace
@@ -91,109 +207,19 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
   for (const auto& m : migrations)
     if (m.version) result.head = m.version->text();
   auto histories = survey(targets, options.parallel, options.settings.connect_timeout, &migrations);
-
-  // Refuse every edited applied file before anything runs, naming all of them and their shards.
   std::map<std::string, std::vector<std::string>> changed;  // file -> shards
-  std::vector<fanout::Target> reachable;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const auto& h = histories[i];
-    PlannedShard p;
-    p.shard = h.shard;
-    if (!h.rows) {
-      p.state = "unreachable";
-      p.error = h.error;
-      result.plan.push_back(std::move(p));
-      continue;
-    }
-    reachable.push_back(targets[i]);
-    auto plan = plan_shard(migrations, *h.rows);
-    for (const auto& c : plan.changed) changed[c.file].push_back(h.shard);
-    if (plan.current) p.version = plan.current->text();
-    for (auto k : plan.pending) p.pending.push_back(migrations[k].file);
-    p.out_of_order = plan.out_of_order;
-    p.unknown = plan.unknown;
-    p.failed = plan.failed;
-    p.started = plan.started;
-    p.invalid_indexes = h.invalid_indexes;
-    // As `status` says it: a file at work (the lock held) builds an index that is INVALID meanwhile.
-    p.state = !p.started.empty() ? (h.lock_held ? "running" : "interrupted")
-              : !p.invalid_indexes.empty() ? "invalid_index"
-              : p.pending.empty() ? "up_to_date" : "pending";
-    result.plan.push_back(std::move(p));
-  }
-  if (!changed.empty()) {
-    std::string msg;
-    for (const auto& [file, shards] : changed) {
-      if (!msg.empty()) msg += "; ";
-      msg += file + " was changed after it was applied (on ";
-      for (std::size_t k = 0; k < shards.size(); ++k) {
-        if (k == 3) {
-          msg += " and " + std::to_string(shards.size() - 3) + " more";
-          break;
-        }
-        msg += (k ? ", " : "") + shards[k];
-      }
-      msg += ")";
-    }
-    throw data_error(msg + "; nothing was applied",
-                     "restore the applied file (git checkout) and put the change in a new V<next>__ file; "
-                     "`shardctl schema status DIR` shows which shards have which checksum");
-  }
+  for (const auto& h : histories) result.plan.push_back(planned_shard(migrations, h, changed));
+  refuse_changed(changed);
   if (options.dry_run) {
-    // What apply would answer where it can tell: a shard it would stop at fails it.
-    bool unreachable = false, stops = false;
-    for (const auto& p : result.plan) {
-      unreachable = unreachable || p.state == "unreachable";
-      stops = stops || p.state == "interrupted" || p.state == "invalid_index";
-    }
-    result.exit_code = stops ? apply_exit::migration_failed : unreachable ? exit_code::unavailable : 0;
+    result.exit_code = dry_run_exit_code(result.plan);
     return result;
   }
-
-  // Waves: the canary shards, then the rest. Unreachable shards are reported as they were found.
-  std::size_t k = static_cast<std::size_t>(std::max(0, options.canary));
-  k = std::min(k, reachable.size());
-  result.canary = static_cast<int>(k);
-  std::vector<fanout::Target> canary(reachable.begin(), reachable.begin() + static_cast<std::ptrdiff_t>(k));
-  std::vector<fanout::Target> rest(reachable.begin() + static_cast<std::ptrdiff_t>(k), reachable.end());
-  std::vector<ShardReport> first, second;
-  if (!canary.empty()) {
-    run_wave(canary, migrations, options, true, true, first);
-    for (const auto& r : first) result.canary_failed = result.canary_failed || !r.ok();
-  }
-  if (!result.canary_failed) {
-    run_wave(rest, migrations, options, !options.continue_on_error, false, second);
-  } else {
-    for (const auto& t : rest) {
-      ShardReport r;
-      r.shard = t.shard;
-      second.push_back(r);  // skipped: the canary wave failed
-      if (options.on_shard) options.on_shard(r);
-    }
-  }
-  std::map<std::string, const ShardReport*> by_shard;
-  for (const auto& r : first) by_shard[r.shard] = &r;
-  for (const auto& r : second) by_shard[r.shard] = &r;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    auto it = by_shard.find(targets[i].shard);
-    if (it != by_shard.end()) {
-      result.shards.push_back(*it->second);
-      auto& r = result.shards.back();
-      if (r.state == "skipped") {
-        // Never started: what it would have run, from the survey.
-        r.planned = result.plan[i].pending;
-        r.version_before = r.version_after = result.plan[i].version;
-      }
-      continue;
-    }
-    ShardReport r;
-    r.shard = targets[i].shard;
-    r.state = "unreachable";
-    r.error = histories[i].error;
-    r.hint = "nothing ran there; the next `shardctl schema apply` catches it up";
-    if (options.on_shard) options.on_shard(r);
-    result.shards.push_back(std::move(r));
-  }
+  // Unreachable shards ran nothing: they are reported as the survey found them.
+  std::vector<fanout::Target> reachable;
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (histories[i].rows) reachable.push_back(targets[i]);
+  auto ran = run_waves(reachable, migrations, options, result);
+  result.shards = in_target_order(targets, histories, result.plan, ran, options);
   result.exit_code = apply_exit_code(result.shards);
   return result;
 }
@@ -223,10 +249,10 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
   for (std::size_t i = 0; i < targets.size(); ++i) {
     reports[i].shard = targets[i].shard;
     if (!histories[i].rows) {
-      reports[i].state = "unreachable";
+      reports[i].state = ShardState::unreachable;
       reports[i].error = histories[i].error;
     } else if (dry_run) {
-      reports[i].state = "ok";
+      reports[i].state = ShardState::ok;
       if (auto cur = current_version(*histories[i].rows)) reports[i].version_before = cur->text();
       reports[i].version_after = version.text();
     }
@@ -241,9 +267,9 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
   result.shards = std::move(reports);
   bool failed = false, locked = false, unreachable = false;
   for (const auto& r : result.shards) {
-    failed = failed || r.state == "failed";
-    locked = locked || r.state == "locked";
-    unreachable = unreachable || r.state == "unreachable";
+    failed = failed || r.state == ShardState::failed;
+    locked = locked || r.state == ShardState::locked;
+    unreachable = unreachable || r.state == ShardState::unreachable;
   }
   result.exit_code = failed ? exit_code::data : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
   return result;
@@ -253,7 +279,7 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
                     bool dry_run, const RunSettings& settings) {
   RepairResult result;
   result.file = file.file;
-  result.mark = mark_name(mark);
+  result.mark = mark;
   result.dry_run = dry_run;
   std::vector<Migration> files{file};
   auto histories = survey(targets, parallel, settings.connect_timeout, &files);
@@ -264,7 +290,7 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
     auto& rep = result.shards[i];
     rep.shard = targets[i].shard;
     if (!histories[i].rows) {
-      rep.state = "unreachable";
+      rep.state = RepairState::unreachable;
       rep.error = histories[i].error;
       continue;
     }
@@ -273,13 +299,13 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
     auto why = repair_refusal(*histories[i].rows, file, mark, histories[i].invalid_indexes, &needed);
     if (!why.empty()) refused.push_back(targets[i].shard + " (" + why + ")");
     if (dry_run) {
-      rep.state = "ok";
+      rep.state = RepairState::ok;
       rep.recorded = needed;
     }
     reachable.push_back(targets[i]);
   }
   if (!refused.empty()) {
-    std::string msg = "cannot mark " + file.file + " " + result.mark + "; refused, nothing changed: ";
+    std::string msg = "cannot mark " + file.file + " " + std::string(to_text(mark)) + "; refused, nothing changed: ";
     for (std::size_t k = 0; k < refused.size(); ++k) msg += (k ? "; " : "") + refused[k];
     throw data_error(msg, "`shardctl schema status DIR` shows each shard's state of the file");
   }
@@ -293,9 +319,9 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
   }
   bool refused_now = false, locked = false, unreachable = false;
   for (const auto& r : result.shards) {
-    refused_now = refused_now || r.state == "refused";
-    locked = locked || r.state == "locked";
-    unreachable = unreachable || r.state == "unreachable";
+    refused_now = refused_now || r.state == RepairState::refused;
+    locked = locked || r.state == RepairState::locked;
+    unreachable = unreachable || r.state == RepairState::unreachable;
   }
   result.exit_code = refused_now ? exit_code::data : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
   return result;

@@ -37,10 +37,10 @@ struct ApplyOptions {
 
 struct PlannedShard {
   std::string shard;
-  // up_to_date | pending | unreachable | interrupted (a file started and never finished: apply
-  // stops there) | running (a file started and the rollout lock is held) | invalid_index (an
-  // index a file creates is INVALID: apply fails there)
-  std::string state;
+  // interrupted: a file started and never finished (apply stops there); running: a file
+  // started and the rollout lock is held; invalid_index: an index a file creates is INVALID
+  // (apply fails there)
+  PlannedState state = PlannedState::pending;
   std::string version;  // current
   std::vector<std::string> pending;
   std::vector<std::string> out_of_order;
@@ -88,7 +88,7 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
 // refuses it. Shards that already say so are left alone.
 struct RepairResult {
   std::string file;
-  std::string mark;  // applied | failed
+  RepairMark mark = RepairMark::applied;
   bool dry_run = false;
   std::vector<RepairShard> shards;
   int exit_code = 0;  // 0, or 75 a lock held, 69 a shard unreachable, 65 refused under the lock

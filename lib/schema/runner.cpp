@@ -15,6 +15,8 @@ namespace shardctl::schema {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using shardside::SchemaHistoryKind;
+using Outcome = shardside::SchemaHistoryOutcome;
 
 std::int64_t ms_since(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
@@ -104,20 +106,20 @@ void prepare_session(shardio::RawConn& conn, const RunSettings& s) {
   conn.exec("SET statement_timeout = " + std::to_string(s.statement_timeout.count()));
 }
 
-NewRow row_for(const Migration& m, std::int64_t ms, bool success) {
+NewRow row_for(const Migration& m, std::int64_t ms, Outcome outcome) {
   NewRow r;
   if (m.version) r.version = m.version->text();
   r.name = m.file;
-  r.kind = kind_name(m.kind);
+  r.kind = history_kind(m.kind);
   r.checksum = m.checksum;
   r.duration_ms = ms;
-  r.success = success;
+  r.outcome = outcome;
   return r;
 }
 
 // Why one file failed; thrown out of run_file to the shard's catch.
 struct FileFailed {
-  std::string state;  // failed | locked | unreachable
+  FileRunState state;  // failed | locked | unreachable
   std::string error;
   std::string hint;
   std::vector<InvalidIndex> invalid;  // INVALID indexes found where the file's indexes should be
@@ -138,64 +140,61 @@ std::optional<FileFailed> invalid_after(shardio::RawConn& conn, const Migration&
   result.duration_ms = ms;
   result.error = m.file + ": index " + index_list(invalid) + " that it creates is INVALID (an earlier CREATE INDEX "
                  "CONCURRENTLY failed, and the file kept that index)";
-  return FileFailed{"failed", result.error, "drop it (the DROP is listed), then run apply again", invalid};
+  return FileFailed{FileRunState::failed, result.error, "drop it (the DROP is listed), then run apply again", invalid};
 }
 
 void rollback_quietly(shardio::RawConn& conn) {
   std::unique_ptr<PGresult, ResultClear> r(PQexec(conn.get(), "ROLLBACK"));
 }
 
-// Runs one file and writes its history row. Throws FileFailed.
-void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& settings, FileResult& result) {
-  prepare_session(conn, settings);
-  auto t0 = Clock::now();
-  if (!m.no_transaction) {
-    conn.exec("BEGIN");
-    if (auto f = run_sql(conn, m.sql)) {
-      result.duration_ms = ms_since(t0);
-      result.error = locate(m, 0, m.sql, *f);
-      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the file's transaction was rolled back", {}};
-      rollback_quietly(conn);
-      // A lock wait that timed out changed nothing: no failure to record, try again later.
-      if (f->sqlstate == "55P03")
-        throw FileFailed{"locked", result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)", {}};
-      insert_history(conn, row_for(m, result.duration_ms, false));
-      throw FileFailed{"failed", result.error, server_hint(*f), {}};
-    }
-    if (auto bad = invalid_after(conn, m, ms_since(t0), result)) {
-      rollback_quietly(conn);
-      insert_history(conn, row_for(m, result.duration_ms, false));
-      throw *bad;
-    }
+// A file in a transaction of its own, its history row written inside it. A failure rolls it
+// back and records the failure, except a lock wait that timed out, which changed nothing.
+void run_in_transaction(shardio::RawConn& conn, const Migration& m, Clock::time_point t0, FileResult& result) {
+  conn.exec("BEGIN");
+  if (auto f = run_sql(conn, m.sql)) {
     result.duration_ms = ms_since(t0);
-    insert_history(conn, row_for(m, result.duration_ms, true));
-    if (auto f = run_sql(conn, "COMMIT")) {
-      // A deferred constraint refused at commit: the file failed.
-      result.error = locate(m, 0, m.sql, SqlFailure{f->sqlstate, f->message, f->detail, f->hint, 0, f->connection_lost});
-      if (f->connection_lost) throw FileFailed{"unreachable", result.error, "the commit's outcome is unknown; `shardctl schema status` shows it", {}};
-      rollback_quietly(conn);
-      insert_history(conn, row_for(m, result.duration_ms, false));
-      throw FileFailed{"failed", result.error, server_hint(*f), {}};
-    }
-    return;
+    result.error = locate(m, 0, m.sql, *f);
+    if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error, "the file's transaction was rolled back", {}};
+    rollback_quietly(conn);
+    // A lock wait that timed out changed nothing: no failure to record, try again later.
+    if (f->sqlstate == "55P03")
+      throw FileFailed{FileRunState::locked, result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)", {}};
+    insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
+    throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};
   }
-  // No transaction: statement by statement, each committed on its own. Its row says "started"
-  // (success NULL) before the first statement, and how it ended after the last one: a run
-  // killed in between leaves the row unfinished, and the next run stops there instead of
-  // running statements again whose effects nobody knows.
-  auto started = row_for(m, 0, false);
-  started.success = std::nullopt;
-  auto id = insert_history(conn, started);
+  if (auto bad = invalid_after(conn, m, ms_since(t0), result)) {
+    rollback_quietly(conn);
+    insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
+    throw *bad;
+  }
+  result.duration_ms = ms_since(t0);
+  insert_history(conn, row_for(m, result.duration_ms, Outcome::succeeded));
+  if (auto f = run_sql(conn, "COMMIT")) {
+    // A deferred constraint refused at commit: the file failed.
+    result.error = locate(m, 0, m.sql, SqlFailure{f->sqlstate, f->message, f->detail, f->hint, 0, f->connection_lost});
+    if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error, "the commit's outcome is unknown; `shardctl schema status` shows it", {}};
+    rollback_quietly(conn);
+    insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
+    throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};
+  }
+}
+
+// A no-transaction file: statement by statement, each committed on its own. Its row says
+// "started" (success NULL) before the first statement, and how it ended after the last one: a
+// run killed in between leaves the row unfinished, and the next run stops there instead of
+// running statements again whose effects nobody knows.
+void run_statement_by_statement(shardio::RawConn& conn, const Migration& m, Clock::time_point t0, FileResult& result) {
+  auto id = insert_history(conn, row_for(m, 0, Outcome::unfinished));
   for (const auto& st : split_statements(m.sql)) {
     if (auto f = run_sql(conn, st.sql)) {
       result.duration_ms = ms_since(t0);
       result.error = locate(m, st.offset, st.sql, *f, true);
       // The statement's outcome is unknown: the row stays unfinished.
-      if (f->connection_lost) throw FileFailed{"unreachable", result.error,
+      if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error,
                          "statements before it are committed, and the file stays recorded as started: the next apply "
                          "stops there and says how to record what it did", {}};
       finish_history(conn, id, false, result.duration_ms);
-      throw FileFailed{"failed", result.error, server_hint(*f), {}};
+      throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};
     }
   }
   if (auto bad = invalid_after(conn, m, ms_since(t0), result)) {
@@ -204,6 +203,14 @@ void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& set
   }
   result.duration_ms = ms_since(t0);
   finish_history(conn, id, true, result.duration_ms);
+}
+
+// Runs one file and writes its history row. Throws FileFailed.
+void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& settings, FileResult& result) {
+  prepare_session(conn, settings);
+  auto t0 = Clock::now();
+  if (m.no_transaction) run_statement_by_statement(conn, m, t0, result);
+  else run_in_transaction(conn, m, t0, result);
 }
 
 // Every INVALID index of the shard, each named with the file that creates an index of its name
@@ -231,9 +238,97 @@ std::string started_hint(const Started& st, const std::string& shard, const std:
 
 // Fills the report from an Error thrown around the shard's work.
 void fail_report(ShardReport& rep, const Error& e) {
-  rep.state = e.kind() == ErrorKind::unavailable ? "unreachable" : e.kind() == ErrorKind::locked ? "locked" : "failed";
+  rep.state = e.kind() == ErrorKind::unavailable ? ShardState::unreachable
+              : e.kind() == ErrorKind::locked    ? ShardState::locked
+                                                 : ShardState::failed;
   rep.error = e.what();
   rep.hint = e.hint();
+}
+
+// The shard's plan, made again from its history under the lock (the survey's may be stale),
+// and what the report says of it. An applied file edited since refuses the shard.
+ShardPlan plan_under_lock(shardio::RawConn& conn, const std::vector<Migration>& migrations, const std::string& shard,
+                          ShardReport& rep) {
+  auto plan = plan_shard(migrations, read_history(conn));
+  if (plan.current) rep.version_before = plan.current->text();
+  rep.version_after = rep.version_before;
+  for (auto i : plan.pending) rep.planned.push_back(migrations[i].file);
+  if (!plan.changed.empty())
+    throw data_error(plan.changed.front().file + " was changed after it was applied on shard " + shard,
+                     "never edit an applied migration; add a new V<next>__ file instead");
+  return plan;
+}
+
+// A file started there and never finished: nothing runs. Under the lock, so the run that
+// started it is gone (with its backend, which held the lock).
+void stop_at_started(shardio::RawConn& conn, const std::vector<Migration>& migrations, const Started& started,
+                     const std::string& shard, const std::string& directory, ShardReport& rep) {
+  rep.state = ShardState::failed;
+  rep.error = started_message(started);
+  rep.hint = started_hint(started, shard, directory);
+  rep.invalid_indexes = all_invalid_indexes(conn, migrations);
+  release_rollout_lock(conn);
+}
+
+ShardState shard_state_after(FileRunState failure) noexcept {
+  switch (failure) {
+    case FileRunState::applied: return ShardState::ok;
+    case FileRunState::failed: return ShardState::failed;
+    case FileRunState::locked: return ShardState::locked;
+    case FileRunState::unreachable: return ShardState::unreachable;
+  }
+  return ShardState::failed;
+}
+
+// A file failed: the report says so, with the INVALID indexes that explain it.
+void report_file_failure(shardio::RawConn& conn, const Migration& m, const FileFailed& f, FileResult& fr, ShardReport& rep) {
+  fr.state = f.state;
+  fr.error = f.error;
+  rep.files.push_back(fr);
+  rep.state = shard_state_after(f.state);
+  rep.error = f.error;
+  rep.hint = f.hint;
+  if (!f.invalid.empty()) rep.invalid_indexes = f.invalid;
+  else if (m.no_transaction && f.state == FileRunState::failed) rep.invalid_indexes = all_invalid_indexes(conn, {m});
+  // A leftover INVALID index of the file's name makes a plain CREATE INDEX fail with
+  // "already exists": name it too.
+  else if (f.state == FileRunState::failed) rep.invalid_indexes = invalid_file_indexes(conn, {m});
+}
+
+// Runs the pending files in order; the first that fails stops the shard.
+void run_pending(shardio::RawConn& conn, const std::vector<Migration>& migrations, const ShardPlan& plan,
+                 const RunSettings& settings, ShardReport& rep) {
+  rep.state = ShardState::ok;
+  for (auto i : plan.pending) {
+    const auto& m = migrations[i];
+    FileResult fr;
+    fr.file = m.file;
+    fr.version = m.version ? m.version->text() : "";
+    fr.kind = m.kind;
+    try {
+      run_file(conn, m, settings, fr);
+    } catch (const FileFailed& f) {
+      report_file_failure(conn, m, f, fr, rep);
+      return;
+    }
+    fr.state = FileRunState::applied;
+    rep.files.push_back(fr);
+    if (m.version && (rep.version_after.empty() || *parse_version(rep.version_after) < *m.version))
+      rep.version_after = m.version->text();
+  }
+}
+
+// Files applied before (also by an earlier version that recorded an IF NOT EXISTS over an
+// INVALID index as applied): an index they create must be valid.
+void check_applied_indexes(shardio::RawConn& conn, const std::vector<Migration>& migrations, ShardReport& rep) {
+  conn.exec("RESET ALL");
+  auto invalid = invalid_file_indexes(conn, migrations);
+  if (invalid.empty()) return;
+  rep.state = ShardState::failed;
+  rep.invalid_indexes = invalid;
+  rep.error = "index " + index_list(invalid) + " is INVALID, where " + invalid.front().file +
+              " (recorded as applied) creates it";
+  rep.hint = "drop it (the DROP is listed) and create it again in a new V<next>__ file";
 }
 
 }  // namespace
@@ -252,68 +347,16 @@ ShardReport apply_shard(const fanout::Target& target, const std::vector<Migratio
     conn = std::make_unique<shardio::RawConn>(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard);
     acquire_rollout_lock(*conn, settings.lock_timeout, target.shard);
     ensure_history(*conn);
-    auto history = read_history(*conn);
-    auto plan = plan_shard(migrations, history);
-    if (plan.current) rep.version_before = plan.current->text();
-    rep.version_after = rep.version_before;
-    for (auto i : plan.pending) rep.planned.push_back(migrations[i].file);
-    if (!plan.changed.empty())
-      throw data_error(plan.changed.front().file + " was changed after it was applied on shard " + target.shard,
-                       "never edit an applied migration; add a new V<next>__ file instead");
+    auto plan = plan_under_lock(*conn, migrations, target.shard, rep);
     if (!plan.started.empty()) {
-      // Under the lock, so the run that started it is gone (with its backend, which held the lock).
-      rep.state = "failed";
-      rep.error = started_message(plan.started.front());
-      rep.hint = started_hint(plan.started.front(), target.shard, settings.directory);
-      rep.invalid_indexes = all_invalid_indexes(*conn, migrations);
-      release_rollout_lock(*conn);
-      rep.duration_ms = ms_since(t0);
-      return rep;
-    }
-    rep.state = "ok";
-    for (auto i : plan.pending) {
-      const auto& m = migrations[i];
-      FileResult fr;
-      fr.file = m.file;
-      fr.version = m.version ? m.version->text() : "";
-      fr.kind = kind_name(m.kind);
-      try {
-        run_file(*conn, m, settings, fr);
-        fr.state = "applied";
-        rep.files.push_back(fr);
-        if (m.version && (rep.version_after.empty() || *parse_version(rep.version_after) < *m.version))
-          rep.version_after = m.version->text();
-      } catch (const FileFailed& f) {
-        fr.state = f.state;
-        fr.error = f.error;
-        rep.files.push_back(fr);
-        rep.state = f.state;
-        rep.error = f.error;
-        rep.hint = f.hint;
-        if (!f.invalid.empty()) rep.invalid_indexes = f.invalid;
-        else if (m.no_transaction && f.state == "failed") rep.invalid_indexes = all_invalid_indexes(*conn, {m});
-        // A leftover INVALID index of the file's name makes a plain CREATE INDEX fail with
-        // "already exists": name it too.
-        else if (f.state == "failed") rep.invalid_indexes = invalid_file_indexes(*conn, {m});
-        break;
+      stop_at_started(*conn, migrations, plan.started.front(), target.shard, settings.directory, rep);
+    } else {
+      run_pending(*conn, migrations, plan, settings, rep);
+      if (rep.ok()) check_applied_indexes(*conn, migrations, rep);
+      if (rep.state != ShardState::unreachable) {
+        conn->exec("RESET ALL");
+        release_rollout_lock(*conn);
       }
-    }
-    if (rep.state == "ok") {
-      // Files applied before (also by an earlier version that recorded an IF NOT EXISTS over an
-      // INVALID index as applied): an index they create must be valid.
-      conn->exec("RESET ALL");
-      auto invalid = invalid_file_indexes(*conn, migrations);
-      if (!invalid.empty()) {
-        rep.state = "failed";
-        rep.invalid_indexes = invalid;
-        rep.error = "index " + index_list(invalid) + " is INVALID, where " + invalid.front().file +
-                    " (recorded as applied) creates it";
-        rep.hint = "drop it (the DROP is listed) and create it again in a new V<next>__ file";
-      }
-    }
-    if (rep.state != "unreachable") {
-      conn->exec("RESET ALL");
-      release_rollout_lock(*conn);
     }
   } catch (const Error& e) {
     // A failure of the shard itself (no connection, the lock, a lost connection) rather than
@@ -333,7 +376,7 @@ std::string baseline_refusal(const std::vector<HistoryRow>& history, const Versi
   std::size_t expected = 1 + files.size();
   if (history.size() != expected) same = false;
   for (const auto& r : history) {
-    if (!r.success || r.kind != "baseline" || !r.version) {
+    if (!r.succeeded() || r.kind != SchemaHistoryKind::baseline || !r.version) {
       same = false;
       break;
     }
@@ -380,7 +423,7 @@ ShardReport baseline_shard(const fanout::Target& target, const Version& version,
         NewRow r;
         r.version = f.version->text();
         r.name = f.file;
-        r.kind = "baseline";
+        r.kind = SchemaHistoryKind::baseline;
         r.checksum = f.checksum;
         insert_history(conn, r);
         rep.planned.push_back(f.file);
@@ -388,13 +431,13 @@ ShardReport baseline_shard(const fanout::Target& target, const Version& version,
       NewRow marker;
       marker.version = version.text();
       marker.name = "<baseline>";
-      marker.kind = "baseline";
+      marker.kind = SchemaHistoryKind::baseline;
       insert_history(conn, marker);
       conn.exec("COMMIT");
     }
     rep.version_after = already ? rep.version_before : version.text();
     release_rollout_lock(conn);
-    rep.state = "ok";
+    rep.state = ShardState::ok;
   } catch (const Error& e) {
     fail_report(rep, e);
   }
@@ -402,16 +445,14 @@ ShardReport baseline_shard(const fanout::Target& target, const Version& version,
   return rep;
 }
 
-const char* mark_name(RepairMark mark) noexcept { return mark == RepairMark::applied ? "applied" : "failed"; }
-
 std::string repair_refusal(const std::vector<HistoryRow>& history, const Migration& file, RepairMark mark,
                            const std::vector<InvalidIndex>& invalid, bool* needed) {
   *needed = false;
   const HistoryRow* last = nullptr;
   auto state = file_state(history, file, &last);
-  if (state == "not_run") return file.file + " never ran there (`shardctl schema apply` runs it)";
+  if (state == RecordedState::not_run) return file.file + " never ran there (`shardctl schema apply` runs it)";
   if (mark == RepairMark::applied) {
-    if (state == "applied") return "";
+    if (state == RecordedState::applied) return "";
     if (!invalid.empty())
       return "index " + invalid.front().index + ", which " + file.file + " creates, is INVALID: the file did not " +
              "complete (drop the index with " + invalid.front().drop_sql + " and mark the file failed instead)";
@@ -420,8 +461,8 @@ std::string repair_refusal(const std::vector<HistoryRow>& history, const Migrati
     *needed = true;
     return "";
   }
-  if (state == "applied") return file.file + " is recorded as applied there (undo it in a new V<next>__ file)";
-  *needed = state == "started";
+  if (state == RecordedState::applied) return file.file + " is recorded as applied there (undo it in a new V<next>__ file)";
+  *needed = state == RecordedState::started;
   return "";
 }
 
@@ -438,20 +479,22 @@ RepairShard repair_shard(const fanout::Target& target, const Migration& file, Re
     bool needed = false;
     auto why = repair_refusal(history, file, mark, invalid_file_indexes(conn, {file}), &needed);
     if (!why.empty()) {
-      rep.state = "refused";
+      rep.state = RepairState::refused;
       rep.error = why;
     } else {
       if (needed) {
-        auto row = row_for(file, 0, mark == RepairMark::applied);
-        row.note = std::string("marked ") + mark_name(mark) + " by shardctl schema repair (it was " + rep.was + ")";
+        auto row = row_for(file, 0, mark == RepairMark::applied ? Outcome::succeeded : Outcome::failed);
+        row.note = "marked " + std::string(to_text(mark)) + " by shardctl schema repair (it was " + std::string(to_text(*rep.was)) + ")";
         insert_history(conn, row);
         rep.recorded = true;
       }
-      rep.state = "ok";
+      rep.state = RepairState::ok;
     }
     release_rollout_lock(conn);
   } catch (const Error& e) {
-    rep.state = e.kind() == ErrorKind::unavailable ? "unreachable" : e.kind() == ErrorKind::locked ? "locked" : "refused";
+    rep.state = e.kind() == ErrorKind::unavailable ? RepairState::unreachable
+              : e.kind() == ErrorKind::locked    ? RepairState::locked
+                                                 : RepairState::refused;
     rep.error = e.what();
     rep.hint = e.hint();
   }

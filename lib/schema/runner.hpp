@@ -25,8 +25,8 @@ struct RunSettings {
 struct FileResult {
   std::string file;
   std::string version;  // "" for repeatable
-  std::string kind;
-  std::string state;    // applied | failed | locked | not_run
+  Kind kind = Kind::versioned;
+  FileRunState state = FileRunState::applied;
   std::int64_t duration_ms = 0;
   std::string error;    // "FILE:LINE:COL: message" when the server said where
 };
@@ -42,7 +42,7 @@ struct FileResult {
 //   skipped     not started: an earlier failure stopped the rollout
 struct ShardReport {
   std::string shard;
-  std::string state = "skipped";
+  ShardState state = ShardState::skipped;
   std::string version_before;
   std::string version_after;
   std::vector<std::string> planned;  // files the plan had for this shard
@@ -51,7 +51,7 @@ struct ShardReport {
   std::string error;
   std::string hint;
   std::vector<InvalidIndex> invalid_indexes;
-  bool ok() const noexcept { return state == "ok"; }
+  bool ok() const noexcept { return state == ShardState::ok; }
 };
 
 // The DSN a rollout connects with: the catalog's, a connect_timeout and an application_name
@@ -68,16 +68,12 @@ ShardReport apply_shard(const fanout::Target& target, const std::vector<Migratio
 ShardReport baseline_shard(const fanout::Target& target, const Version& version, const std::vector<Migration>& files,
                            const RunSettings& settings);
 
-// `schema repair`: what to record about a file on a shard.
-enum class RepairMark { applied, failed };
-const char* mark_name(RepairMark mark) noexcept;  // "applied" | "failed"
-
-// One shard's answer to a repair.
+// One shard's answer to a repair (what to record: RepairMark, states.hpp).
 struct RepairShard {
   std::string shard;
-  std::string state = "skipped";  // ok | refused | locked | unreachable | skipped
-  std::string was;                // the file's state there before: applied | failed | started | not_run
-  bool recorded = false;          // a repair row was written (or, in a dry run, would be)
+  RepairState state = RepairState::skipped;
+  std::optional<RecordedState> was;  // the file's state there before (unknown: unreachable)
+  bool recorded = false;             // a repair row was written (or, in a dry run, would be)
   std::string error;
   std::string hint;
 };

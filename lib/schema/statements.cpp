@@ -1,5 +1,6 @@
 #include "schema/statements.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 
@@ -83,132 +84,176 @@ class RoutineBody {
   int depth_ = 0;
 };
 
+// Splits a text into statements, one lexical element at a time (split_statements): blanks and
+// comments are skipped, a top-level semicolon ends the statement, every other element is a
+// token of the current statement.
+class Splitter {
+ public:
+  explicit Splitter(std::string_view s) : s_(s) {}
+
+  std::vector<Statement> run() {
+    while (i_ < s_.size()) next();
+    finish(s_.size());
+    return std::move(out_);
+  }
+
+ private:
+  // The element at i_, by its first character(s).
+  void next() {
+    char c = s_[i_];
+    if (c == '-' && at(i_ + 1, '-')) skip_line_comment();
+    else if (c == '/' && at(i_ + 1, '*')) skip_block_comment();
+    else if (std::isspace(static_cast<unsigned char>(c))) ++i_;
+    else if (c == ';' && paren_ == 0 && !body_.inside()) end_statement();
+    else if (ident_start(c)) word_or_escape_string();
+    else if (c == '\'') string_literal();
+    else if (c == '"') quoted_identifier();
+    else if (c == '$' && dollar_quoted()) return;
+    else if (std::isdigit(static_cast<unsigned char>(c)) || c == '$') number_or_parameter();
+    else punctuation();
+  }
+
+  bool at(std::size_t k, char c) const { return k < s_.size() && s_[k] == c; }
+
+  void skip_line_comment() {
+    auto nl = s_.find('\n', i_);
+    i_ = nl == std::string_view::npos ? s_.size() : nl + 1;
+  }
+
+  // /* ... */, nested as PostgreSQL nests them.
+  void skip_block_comment() {
+    int depth = 1;
+    i_ += 2;
+    while (i_ < s_.size() && depth > 0) {
+      if (s_[i_] == '/' && at(i_ + 1, '*')) {
+        ++depth;
+        i_ += 2;
+      } else if (s_[i_] == '*' && at(i_ + 1, '/')) {
+        --depth;
+        i_ += 2;
+      } else {
+        ++i_;
+      }
+    }
+  }
+
+  void end_statement() {
+    finish(i_);
+    ++i_;
+  }
+
+  // A keyword or identifier, folded to lower case; E'...' (or e'...') is one token instead: a
+  // string with backslash escapes.
+  void word_or_escape_string() {
+    std::size_t start = i_;
+    std::size_t j = i_ + 1;
+    while (j < s_.size() && ident_cont(s_[j])) ++j;
+    if (j == i_ + 1 && (s_[i_] == 'E' || s_[i_] == 'e') && at(j, '\'')) {
+      i_ = string_end(s_, j, true);
+      token(Token::Kind::other, brief(start, i_), start);
+      return;
+    }
+    auto w = ascii_lower(s_.substr(i_, j - i_));
+    body_.word(w, paren_);
+    token(Token::Kind::word, std::move(w), start);
+    i_ = j;
+  }
+
+  void string_literal() {
+    std::size_t start = i_;
+    i_ = string_end(s_, i_, false);
+    token(Token::Kind::other, brief(start, i_), start);
+  }
+
+  // "a ""quoted"" identifier": its name, doubled quotes undone.
+  void quoted_identifier() {
+    std::size_t start = i_;
+    std::string name;
+    ++i_;
+    while (i_ < s_.size()) {
+      if (s_[i_] == '"') {
+        if (at(i_ + 1, '"')) {
+          name += '"';
+          i_ += 2;
+          continue;
+        }
+        ++i_;
+        break;
+      }
+      if (name.size() < 256) name += s_[i_];
+      ++i_;
+    }
+    token(Token::Kind::quoted, std::move(name), start);
+  }
+
+  // $$ ... $$ or $tag$ ... $tag$, one token; false when the '$' opens no dollar quote.
+  bool dollar_quoted() {
+    auto len = dollar_delimiter(s_, i_);
+    if (!len) return false;
+    std::size_t start = i_;
+    auto close = s_.find(s_.substr(i_, len), i_ + len);
+    i_ = close == std::string_view::npos ? s_.size() : close + len;
+    token(Token::Kind::other, brief(start, i_), start);
+    return true;
+  }
+
+  // A number (1, 1.5, 1e10) or a parameter ($1).
+  void number_or_parameter() {
+    std::size_t start = i_;
+    std::size_t j = i_ + 1;
+    while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' || s_[j] == '.')) ++j;
+    i_ = j;
+    token(Token::Kind::other, brief(start, i_), start);
+  }
+
+  // One operator or punctuation character; parentheses are counted (a semicolon inside them
+  // ends nothing).
+  void punctuation() {
+    char c = s_[i_];
+    if (c == '(') ++paren_;
+    if (c == ')' && paren_ > 0) --paren_;
+    token(Token::Kind::other, std::string(1, c), i_);
+    ++i_;
+  }
+
+  // Ends the current statement at `end` (kept when it holds anything besides blanks and
+  // comments) and starts the next.
+  void finish(std::size_t end) {
+    if (has_code_) {
+      cur_.sql = std::string(s_.substr(cur_.offset, end - cur_.offset));
+      out_.push_back(std::move(cur_));
+    }
+    cur_ = Statement{};
+    has_code_ = false;
+    paren_ = 0;
+    body_ = RoutineBody{};
+  }
+
+  void token(Token::Kind kind, std::string text, std::size_t at) {
+    if (!has_code_) {
+      has_code_ = true;
+      cur_.offset = at;
+    }
+    if (cur_.head.size() < head_tokens) cur_.head.push_back({kind, std::move(text), at});
+  }
+
+  // What a string, number or long operator token keeps of its text: enough to recognize it.
+  std::string brief(std::size_t from, std::size_t to) const {
+    return std::string(s_.substr(from, std::min<std::size_t>(to - from, 64)));
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+  std::vector<Statement> out_;
+  Statement cur_;
+  bool has_code_ = false;  // the current statement holds something besides blanks and comments
+  int paren_ = 0;
+  RoutineBody body_;
+};
+
 }  // namespace
 
-std::vector<Statement> split_statements(std::string_view s) {
-  std::vector<Statement> out;
-  Statement cur;
-  bool has_code = false;  // the current statement holds something besides blanks and comments
-  int paren = 0;
-  RoutineBody body;
-  auto finish = [&](std::size_t end) {
-    if (has_code) {
-      cur.sql = std::string(s.substr(cur.offset, end - cur.offset));
-      out.push_back(std::move(cur));
-    }
-    cur = Statement{};
-    has_code = false;
-    paren = 0;
-    body = RoutineBody{};
-  };
-  auto token = [&](Token::Kind kind, std::string text, std::size_t at) {
-    if (!has_code) {
-      has_code = true;
-      cur.offset = at;
-    }
-    if (cur.head.size() < head_tokens) cur.head.push_back({kind, std::move(text), at});
-  };
-  // What a string, number or long operator token keeps of its text: enough to recognize it.
-  auto brief = [&](std::size_t from, std::size_t to) { return std::string(s.substr(from, std::min<std::size_t>(to - from, 64))); };
-
-  std::size_t i = 0;
-  while (i < s.size()) {
-    char c = s[i];
-    if (c == '-' && i + 1 < s.size() && s[i + 1] == '-') {
-      auto nl = s.find('\n', i);
-      i = nl == std::string_view::npos ? s.size() : nl + 1;
-      continue;
-    }
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      int depth = 1;
-      i += 2;
-      while (i < s.size() && depth > 0) {
-        if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-          ++depth;
-          i += 2;
-        } else if (s[i] == '*' && i + 1 < s.size() && s[i + 1] == '/') {
-          --depth;
-          i += 2;
-        } else {
-          ++i;
-        }
-      }
-      continue;
-    }
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    if (c == ';' && paren == 0 && !body.inside()) {
-      finish(i);
-      ++i;
-      continue;
-    }
-    std::size_t start = i;
-    if (ident_start(c)) {
-      std::size_t j = i + 1;
-      while (j < s.size() && ident_cont(s[j])) ++j;
-      // E'...' (or e'...') is one token: a string with backslash escapes.
-      if (j == i + 1 && (c == 'E' || c == 'e') && j < s.size() && s[j] == '\'') {
-        i = string_end(s, j, true);
-        token(Token::Kind::other, brief(start, i), start);
-        continue;
-      }
-      auto w = ascii_lower(s.substr(i, j - i));
-      body.word(w, paren);
-      token(Token::Kind::word, std::move(w), start);
-      i = j;
-      continue;
-    }
-    if (c == '\'') {
-      i = string_end(s, i, false);
-      token(Token::Kind::other, brief(start, i), start);
-      continue;
-    }
-    if (c == '"') {
-      std::string name;
-      ++i;
-      while (i < s.size()) {
-        if (s[i] == '"') {
-          if (i + 1 < s.size() && s[i + 1] == '"') {
-            name += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        if (name.size() < 256) name += s[i];
-        ++i;
-      }
-      token(Token::Kind::quoted, std::move(name), start);
-      continue;
-    }
-    if (c == '$') {
-      if (auto len = dollar_delimiter(s, i)) {
-        auto delimiter = s.substr(i, len);
-        auto close = s.find(delimiter, i + len);
-        i = close == std::string_view::npos ? s.size() : close + len;
-        token(Token::Kind::other, brief(start, i), start);
-        continue;
-      }
-    }
-    if (std::isdigit(static_cast<unsigned char>(c)) || c == '$') {
-      // A number (1, 1.5, 1e10) or a parameter ($1).
-      std::size_t j = i + 1;
-      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_' || s[j] == '.')) ++j;
-      i = j;
-      token(Token::Kind::other, brief(start, i), start);
-      continue;
-    }
-    if (c == '(') ++paren;
-    if (c == ')' && paren > 0) --paren;
-    token(Token::Kind::other, std::string(1, c), start);
-    ++i;
-  }
-  finish(s.size());
-  return out;
-}
+std::vector<Statement> split_statements(std::string_view sql) { return Splitter(sql).run(); }
 
 std::optional<std::string> transaction_control(const Statement& st) {
   if (st.head.empty() || st.head[0].kind != Token::Kind::word) return std::nullopt;

@@ -28,32 +28,34 @@ std::vector<SchemaHistoryRow> read_schema_history(shardio::RawConn& conn) {
     h.id = std::stoll(r[0]);
     if (r[2] != "t") h.version = r[1];
     h.name = r[3];
-    h.kind = r[4];
+    h.kind = schema_history_kind_from_text(r[4]);
     h.checksum = r[5];
     h.applied_at = r[6];
     h.duration_ms = std::stoll(r[7]);
     h.applied_by = r[8];
-    h.success = r[9] == "true";
-    h.unfinished = r[9] == "null";
+    h.outcome = schema_history_outcome_from_text(r[9]);
     out.push_back(std::move(h));
   }
   return out;
 }
 
 std::int64_t insert_schema_history(shardio::RawConn& conn, const NewSchemaHistoryRow& row) {
-  // RawConn::query binds text parameters and has no NULL: NULLIF('') stands for it.
+  // RawConn::query binds text parameters and has no NULL: NULLIF('') stands for it (and for an
+  // unfinished attempt's success).
   auto r = conn.query(
       "INSERT INTO shardctl.schema_history (version, name, kind, checksum, duration_ms, success, note) "
       "VALUES (NULLIF($1, ''), $2, $3, NULLIF($4, ''), $5::bigint, NULLIF($6, '')::boolean, NULLIF($7, '')) "
       "RETURNING id::text",
-      {row.version.value_or(""), row.name, row.kind, row.checksum.value_or(""), std::to_string(row.duration_ms),
-       row.success ? (*row.success ? "true" : "false") : "", row.note});
+      {row.version.value_or(""), row.name, std::string(to_text(row.kind)), row.checksum.value_or(""),
+       std::to_string(row.duration_ms), row.outcome == SchemaHistoryOutcome::unfinished ? "" : std::string(to_text(row.outcome)),
+       row.note});
   return std::stoll(r.at(0).at(0));
 }
 
 void finish_schema_history(shardio::RawConn& conn, std::int64_t id, bool success, std::int64_t duration_ms) {
   conn.query("UPDATE shardctl.schema_history SET success = $2::boolean, duration_ms = $3::bigint WHERE id = $1::bigint",
-             {std::to_string(id), success ? "true" : "false", std::to_string(duration_ms)});
+             {std::to_string(id), std::string(to_text(success ? SchemaHistoryOutcome::succeeded : SchemaHistoryOutcome::failed)),
+              std::to_string(duration_ms)});
 }
 
 }  // namespace shardctl::shardside

@@ -1,38 +1,61 @@
 // The rows of shardctl.schema_history (schema_history.hpp), without I/O, so pure code (the
-// per-shard plan of `shardctl schema`, lib/schema/plan.hpp) can take them.
+// per-shard plan of `shardctl schema`, lib/schema/plan.hpp) can take them. The words of the
+// table's kind and success columns are only in schema_history_row.cpp.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 
 namespace shardctl::shardside {
 
-// One row as read. kind: versioned | repeatable | baseline.
+// What a row records (column kind): an attempt of a versioned or repeatable migration file, or
+// a baseline (a file recorded as applied without running it, or the "<baseline>" marker).
+enum class SchemaHistoryKind { versioned, repeatable, baseline };
+std::string_view to_text(SchemaHistoryKind kind) noexcept;  // "versioned" | "repeatable" | "baseline"
+std::ostream& operator<<(std::ostream& out, SchemaHistoryKind kind);
+// The kind a shard's word names; an unknown word is an internal Error (70) naming it.
+SchemaHistoryKind schema_history_kind_from_text(std::string_view word);
+
+// How an attempt ended (column success): true, false, or NULL while a no-transaction file
+// runs (and for good when its run was killed or lost its connection: its statements may have
+// run, or not).
+enum class SchemaHistoryOutcome { succeeded, failed, unfinished };
+// The column's value as text (`success::text`, NULL as "null"): "true" | "false" | "null".
+std::string_view to_text(SchemaHistoryOutcome outcome) noexcept;
+std::ostream& operator<<(std::ostream& out, SchemaHistoryOutcome outcome);
+// The outcome a shard's value names; an unknown one is an internal Error (70) naming it.
+SchemaHistoryOutcome schema_history_outcome_from_text(std::string_view word);
+
+// One row as read.
 struct SchemaHistoryRow {
   std::int64_t id = 0;
   std::optional<std::string> version;  // null for repeatable rows
   std::string name;                    // file name (a baseline without files: "<baseline>")
-  std::string kind;
+  SchemaHistoryKind kind = SchemaHistoryKind::versioned;
   std::string checksum;                // "sha256:<hex>"; empty for a baseline marker
   std::string applied_at;
   std::int64_t duration_ms = 0;
   std::string applied_by;
-  bool success = false;
-  // success IS NULL: a no-transaction file recorded that it started and never recorded how it
-  // ended (its run was killed or lost its connection): its statements may have run, or not.
-  bool unfinished = false;
+  SchemaHistoryOutcome outcome = SchemaHistoryOutcome::failed;
+  bool succeeded() const noexcept { return outcome == SchemaHistoryOutcome::succeeded; }
+  bool unfinished() const noexcept { return outcome == SchemaHistoryOutcome::unfinished; }
+  // The "<baseline>" marker: a baseline row without a checksum, which names no file and covers
+  // every version up to its own.
+  bool baseline_marker() const noexcept { return kind == SchemaHistoryKind::baseline && checksum.empty(); }
 };
 
 // One row as written (INSERT parameters).
 struct NewSchemaHistoryRow {
   std::optional<std::string> version;
   std::string name;
-  std::string kind;
+  SchemaHistoryKind kind = SchemaHistoryKind::versioned;
   std::optional<std::string> checksum;
   std::int64_t duration_ms = 0;
-  std::optional<bool> success = true;  // nullopt: started, outcome not known yet
-  std::string note;                    // "" for none
+  SchemaHistoryOutcome outcome = SchemaHistoryOutcome::succeeded;  // unfinished: started, outcome not known yet
+  std::string note;                                                // "" for none
 };
 
 }  // namespace shardctl::shardside

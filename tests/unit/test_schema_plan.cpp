@@ -6,6 +6,8 @@
 #include "schema/plan.hpp"
 
 using namespace shardctl::schema;
+using shardctl::shardside::SchemaHistoryKind;
+using shardctl::shardside::SchemaHistoryOutcome;
 
 namespace {
 
@@ -27,9 +29,9 @@ HistoryRow row(const Migration& m, bool success = true) {
   r.id = next_id++;
   if (m.version) r.version = m.version->text();
   r.name = m.file;
-  r.kind = kind_name(m.kind);
+  r.kind = history_kind(m.kind);
   r.checksum = m.checksum;
-  r.success = success;
+  r.outcome = success ? SchemaHistoryOutcome::succeeded : SchemaHistoryOutcome::failed;
   return r;
 }
 
@@ -38,8 +40,8 @@ HistoryRow baseline_marker(const std::string& v) {
   r.id = next_id++;
   r.version = v;
   r.name = "<baseline>";
-  r.kind = "baseline";
-  r.success = true;
+  r.kind = SchemaHistoryKind::baseline;
+  r.outcome = SchemaHistoryOutcome::succeeded;
   return r;
 }
 
@@ -107,7 +109,7 @@ TEST_CASE("a baseline covers versions up to its own; files recorded with it keep
   CHECK(p.current->text() == "2");
   CHECK(p.baseline->text() == "2");
   auto with_file = row(dir[0]);
-  with_file.kind = "baseline";
+  with_file.kind = SchemaHistoryKind::baseline;
   with_file.checksum = "sha256:other";
   auto q = plan_shard(dir, {with_file, baseline_marker("2")});
   REQUIRE(q.changed.size() == 1);
@@ -131,25 +133,25 @@ TEST_CASE("status against a directory: cells, states and the exit code") {
   auto m = status_against_directory(dir, shards);
   CHECK(m.head == "10");
   REQUIRE(m.columns.size() == 4);
-  CHECK(m.rows[0].state == "current");
+  CHECK(m.rows[0].state == StatusState::current);
   CHECK(m.rows[0].version == "10");
-  CHECK(m.rows[1].state == "pending");
-  CHECK(m.rows[1].cells == std::vector<std::string>{"ok", "pending", "pending", "pending"});
+  CHECK(m.rows[1].state == StatusState::pending);
+  CHECK(m.rows[1].cells == std::vector<Cell>{{CellState::ok}, {CellState::pending}, {CellState::pending}, {CellState::pending}});
   CHECK(m.exit_code() == 1);
   shards.push_back({"s3", std::nullopt, "cannot connect"});
   CHECK(status_against_directory(dir, shards).exit_code() == 3);
   shards.push_back({"s4", std::vector<HistoryRow>{row(dir[0]), row(dir[1], false)}, ""});
   auto f = status_against_directory(dir, shards);
-  CHECK(f.rows[3].state == "failed");
-  CHECK(f.rows[3].cells[1] == "failed");
+  CHECK(f.rows[3].state == StatusState::failed);
+  CHECK(f.rows[3].cells[1] == Cell{CellState::failed});
   CHECK(f.exit_code() == 2);
   std::vector<ShardHistory> current{{"s1", std::vector<HistoryRow>{row(dir[0]), row(dir[1]), row(dir[2]), row(dir[3])}, ""}};
   CHECK(status_against_directory(dir, current).exit_code() == 0);
   auto edited = dir;
   edited[0] = mig("V1__a.sql", "create table a(x int);");
   auto c = status_against_directory(edited, current);
-  CHECK(c.rows[0].state == "changed");
-  CHECK(c.rows[0].cells[0] == "changed");
+  CHECK(c.rows[0].state == StatusState::changed);
+  CHECK(c.rows[0].cells[0] == Cell{CellState::changed});
   CHECK(c.exit_code() == 1);
 }
 
@@ -161,22 +163,22 @@ TEST_CASE("status between shards: the head is the highest version any shard has"
   };
   auto m = status_between_shards(shards);
   CHECK(m.head == "2");
-  CHECK(m.rows[0].state == "current");
-  CHECK(m.rows[1].state == "pending");
-  CHECK(m.rows[2].state == "current");
+  CHECK(m.rows[0].state == StatusState::current);
+  CHECK(m.rows[1].state == StatusState::pending);
+  CHECK(m.rows[2].state == StatusState::current);
   CHECK(m.exit_code() == 1);
   std::vector<ShardHistory> same{{"s1", std::vector<HistoryRow>{row(dir[0])}, ""}, {"s2", std::vector<HistoryRow>{row(dir[0])}, ""}};
   CHECK(status_between_shards(same).exit_code() == 0);
   same.push_back({"s3", std::vector<HistoryRow>{row(dir[0]), row(dir[1], false)}, ""});
   auto f = status_between_shards(same);
-  CHECK(f.rows[2].state == "failed");
+  CHECK(f.rows[2].state == StatusState::failed);
   CHECK(f.exit_code() == 2);
 }
 
 TEST_CASE("a file started and never finished is neither pending nor failed: it is started until a later row") {
   auto make_started = [] {
     auto r = row(dir[1], false);
-    r.unfinished = true;
+    r.outcome = SchemaHistoryOutcome::unfinished;
     r.applied_at = "2026-11-25 10:00:00+00";
     r.applied_by = "postgres";
     return r;
@@ -189,7 +191,7 @@ TEST_CASE("a file started and never finished is neither pending nor failed: it i
   CHECK(p.started[0].at == "2026-11-25 10:00:00+00");
   CHECK(p.failed.empty());
   CHECK_FALSE(p.up_to_date());
-  CHECK(file_state({row(dir[0]), started}, dir[1]) == "started");
+  CHECK(file_state({row(dir[0]), started}, dir[1]) == RecordedState::started);
   // A retry that started after a failure: the file is started, not failed.
   auto failure = row(dir[1], false);
   auto p2 = plan_shard(dir, {row(dir[0]), failure, make_started()});
@@ -203,26 +205,26 @@ TEST_CASE("a file started and never finished is neither pending nor failed: it i
   CHECK(p4.started.empty());
   CHECK(p4.failed == std::vector<std::string>{"V2__b.sql"});
   CHECK(files(dir, p4.pending) == std::vector<std::string>{"V2__b.sql", "V10__c.sql", "R__views.sql"});
-  CHECK(file_state({row(dir[0]), started, row(dir[1], false)}, dir[1]) == "failed");
-  CHECK(file_state({row(dir[0])}, dir[1]) == "not_run");
-  CHECK(file_state({baseline_marker("2")}, dir[1]) == "applied");
+  CHECK(file_state({row(dir[0]), started, row(dir[1], false)}, dir[1]) == RecordedState::failed);
+  CHECK(file_state({row(dir[0])}, dir[1]) == RecordedState::not_run);
+  CHECK(file_state({baseline_marker("2")}, dir[1]) == RecordedState::applied);
 }
 
 TEST_CASE("status: a started file is interrupted (2) unless the rollout lock is held (running, 1)") {
   auto started = row(dir[1], false);
-  started.unfinished = true;
+  started.outcome = SchemaHistoryOutcome::unfinished;
   std::vector<HistoryRow> hist{row(dir[0]), started};
   ShardHistory free_lock{"s1", hist, "", false, {}};
   auto m = status_against_directory(dir, {free_lock});
-  CHECK(m.rows[0].state == "interrupted");
-  CHECK(m.rows[0].cells[1] == "started");
+  CHECK(m.rows[0].state == StatusState::interrupted);
+  CHECK(m.rows[0].cells[1] == Cell{CellState::started});
   CHECK(m.exit_code() == 2);
   ShardHistory held{"s1", hist, "", true, {}};
   auto m2 = status_against_directory(dir, {held});
-  CHECK(m2.rows[0].state == "running");
+  CHECK(m2.rows[0].state == StatusState::running);
   CHECK(m2.exit_code() == 1);
   auto between = status_between_shards({free_lock});
-  CHECK(between.rows[0].state == "interrupted");
+  CHECK(between.rows[0].state == StatusState::interrupted);
   CHECK(between.exit_code() == 2);
 }
 
@@ -230,9 +232,9 @@ TEST_CASE("status: an INVALID index a file creates makes its cell invalid and th
   std::vector<HistoryRow> hist{row(dir[0]), row(dir[1]), row(dir[2]), row(dir[3])};
   ShardHistory h{"s1", hist, "", false, {{"public.i", "public.b", "DROP INDEX CONCURRENTLY IF EXISTS public.i;", "V2__b.sql"}}};
   auto m = status_against_directory(dir, {h});
-  CHECK(m.rows[0].state == "invalid_index");
-  CHECK(m.rows[0].cells[1] == "invalid");
-  CHECK(m.rows[0].cells[0] == "ok");
+  CHECK(m.rows[0].state == StatusState::invalid_index);
+  CHECK(m.rows[0].cells[1] == Cell{CellState::invalid});
+  CHECK(m.rows[0].cells[0] == Cell{CellState::ok});
   CHECK(m.exit_code() == 2);
 }
 

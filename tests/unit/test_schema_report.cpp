@@ -25,26 +25,27 @@ TEST_CASE("apply JUnit: one case per shard and file; failures, skips and connect
   ApplyResult r;
   ShardReport ok;
   ok.shard = "s1";
-  ok.state = "ok";
+  ok.state = ShardState::ok;
   ok.planned = {"V2__b.sql", "R__v.sql"};
-  ok.files = {{"V2__b.sql", "2", "versioned", "applied", 1500, ""}, {"R__v.sql", "", "repeatable", "applied", 10, ""}};
+  ok.files = {{"V2__b.sql", "2", Kind::versioned, FileRunState::applied, 1500, ""},
+              {"R__v.sql", "", Kind::repeatable, FileRunState::applied, 10, ""}};
   ShardReport failed;
   failed.shard = "s2";
-  failed.state = "failed";
+  failed.state = ShardState::failed;
   failed.planned = {"V1__a.sql", "V2__b.sql", "R__v.sql"};
-  failed.files = {{"V1__a.sql", "1", "versioned", "failed", 5, "V1__a.sql:1:8: syntax error"}};
+  failed.files = {{"V1__a.sql", "1", Kind::versioned, FileRunState::failed, 5, "V1__a.sql:1:8: syntax error"}};
   failed.hint = "look at it";
   failed.invalid_indexes = {{"public.i", "public.t", "DROP INDEX CONCURRENTLY IF EXISTS public.i;"}};
   ShardReport down;
   down.shard = "s3";
-  down.state = "unreachable";
+  down.state = ShardState::unreachable;
   down.error = "cannot connect";
   ShardReport skipped;
   skipped.shard = "s4";
-  r.plan = {{"s1", "pending", "1", {"V2__b.sql", "R__v.sql"}, {}, {}, {}, ""},
-            {"s2", "pending", "", {"V1__a.sql", "V2__b.sql", "R__v.sql"}, {}, {}, {}, ""},
-            {"s3", "unreachable", "", {}, {}, {}, {}, "cannot connect"},
-            {"s4", "pending", "1", {"V2__b.sql"}, {}, {}, {}, ""}};
+  r.plan = {{"s1", PlannedState::pending, "1", {"V2__b.sql", "R__v.sql"}, {}, {}, {}, ""},
+            {"s2", PlannedState::pending, "", {"V1__a.sql", "V2__b.sql", "R__v.sql"}, {}, {}, {}, ""},
+            {"s3", PlannedState::unreachable, "", {}, {}, {}, {}, "cannot connect"},
+            {"s4", PlannedState::pending, "1", {"V2__b.sql"}, {}, {}, {}, ""}};
   r.shards = {ok, failed, down, skipped};
   auto cases = junit_cases(r, ms);
   REQUIRE(cases.size() == 3 + 3 + 1 + 3);
@@ -74,12 +75,12 @@ TEST_CASE("apply JUnit: one case per shard and file; failures, skips and connect
 
 TEST_CASE("status JUnit and JSON: pending, failed and changed cells fail; unreachable is one case") {
   StatusMatrix m;
-  m.columns = {{"V1__a.sql", "versioned"}, {"V2__b.sql", "versioned"}};
+  m.columns = {{"V1__a.sql", Kind::versioned}, {"V2__b.sql", Kind::versioned}};
   m.head = "2";
-  m.rows = {{"s1", "current", "2", {"ok", "baseline"}, ""},
-            {"s2", "failed", "1", {"ok", "failed"}, ""},
-            {"s3", "pending", "1", {"changed", "pending"}, ""},
-            {"s4", "unreachable", "", {}, "down"}};
+  m.rows = {{"s1", StatusState::current, "2", {{CellState::ok}, {CellState::baseline}}, ""},
+            {"s2", StatusState::failed, "1", {{CellState::ok}, {CellState::failed}}, ""},
+            {"s3", StatusState::pending, "1", {{CellState::changed}, {CellState::pending}}, ""},
+            {"s4", StatusState::unreachable, "", {}, "down"}};
   auto cases = junit_cases(m);
   REQUIRE(cases.size() == 7);
   CHECK_FALSE(cases[0].failure);
@@ -102,7 +103,7 @@ TEST_CASE("apply JUnit: a shard stopped at an interrupted file is one failed cas
   ApplyResult r;
   ShardReport s;
   s.shard = "s1";
-  s.state = "failed";
+  s.state = ShardState::failed;
   s.error = "V2__x.sql started at t (by u) and never finished";
   s.hint = "check";
   s.invalid_indexes.push_back({"public.i", "public.t", "DROP INDEX CONCURRENTLY IF EXISTS public.i;", "V2__x.sql"});
