@@ -71,7 +71,7 @@ void add_selection(cli::App* cmd, Shared& o) {
 // A failure per shard is one line on stderr, as every shardctl error.
 void print_shard_errors(const std::vector<schema::ShardReport>& shards) {
   for (const auto& s : shards) {
-    if (s.error.empty() || s.state == "ok") continue;
+    if (s.error.empty() || s.ok()) continue;
     std::cerr << "shardctl schema: error: shard " << s.shard << " (" << s.state << "): " << s.error << '\n';
     if (!s.hint.empty()) std::cerr << "hint: " << s.hint << '\n';
     for (const auto& ix : s.invalid_indexes)

@@ -107,6 +107,4 @@ std::ostream& operator<<(std::ostream& out, StatusState state) { return out << t
 std::ostream& operator<<(std::ostream& out, CellState state) { return out << to_text(state); }
 std::ostream& operator<<(std::ostream& out, const Cell& cell) { return out << to_text(cell); }
 
-bool operator==(ShardState state, std::string_view word) noexcept { return to_text(state) == word; }
-
 }  // namespace shardctl::schema

@@ -71,8 +71,4 @@ std::ostream& operator<<(std::ostream& out, StatusState state);
 std::ostream& operator<<(std::ostream& out, CellState state);
 std::ostream& operator<<(std::ostream& out, const Cell& cell);
 
-// Only for apps/shardctl-schema.cpp, which still compares a report's state with "ok" (it should
-// call ShardReport::ok()): remove it with that comparison. Nothing in lib/ may use it.
-bool operator==(ShardState state, std::string_view word) noexcept;
-
 }  // namespace shardctl::schema
