@@ -79,18 +79,16 @@ void print_shard_errors(const std::vector<schema::ShardReport>& shards) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  cli::Family fam("schema", "Roll migration files out to every shard, show the shard x version matrix, baseline a fleet");
+// The options main() defines; each command runs as one member function.
+struct Commands {
   Shared o;
   std::string dir;
   std::optional<std::string> status_dir, baseline_dir, version;
   int canary = 0;
   bool continue_on_error = false;
+  std::optional<std::string> repair_dir, mark_applied, mark_failed;
 
-  auto* apply = fam.command("apply", "Apply the migration files of DIR to every shard, in waves, and report per shard",
-                            [&](cli::Context& ctx) {
+  void apply(cli::Context& ctx) {
     auto migrations = schema::load_directory(dir);
     auto targets = o.targets(ctx);
     schema::ApplyOptions opt;
@@ -114,24 +112,9 @@ int main(int argc, char** argv) {
     ctx.set_exit_status(r.exit_code);
     if (ctx.json()) return ctx.print_json(schema::to_json(r));
     schema::print_apply(ctx.out(), r);
-  });
-  apply->add_option("DIR", dir, "Directory of V<version>__<name>.sql and R__<name>.sql files")->required()->type_name("DIR");
-  add_selection(apply, o);
-  apply->add_option("--canary", canary, "Apply to the first K shards first; stop there on any failure")
-      ->check(cli::whole_number(0))
-      ->type_name("K");
-  apply->add_flag("--continue-on-error", continue_on_error,
-                  "Keep starting shards after a failure (the default stops: no new shard starts)");
-  apply->add_option("--lock-timeout", o.lock_timeout,
-                    "Wait at most this long for a shard's rollout lock, and for each lock a migration needs (default 10s)")
-      ->type_name("DURATION");
-  apply->add_option("--statement-timeout", o.statement_timeout, "Cancel a migration statement running longer (default 0: none)")
-      ->type_name("DURATION");
-  apply->add_option("--junit", o.junit, "Also write a JUnit XML report: one test case per shard and migration")
-      ->type_name("FILE");
+  }
 
-  auto* status = fam.command("status", "Show the shard x version matrix, against DIR or between the shards",
-                             [&](cli::Context& ctx) {
+  void status(cli::Context& ctx) {
     std::optional<std::vector<schema::Migration>> migrations;
     if (status_dir) migrations = schema::load_directory(*status_dir);
     auto targets = o.targets(ctx);
@@ -140,15 +123,9 @@ int main(int argc, char** argv) {
     ctx.set_exit_status(m.exit_code());
     if (ctx.json()) return ctx.print_json(schema::to_json(m));
     schema::print_status(ctx.out(), m);
-  });
-  status->add_option("DIR", status_dir, "Directory of migration files (default: compare the shards with each other)")
-      ->type_name("DIR");
-  add_selection(status, o);
-  status->add_option("--junit", o.junit, "Also write a JUnit XML report: one test case per shard and migration")
-      ->type_name("FILE");
+  }
 
-  auto* baseline = fam.command("baseline", "Record VERSION as applied on every shard without running anything",
-                               [&](cli::Context& ctx) {
+  void baseline(cli::Context& ctx) {
     auto v = schema::parse_version(*version);
     if (!v) throw usage_error("--version '" + *version + "' is not a version", "write e.g. --version 3 or --version 1.2");
     std::vector<schema::Migration> files;
@@ -161,15 +138,9 @@ int main(int argc, char** argv) {
     ctx.set_exit_status(r.exit_code);
     if (ctx.json()) return ctx.print_json(schema::to_json(r));
     schema::print_baseline(ctx.out(), r, ctx.dry_run());
-  });
-  baseline->add_option("--version", version, "The version the shards are at")->required()->type_name("VERSION");
-  baseline->add_option("DIR", baseline_dir, "Also record each V file of DIR up to VERSION with its checksum")->type_name("DIR");
-  add_selection(baseline, o);
-  baseline->add_option("--lock-timeout", o.lock_timeout, "Wait at most this long for a shard's rollout lock (default 10s)")
-      ->type_name("DURATION");
-  std::optional<std::string> repair_dir, mark_applied, mark_failed;
-  auto* repair = fam.command("repair", "Record what a file that never finished did on a shard: applied, or failed to run again",
-                             [&](cli::Context& ctx) {
+  }
+
+  void repair(cli::Context& ctx) {
     if (mark_applied.has_value() == mark_failed.has_value())
       throw usage_error("give one of --mark-applied FILE and --mark-failed FILE",
                         "--mark-applied if every statement of the file took effect, --mark-failed to run it again");
@@ -191,16 +162,58 @@ int main(int argc, char** argv) {
     ctx.set_exit_status(r.exit_code);
     if (ctx.json()) return ctx.print_json(schema::to_json(r));
     schema::print_repair(ctx.out(), r);
-  });
-  repair->add_option("DIR", repair_dir, "Directory of the migration files")->required()->type_name("DIR");
-  auto* applied_opt = repair->add_option("--mark-applied", mark_applied,
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::Family fam("schema", "Roll migration files out to every shard, show the shard x version matrix, baseline a fleet");
+  Commands c;
+
+  auto* apply = fam.command("apply", "Apply the migration files of DIR to every shard, in waves, and report per shard",
+                            [&](cli::Context& ctx) { c.apply(ctx); });
+  apply->add_option("DIR", c.dir, "Directory of V<version>__<name>.sql and R__<name>.sql files")->required()->type_name("DIR");
+  add_selection(apply, c.o);
+  apply->add_option("--canary", c.canary, "Apply to the first K shards first; stop there on any failure")
+      ->check(cli::whole_number(0))
+      ->type_name("K");
+  apply->add_flag("--continue-on-error", c.continue_on_error,
+                  "Keep starting shards after a failure (the default stops: no new shard starts)");
+  apply->add_option("--lock-timeout", c.o.lock_timeout,
+                    "Wait at most this long for a shard's rollout lock, and for each lock a migration needs (default 10s)")
+      ->type_name("DURATION");
+  apply->add_option("--statement-timeout", c.o.statement_timeout, "Cancel a migration statement running longer (default 0: none)")
+      ->type_name("DURATION");
+  apply->add_option("--junit", c.o.junit, "Also write a JUnit XML report: one test case per shard and migration")
+      ->type_name("FILE");
+
+  auto* status = fam.command("status", "Show the shard x version matrix, against DIR or between the shards",
+                             [&](cli::Context& ctx) { c.status(ctx); });
+  status->add_option("DIR", c.status_dir, "Directory of migration files (default: compare the shards with each other)")
+      ->type_name("DIR");
+  add_selection(status, c.o);
+  status->add_option("--junit", c.o.junit, "Also write a JUnit XML report: one test case per shard and migration")
+      ->type_name("FILE");
+
+  auto* baseline = fam.command("baseline", "Record VERSION as applied on every shard without running anything",
+                               [&](cli::Context& ctx) { c.baseline(ctx); });
+  baseline->add_option("--version", c.version, "The version the shards are at")->required()->type_name("VERSION");
+  baseline->add_option("DIR", c.baseline_dir, "Also record each V file of DIR up to VERSION with its checksum")->type_name("DIR");
+  add_selection(baseline, c.o);
+  baseline->add_option("--lock-timeout", c.o.lock_timeout, "Wait at most this long for a shard's rollout lock (default 10s)")
+      ->type_name("DURATION");
+  auto* repair = fam.command("repair", "Record what a file that never finished did on a shard: applied, or failed to run again",
+                             [&](cli::Context& ctx) { c.repair(ctx); });
+  repair->add_option("DIR", c.repair_dir, "Directory of the migration files")->required()->type_name("DIR");
+  auto* applied_opt = repair->add_option("--mark-applied", c.mark_applied,
                                          "Record FILE as applied: every statement of it took effect")
                           ->type_name("FILE");
-  repair->add_option("--mark-failed", mark_failed, "Record FILE as failed: the next apply runs it again")
+  repair->add_option("--mark-failed", c.mark_failed, "Record FILE as failed: the next apply runs it again")
       ->type_name("FILE")
       ->excludes(applied_opt);
-  add_selection(repair, o);
-  repair->add_option("--lock-timeout", o.lock_timeout, "Wait at most this long for a shard's rollout lock (default 10s)")
+  add_selection(repair, c.o);
+  repair->add_option("--lock-timeout", c.o.lock_timeout, "Wait at most this long for a shard's rollout lock (default 10s)")
       ->type_name("DURATION");
   add_drift_command(fam);
   return fam.main(argc, argv);
