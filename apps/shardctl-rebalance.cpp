@@ -37,12 +37,6 @@ void write_plan_file(const std::string& path, const std::string& text) {
   if (ec) throw usage_error("cannot write plan file " + path + ": " + ec.message());
 }
 
-planner::Objective objective_of(const std::string& s) {
-  if (s == "load") return planner::Objective::load;
-  if (s == "both") return planner::Objective::both;
-  return planner::Objective::size;
-}
-
 // The options main() defines; each command runs as one member function.
 struct Commands {
   std::optional<std::string> map, max_bytes, output, max_age;
@@ -55,7 +49,7 @@ struct Commands {
   // The planner's options from the command line, every shard named in them checked first.
   planner::Options planner_options(catalog::Store& store) const {
     planner::Options opt;
-    opt.objective = objective_of(objective);
+    opt.objective = planner::parse_objective(objective);
     opt.batch_bytes = migrate::default_batch_bytes;  // what apply's steps batch by: their estimate
     opt.map = map;
     opt.max_moves = max_moves;
