@@ -475,7 +475,7 @@ std::optional<std::pair<GuardLeftover, std::string>> guard_leftover(
   auto st = status.find(r.op_id);
   bool known = st != status.end();
   bool over = known && journal::is_over(st->second);
-  if (r.state == "offline") {
+  if (r.state == shardside::GuardState::offline) {
     if (known && !over) return std::nullopt;
     return std::pair{GuardLeftover::offline_range,
                      "offline key ranges of an operation that is " +
@@ -538,7 +538,7 @@ void ShardSweep::leftover_ranges(const std::vector<shardside::GuardRange>& range
     ++f.count;
     keep_sample(f.samples,
                 "#" + std::to_string(r.batch_no) + " " + r.lo.value_or("") + ".." + r.hi.value_or("") +
-                    (r.state == "fenced" ? " -> " + r.new_shard : ""),
+                    (r.state == shardside::GuardState::fenced ? " -> " + r.new_shard : ""),
                 options_.sample);
   }
   for (auto& [key, f] : found) out_.findings.push_back(std::move(f));

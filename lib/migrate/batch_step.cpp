@@ -49,9 +49,9 @@ OnCancel on_cancel(ResumeFrom from) noexcept {
   return OnCancel::carry_on;
 }
 
-PurgeFrom purge_from(std::string_view guard_state) noexcept {
-  if (guard_state == "fenced") return PurgeFrom::nothing;
-  if (guard_state.empty()) return PurgeFrom::guard_again;
+PurgeFrom purge_from(std::optional<shardside::GuardState> guard_state) noexcept {
+  if (!guard_state) return PurgeFrom::guard_again;
+  if (*guard_state == shardside::GuardState::fenced) return PurgeFrom::nothing;
   return PurgeFrom::purge;
 }
 

@@ -5,7 +5,10 @@
 // it, what a cancel does to it, where its purge starts.
 #pragma once
 
+#include <optional>
 #include <string_view>
+
+#include "shardside/guard_state.hpp"
 
 namespace shardctl::migrate {
 
@@ -32,9 +35,9 @@ enum class OnCancel { carry_on, stop_before, roll_back };
 OnCancel on_cancel(ResumeFrom from) noexcept;
 
 // What the purge of a flipped batch does, from the batch's guard state on its source
-// (guard.hpp): nothing ("fenced": an earlier run purged it and fenced its keys), guard the
-// range again first ("": the guard was lost with a restored shard), or purge ("offline").
+// (guard.hpp): nothing (fenced: an earlier run purged it and fenced its keys), guard the
+// range again first (no range: the guard was lost with a restored shard), or purge (offline).
 enum class PurgeFrom { nothing, guard_again, purge };
-PurgeFrom purge_from(std::string_view guard_state) noexcept;
+PurgeFrom purge_from(std::optional<shardside::GuardState> guard_state) noexcept;
 
 }  // namespace shardctl::migrate

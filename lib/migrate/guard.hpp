@@ -65,7 +65,7 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
 // `seconds` with a locked Error naming the sessions.
 void wait_for_older_transactions(shardio::RawConn& shard, int seconds);
 
-// The batch's guard state on the source ("offline", "fenced" or ""); inside the caller's open
+// The batch's guard state on the source (none: it has no range); inside the caller's open
 // transaction on the source, the purge's bypass of the batch's range (this transaction only),
 // and the batch's offline range turned into a fence, expiring after `grace` or never.
 using shardside::batch_guard_state;

@@ -43,7 +43,7 @@ GuardRange read_range(const std::vector<std::string>& r) {
   g.batch_no = std::stoi(r[3]);
   if (r[4] != "t") g.lo = r[5];
   if (r[6] != "t") g.hi = r[7];
-  g.state = r[8];
+  g.state = guard_state_words.read(r[8], "guard range state", "shardctl.guard_ranges");
   g.new_shard = r[9];
   if (r[10] != "t") g.expires_at = r[11];
   g.expired = r[12] == "t";
@@ -150,12 +150,13 @@ std::vector<GuardRange> lock_fences_of_map(shardio::RawConn& shard, std::int64_t
   return out;
 }
 
-std::string batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
-  if (!has_guard_table(shard)) return "";
+std::optional<GuardState> batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
+  if (!has_guard_table(shard)) return std::nullopt;
   auto r = shard.query("SELECT state FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $2 "
                        "ORDER BY state = 'offline' DESC LIMIT 1",
                        {op_id, std::to_string(batch_no)});
-  return r.empty() ? "" : r[0][0];
+  if (r.empty()) return std::nullopt;
+  return guard_state_words.read(r[0][0], "guard range state", "shardctl.guard_ranges");
 }
 
 void add_offline_range(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, int batch_no,

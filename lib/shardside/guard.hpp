@@ -22,6 +22,7 @@
 
 #include "shardio/key_filter.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardside/guard_state.hpp"
 
 namespace shardctl::shardside {
 
@@ -38,7 +39,7 @@ struct GuardRange {
   int batch_no = 0;
   std::optional<std::string> lo;  // bounds in the map's route space (routing::format_bound); none: unbounded
   std::optional<std::string> hi;
-  std::string state;  // "offline" or "fenced"
+  GuardState state = GuardState::offline;
   std::string new_shard;
   std::optional<std::string> expires_at;  // timestamptz as the server writes it; none: never
   bool expired = false;                   // expires_at has passed, by the shard's clock
@@ -80,8 +81,8 @@ std::vector<GuardRange> guard_ranges(shardio::RawConn& shard);
 // The map's fences, locked FOR UPDATE (in the caller's transaction).
 std::vector<GuardRange> lock_fences_of_map(shardio::RawConn& shard, std::int64_t map_id);
 
-// The batch's state: "offline", "fenced" or "" when it has no range (or there is no table).
-std::string batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no);
+// The batch's state; none when it has no range (or there is no table).
+std::optional<GuardState> batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no);
 
 // Adds the batch's range as offline unless the batch has one already.
 void add_offline_range(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, int batch_no,

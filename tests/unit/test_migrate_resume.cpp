@@ -54,10 +54,10 @@ TEST_CASE("a cancel carries a flipped batch on to its purge, and passes a done o
 
 TEST_CASE("a purge starts from the batch's guard state on its source") {
   // Fenced: an earlier run purged the batch and committed; there is nothing to delete.
-  CHECK(migrate::purge_from("fenced") == PurgeFrom::nothing);
+  CHECK(migrate::purge_from(shardctl::shardside::GuardState::fenced) == PurgeFrom::nothing);
   // No guard row: the shard was restored from before the guard; it is installed again first.
-  CHECK(migrate::purge_from("") == PurgeFrom::guard_again);
-  CHECK(migrate::purge_from("offline") == PurgeFrom::purge);
+  CHECK(migrate::purge_from(std::nullopt) == PurgeFrom::guard_again);
+  CHECK(migrate::purge_from(shardctl::shardside::GuardState::offline) == PurgeFrom::purge);
 }
 
 }  // namespace test_migrate_resume
