@@ -10,3 +10,15 @@ r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
 
 # sandbox_up [OPTION...]: the sandbox's clusters in $work/sb (with `--no-fleet`, empty).
 sandbox_up() { "$bin/shardctl" sandbox up --dir "$work/sb" "$@" -q >/dev/null; }
+
+# delete_customers DSN LO HI: a plain DELETE of customers [LO, HI) with their orders and order
+# lines, children first, in one transaction: the limit shardctl's purge is measured against.
+delete_customers() {
+  psql -XAtq "$1" <<SQL
+BEGIN;
+DELETE FROM order_lines WHERE customer_id >= $2 AND customer_id < $3;
+DELETE FROM orders WHERE customer_id >= $2 AND customer_id < $3;
+DELETE FROM customers WHERE customer_id >= $2 AND customer_id < $3;
+COMMIT;
+SQL
+}

@@ -77,13 +77,7 @@ t0=$(now)
 pipe "$s1" "$s2" $r1_lo $r1_hi none ""
 hand_copy=$(echo "$(now) - $t0" | bc -l)
 t0=$(now)
-psql -XAtq "$s1" <<SQL
-BEGIN;
-DELETE FROM order_lines WHERE customer_id >= $r1_lo AND customer_id < $r1_hi;
-DELETE FROM orders WHERE customer_id >= $r1_lo AND customer_id < $r1_hi;
-DELETE FROM customers WHERE customer_id >= $r1_lo AND customer_id < $r1_hi;
-COMMIT;
-SQL
+delete_customers "$s1" $r1_lo $r1_hi
 hand_delete=$(echo "$(now) - $t0" | bc -l)
 settle
 t0=$(now)

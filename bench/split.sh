@@ -35,13 +35,7 @@ for t in customers orders order_lines; do
 done
 raw_copy=$(echo "$(now) - $t0" | bc -l)
 t0=$(now)
-psql -XAtq "$src" <<SQL
-BEGIN;
-DELETE FROM order_lines WHERE customer_id >= $first AND customer_id < $last;
-DELETE FROM orders WHERE customer_id >= $first AND customer_id < $last;
-DELETE FROM customers WHERE customer_id >= $first AND customer_id < $last;
-COMMIT;
-SQL
+delete_customers "$src" $first $last
 raw_delete=$(echo "$(now) - $t0" | bc -l)
 
 # shardctl split on the twin fleet.

@@ -1,5 +1,6 @@
 # The harness of the live-writer tests (t_live_writers.sh, t_rebalance_writer.sh), sourced
-# after lib.sh. Uses WRITER_CUSTOMERS and WRITER_ORDER_BASE (writer.sh's key spaces).
+# after lib.sh (and zoo_lib.sh, for verify_writes_controlled). Uses WRITER_CUSTOMERS and
+# WRITER_ORDER_BASE (writer.sh's key spaces).
 #   start_writers MIN_ACKS MODE...  one writer.sh per MODE (stale|routing), numbered from 1,
 #                                   logging to $TEST_TMP/writer.N.log; returns once MIN_ACKS
 #                                   writes are acknowledged
@@ -12,6 +13,11 @@
 #                                   with the value of its last acknowledged write, on the shard
 #                                   the map routes its key to (shards 1..SHARDS); no refused
 #                                   insert is present; nothing else is
+#   verify_writes_controlled LOG SHARDS KIND
+#                                   no write in LOG failed with anything but SQLSTATE 55000;
+#                                   verify_writes can fail (a control with an acknowledged write
+#                                   added, one with the first row KIND left out: each fails with
+#                                   its own message); then verify_writes LOG SHARDS
 WRITER="$(dirname "${BASH_SOURCE[0]}")/writer.sh"
 stopfile="$TEST_TMP/stop"
 pids=()
@@ -79,4 +85,26 @@ verify_writes() {  # LOG SHARDS
   cut -f2 "$TEST_TMP/found_with_shard" | "$SHARDCTL_BIN/shardctl" lookup --map customers - | cut -f2 > "$TEST_TMP/routed"
   wrong=$(paste <(cut -f1-3,5 "$TEST_TMP/found_with_shard") "$TEST_TMP/routed" | awk -F'\t' '$4 != $5' | head -3)
   [ -z "$wrong" ] || fail "new rows on a shard the map does not route them to (kind cid oid on routed): $(echo "$wrong" | tr '\n\t' '; ')"
+}
+
+verify_writes_controlled() {  # LOG SHARDS KIND
+  local log=$1 shards=$2 kind=$3 forgotten
+  if grep -q '^ERR' "$log"; then
+    grep '^ERR' "$log" | cut -f2- | sort | uniq -c | sort -rn | head -5 >&2
+    fail "$(grep -c '^ERR' "$log") write(s) failed with something other than SQLSTATE 55000 (above)"
+  fi
+  { cat "$log"; printf 'ACK\tins_order\t7\t1999999\tshard_1\tw9\n'; } > "$TEST_TMP/control1.log"
+  must_fail "acknowledged write missing" \
+    "acknowledged writes missing or with another value (1 rows; kind cid oid value): O 7 1999999 w9;" \
+    verify_writes "$TEST_TMP/control1.log" "$shards"
+  forget_first_write "$log" "$kind" > "$TEST_TMP/control2.log"
+  # The row left out, with the value of its last acknowledged write (updates change it).
+  forgotten=$(awk -F'\t' -v kind="$kind" '
+    $1 == "ACK" && key == "" && $2 == kind { key = $3 "\t" $4 }
+    $1 == "ACK" && key != "" && $3 "\t" $4 == key { row = (kind == "ins_customer" ? "C" : "O") " " $3 " " $4 " " $6 ";" }
+    END { print row }' "$log")
+  [ -n "$forgotten" ] || fail "no $kind was acknowledged: the second control has nothing to leave out"
+  must_fail "row that no acknowledged write explains" "rows present that no acknowledged write explains (1): $forgotten" \
+    verify_writes "$TEST_TMP/control2.log" "$shards"
+  verify_writes "$log" "$shards"
 }
