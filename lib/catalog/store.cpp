@@ -7,6 +7,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
+#include "catalog/operation_sql.hpp"
 #include "core/error.hpp"
 #include "pg/dsn.hpp"
 #include "routing/hash_space.hpp"
@@ -212,7 +213,7 @@ void Store::drop_map(const std::string& name, bool force) {
         "       (SELECT count(*) FROM shardctl.tables WHERE map_id = $1), "
         "       (SELECT count(*) FROM shardctl.xrefs WHERE map_id = $1), "
         "       (SELECT count(*) FROM shardctl.operations WHERE map_id = $1 "
-        "          AND status NOT IN ('done', 'cancelled'))",
+        "          AND " + operation_is_live() + ")",
         map.id);
     auto mappings = deps[0].as<std::int64_t>(), tables = deps[1].as<std::int64_t>(),
          xrefs = deps[2].as<std::int64_t>(), ops = deps[3].as<std::int64_t>();
@@ -356,7 +357,7 @@ Mapping Store::remove_mapping(const std::string& map_name, const std::optional<s
     // A live operation (split, merge, move...) owns its key range until it finishes; taking the
     // mapping away under it would strand rows.
     auto ops = tx.exec_params("SELECT op_id::text, kind, status FROM shardctl.operations "
-                              "WHERE map_id = $1 AND status NOT IN ('done', 'cancelled') AND " + column +
+                              "WHERE map_id = $1 AND " + operation_is_live() + " AND " + column +
                                   " && " + ctor + "($2, $3, $4) LIMIT 1",
                               map.id, p.low, p.high, p.bounds);
     if (!ops.empty()) {

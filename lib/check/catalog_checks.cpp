@@ -2,6 +2,7 @@
 
 #include "catalog/catalog.hpp"
 #include "catalog/key_sql.hpp"
+#include "catalog/operation_sql.hpp"
 #include "check/key_space.hpp"
 #include "core/error.hpp"
 #include "journal/journal.hpp"
@@ -76,7 +77,7 @@ std::vector<Finding> catalog_findings(pg::Connection& catalog, const Fleet& flee
              "SELECT mp.name, coalesce(m.int_range::text, m.text_range::text, m.uuid_range::text), s.name "
              "FROM shardctl.mappings m JOIN shardctl.maps mp USING (map_id) JOIN shardctl.shards s USING (shard_id) "
              "WHERE m.status = 'offline' AND NOT EXISTS (SELECT 1 FROM shardctl.operations o "
-             "  WHERE o.map_id = m.map_id AND o.status NOT IN ('done', 'cancelled') AND "
+             "  WHERE o.map_id = m.map_id AND " + catalog::operation_is_live("o") + " AND "
              "  (o.int_range && m.int_range OR o.text_range && m.text_range OR o.uuid_range && m.uuid_range "
              "   OR num_nonnulls(o.int_range, o.text_range, o.uuid_range) = 0)) "
              "ORDER BY 1, 2"))
@@ -87,7 +88,7 @@ std::vector<Finding> catalog_findings(pg::Connection& catalog, const Fleet& flee
     for (const auto& r : tx.exec(
              "SELECT g.op_id::text, s.name, g.table_name, coalesce(o.status, 'missing') "
              "FROM shardctl.guards g JOIN shardctl.shards s USING (shard_id) LEFT JOIN shardctl.operations o USING (op_id) "
-             "WHERE o.op_id IS NULL OR o.status IN ('done', 'cancelled') ORDER BY 1, 2, 3")) {
+             "WHERE o.op_id IS NULL OR " + catalog::operation_is_over("o") + " ORDER BY 1, 2, 3")) {
       auto f = catalog_finding(Kind::leftover_guard, "operation " + r[0].as<std::string>(),
                                "guard recorded in the catalog for an operation that is " + r[3].as<std::string>(),
                                r[1].as<std::string>());

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "catalog/locks.hpp"
+#include "catalog/operation_sql.hpp"
 #include "core/error.hpp"
 
 namespace shardctl::check {
@@ -13,7 +14,7 @@ std::string live_operations(pg::Connection& catalog, std::int64_t map_id, std::s
   std::string out;
   catalog.read([&](pqxx::work& tx) {
     for (const auto& r : tx.exec_params("SELECT op_id::text, kind, status FROM shardctl.operations "
-                                        "WHERE map_id = $1 AND status NOT IN ('done', 'cancelled') ORDER BY created_at",
+                                        "WHERE map_id = $1 AND " + catalog::operation_is_live() + " ORDER BY created_at",
                                         map_id)) {
       if (first_id.empty()) first_id = r[0].as<std::string>();
       out += (out.empty() ? "" : ", ") + r[0].as<std::string>() + " (" + r[1].as<std::string>() + ", " +

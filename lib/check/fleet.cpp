@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "catalog/key_sql.hpp"
+#include "catalog/operation_sql.hpp"
 #include "core/error.hpp"
 
 namespace shardctl::check {
@@ -46,11 +47,11 @@ Fleet load_fleet(pg::Connection& conn, const std::string& since) {
     // 'infinity': no time bound, only unfinished operations.
     std::string from = since.empty() ? "infinity" : since;
     for (const auto& r : tx.exec_params(
-             "SELECT o.op_id::text, o.status NOT IN ('done', 'cancelled'), mp.name, "
+             "SELECT o.op_id::text, " + catalog::operation_is_live("o") + ", mp.name, "
              "coalesce(lower(o.int_range)::text, lower(o.text_range)::text, lower(o.uuid_range)::text), "
              "coalesce(upper(o.int_range)::text, upper(o.text_range)::text, upper(o.uuid_range)::text) "
              "FROM shardctl.operations o LEFT JOIN shardctl.maps mp USING (map_id) "
-             "WHERE o.status NOT IN ('done', 'cancelled') OR o.updated_at >= $1::timestamptz "
+             "WHERE " + catalog::operation_is_live("o") + " OR o.updated_at >= $1::timestamptz "
              "OR o.created_at >= $1::timestamptz OR o.finished_at >= $1::timestamptz ORDER BY o.created_at",
              from)) {
       std::string id = r[0].as<std::string>();

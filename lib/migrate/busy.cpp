@@ -1,6 +1,7 @@
 // Operations in flight and offline mappings: both mean another operation owns the keys, which
 // is a reason to wait (75), not a usage error.
 #include "catalog/key_sql.hpp"
+#include "catalog/operation_sql.hpp"
 #include "core/error.hpp"
 #include "migrate/preconditions.hpp"
 
@@ -14,7 +15,7 @@ void refuse_if_operation_overlaps(pg::Connection& catalog, const catalog::Map& m
   catalog.read([&](pqxx::work& tx) {
     auto r = tx.exec_params("SELECT op_id::text, kind, status, coalesce(lower(" + column + ")::text, '') || '..' || "
                             "coalesce(upper(" + column + ")::text, '') FROM shardctl.operations "
-                            "WHERE map_id = $1 AND status NOT IN ('done', 'cancelled') AND " + column + " && " + ctor +
+                            "WHERE map_id = $1 AND " + catalog::operation_is_live() + " AND " + column + " && " + ctor +
                             "($2, $3, $4) ORDER BY created_at LIMIT 1",
                             map.id, claim.low, claim.high, claim.bounds);
     if (r.empty()) return;

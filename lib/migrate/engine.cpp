@@ -7,6 +7,7 @@
 #include "catalog/key_sql.hpp"
 #include "catalog/locks.hpp"
 #include "catalog/names.hpp"
+#include "catalog/operation_sql.hpp"
 #include "core/error.hpp"
 #include "migrate/guard.hpp"
 #include "migrate/load_path.hpp"
@@ -190,8 +191,8 @@ std::string Engine::start(const Plan& plan, bool preview) {
   catalog_.transact([&](pqxx::work& tx) {
     // Operations on one map are created one at a time, so the overlap check below cannot race.
     tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext('map:' || $2::text))", catalog::lock_class, plan.map.id);
-    auto clash = tx.exec_params("SELECT op_id::text, kind, status FROM shardctl.operations WHERE map_id = $1 AND "
-                                "status NOT IN ('done', 'cancelled') AND " + column + " && " + ctor + "($2, $3, $4)",
+    auto clash = tx.exec_params("SELECT op_id::text, kind, status FROM shardctl.operations WHERE map_id = $1 AND " +
+                                catalog::operation_is_live() + " AND " + column + " && " + ctor + "($2, $3, $4)",
                                 plan.map.id, claim.low, claim.high, claim.bounds);
     if (!clash.empty()) {
       auto id = clash[0][0].as<std::string>();

@@ -5,6 +5,7 @@
 
 #include "catalog/catalog.hpp"
 #include "catalog/key_sql.hpp"
+#include "catalog/operation_sql.hpp"
 #include "core/error.hpp"
 #include "stats/render.hpp"
 #include "stats/store.hpp"
@@ -28,7 +29,7 @@ std::vector<Claim> live_claims(pg::Connection& catalog, const stats::Snapshot& s
         "lower(o.uuid_range)::text, upper(o.uuid_range)::text, "
         "(o.int_range IS NULL AND o.text_range IS NULL AND o.uuid_range IS NULL) "
         "FROM shardctl.operations o JOIN shardctl.maps m USING (map_id) "
-        "WHERE o.status NOT IN ('done', 'cancelled')");
+        "WHERE " + catalog::operation_is_live("o"));
     for (const auto& r : rows) {
       Claim c;
       c.op = r[0].as<std::string>();
