@@ -5,6 +5,7 @@
 #include "archive/predicate_text.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "pg/sqlstate.hpp"
 #include "shardio/row_checksum.hpp"
 
 namespace shardctl::archive {
@@ -68,7 +69,7 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
     auto length = characters_in(predicate, predicate.size());
     // Past the end: the server stumbled on the ")" after it (the text stops short).
     if (p > prefix_chars + length) {
-      if (state == "42601") msg = "syntax error at its end";
+      if (state == pg::sqlstate::syntax_error) msg = "syntax error at its end";
       else where = " (at its end)";
     } else if (p > prefix_chars) {
       where = " (at character " + std::to_string(p - prefix_chars) + ")";

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "pg/dsn.hpp"
+#include "pg/sqlstate.hpp"
 
 namespace shardctl::pg {
 namespace {
@@ -81,9 +82,9 @@ void rethrow_as_error(const std::string& role, const std::string& where) {
   } catch (const pqxx::sql_error& e) {
     std::string msg = strip_severity(first_line(e.what()));
     const std::string& state = e.sqlstate();
-    if (state.rfind("08", 0) == 0 || state == "57P01" || state == "57P02" || state == "57P03")
+    if (sqlstate::connection_lost(state))
       throw unavailable_error("lost connection to " + role + " (" + where + "): " + msg);
-    if (state == "55P03" || state == "40P01")
+    if (state == sqlstate::lock_not_available || state == sqlstate::deadlock_detected)
       throw locked_error(role + " is busy: " + msg, "another operation holds the lock; try again later");
     throw internal_error("query on " + role + " (" + where + ") failed: " + msg);
   } catch (const pqxx::in_doubt_error& e) {

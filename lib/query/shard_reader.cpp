@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/utf8.hpp"
 #include "pg/dsn.hpp"
+#include "pg/sqlstate.hpp"
 #include "query/read_role.hpp"
 #include "query/statement.hpp"
 #include "shardio/raw_conn.hpp"
@@ -18,12 +19,6 @@ namespace {
 using shardio::Result;
 std::string first_line(const char* text) { return shardio::libpq_message_line(text); }
 
-// The SQLSTATEs a shard's answer is told apart by.
-constexpr std::string_view kQueryCanceled = "57014";          // statement_timeout, or our own cancel
-constexpr std::string_view kSyntaxError = "42601";
-constexpr std::string_view kIndeterminateDatatype = "42P18";  // a $1 whose type nothing gives
-constexpr std::string_view kConnectionExceptionClass = "08";
-constexpr std::string_view kOperatorInterventionClass = "57P";  // admin shutdown, crash shutdown
 
 std::string sqlstate(const PGresult* r) {
   const char* s = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
@@ -33,8 +28,7 @@ std::string sqlstate(const PGresult* r) {
 // Whether the connection is gone: libpq says so, no SQLSTATE came (libpq failed, not the
 // server), or the server said it is going away.
 bool connection_lost(PGconn* conn, const std::string& state) {
-  return PQstatus(conn) != CONNECTION_OK || state.empty() || state.rfind(kConnectionExceptionClass, 0) == 0 ||
-         state.rfind(kOperatorInterventionClass, 0) == 0;
+  return PQstatus(conn) != CONNECTION_OK || state.empty() || pg::sqlstate::connection_lost(state);
 }
 
 // The statement's own failure, or a lost connection.
@@ -83,7 +77,7 @@ void check_statement(PGconn* conn, const fanout::Target& target, const Options& 
     Result r(PQprepare(conn, kStatement, options.sql.c_str(), 0, nullptr));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       std::string state = sqlstate(r.get());
-      if (state == kSyntaxError || state == kIndeterminateDatatype)
+      if (state == pg::sqlstate::syntax_error || state == pg::sqlstate::indeterminate_datatype)
         throw Refusal("the statement does not parse: " + first_line(PQresultErrorMessage(r.get())));
       fail(conn, r.get(), target.shard, "parsing the statement");
     }
@@ -199,7 +193,7 @@ class RowStream {
     std::string state = sqlstate(r);
     // 57014 after our own cancel is the stop we asked for, not a failure; the statement had not
     // ended, so rows may have been left out.
-    if (cancel_ != Cancel::none && state == kQueryCanceled) {
+    if (cancel_ != Cancel::none && state == pg::sqlstate::query_canceled) {
       result_.limited = cancel_ == Cancel::at_limit;
       return;
     }
@@ -208,7 +202,7 @@ class RowStream {
       fail(conn_, r, target_.shard, "the statement");
     } catch (const Error& e) {
       error_ = e.what();
-      if (state == kQueryCanceled && cancel_ == Cancel::none)
+      if (state == pg::sqlstate::query_canceled && cancel_ == Cancel::none)
         *error_ += " (--timeout " + std::to_string(options_.timeout.count()) + "ms)";
     }
   }

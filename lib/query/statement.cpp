@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/utf8.hpp"
+#include "pg/sqlstate.hpp"
 
 namespace shardctl::query {
 namespace {
@@ -186,7 +187,7 @@ std::string select_check_sql(std::string_view select) {
 
 std::string select_refusal(const Shape& shape, std::string_view sqlstate, std::string_view server_message) {
   std::string what = shape.kind == StatementKind::explain ? "the statement EXPLAIN explains" : "the statement";
-  if (sqlstate == "0A000" && server_message.find("data-modifying") != npos)
+  if (sqlstate == pg::sqlstate::feature_not_supported && server_message.find("data-modifying") != npos)
     return what + " modifies data (its WITH holds an INSERT, UPDATE, DELETE or MERGE), not a read";
   if (server_message.find("INTO") != npos && server_message.find("not allowed") != npos)
     return what + " is a SELECT INTO, which creates a table, not a read";

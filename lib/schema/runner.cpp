@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "pg/sqlstate.hpp"
 #include "schema/history.hpp"
 #include "schema/indexes.hpp"
 #include "schema/lock.hpp"
@@ -62,8 +63,8 @@ std::optional<SqlFailure> run_sql(shardio::RawConn& conn, const std::string& sql
     auto nl = m.find('\n');
     f.message = nl == std::string::npos ? m : m.substr(0, nl);
   }
-  f.connection_lost = PQstatus(conn.get()) != CONNECTION_OK || f.sqlstate.empty() || f.sqlstate.rfind("08", 0) == 0 ||
-                      f.sqlstate.rfind("57P", 0) == 0;
+  f.connection_lost = PQstatus(conn.get()) != CONNECTION_OK || f.sqlstate.empty() ||
+                      pg::sqlstate::connection_lost(f.sqlstate);
   return f;
 }
 
@@ -157,7 +158,7 @@ void run_in_transaction(shardio::RawConn& conn, const Migration& m, Clock::time_
     if (f->connection_lost) throw FileFailed{FileRunState::unreachable, result.error, "the file's transaction was rolled back", {}};
     rollback_quietly(conn);
     // A lock wait that timed out changed nothing: no failure to record, try again later.
-    if (f->sqlstate == "55P03")
+    if (f->sqlstate == pg::sqlstate::lock_not_available)
       throw FileFailed{FileRunState::locked, result.error, "another session holds a lock the migration needs; try again later (or raise --lock-timeout)", {}};
     insert_history(conn, row_for(m, result.duration_ms, Outcome::failed));
     throw FileFailed{FileRunState::failed, result.error, server_hint(*f), {}};

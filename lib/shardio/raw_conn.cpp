@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "pg/dsn.hpp"
+#include "pg/sqlstate.hpp"
 
 namespace shardctl::shardio {
 
@@ -68,19 +69,18 @@ void RawConn::fail(const PGresult* r, const std::string& what) const {
   std::string msg = first_line(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
   if (msg.empty()) msg = first_line(PQerrorMessage(conn_));
   // No SQLSTATE means libpq itself failed: the server went away mid-query.
-  if (PQstatus(conn_) != CONNECTION_OK || !state || std::string(state).rfind("08", 0) == 0 ||
-      std::string(state).rfind("57P", 0) == 0)
+  if (PQstatus(conn_) != CONNECTION_OK || !state || pg::sqlstate::connection_lost(state))
     throw unavailable_error("lost connection to " + role_ + " (" + where_ + "): " + msg, kLostHint);
   // A serialization failure or deadlock with a concurrent writer: the caller may retry (75).
-  if (std::string(state) == "40001" || std::string(state) == "40P01")
+  if (state == pg::sqlstate::serialization_failure || state == pg::sqlstate::deadlock_detected)
     throw ConflictError("a concurrent write on " + role_ + " (" + where_ + ") conflicted: " + msg);
   // A shardctl write guard refused the rows: an operation moves (or moved) these keys.
-  if (std::string(state) == "55000")
+  if (state == pg::sqlstate::object_not_in_prerequisite_state)
     throw locked_error("rows on " + role_ + " (" + where_ + ") are held by another operation: " + msg,
                        "try again when it has finished (`shardctl op list` shows it)");
   // lock_timeout expired: another session holds a lock.
-  if (std::string(state) == "55P03") throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
-  if (std::string(state) == "23503") throw ForeignKeyViolation(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
+  if (state == pg::sqlstate::lock_not_available) throw locked_error("lock wait on " + role_ + " (" + where_ + ") timed out: " + msg);
+  if (state == pg::sqlstate::foreign_key_violation) throw ForeignKeyViolation(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
   throw internal_error(what + " on " + role_ + " (" + where_ + ") failed: " + msg);
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "pg/sqlstate.hpp"
 
 namespace shardctl::shardio {
 
@@ -108,7 +109,7 @@ bool may_skip_triggers(RawConn& conn) {
   Result r(PQexec(conn.get(), "SET LOCAL session_replication_role = replica"));
   const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
   bool ok = PQresultStatus(r.get()) == PGRES_COMMAND_OK;
-  bool denied = !ok && state && std::string(state) == "42501";
+  bool denied = !ok && state && state == pg::sqlstate::insufficient_privilege;
   if (!ok && !denied) conn.fail(r.get(), "SET session_replication_role");
   conn.exec("ROLLBACK");
   return ok;
