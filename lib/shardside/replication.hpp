@@ -115,10 +115,9 @@ class ExportedSlot {
   std::uint64_t consistent_point_ = 0;
 };
 
-// BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '<snapshot>' on
-// `conn` (a session on the slot's database: a snapshot is not imported into another one; not in
-// a transaction). The caller commits or rolls
-// back.
+// BEGIN ISOLATION LEVEL REPEATABLE READ; SET TRANSACTION SNAPSHOT '<snapshot>' on `conn`, a
+// session on the slot's database (a snapshot is not imported into another one) outside any
+// transaction. The caller commits or rolls back.
 void begin_snapshot_transaction(shardio::RawConn& conn, const std::string& snapshot_name);
 
 // Drops the slot unless it does not exist (then returns false). A slot in use (a
