@@ -552,12 +552,14 @@ void check_replica_identity(RawConn& source, const MovingTable& table, Precondit
   for (const auto& column : table.key_columns) {
     // The identity's columns are its index's key columns (INCLUDE columns are not part of it);
     // FULL covers every column. Publishing through the partition root, the server still
-    // checks each partition's own identity against the root's filter.
+    // checks each partition's own identity against the root's filter. (pg_partition_tree
+    // returns nothing for a table that is not partitioned: the table itself is added.)
     auto rows = source.query(
         "SELECT c.oid::regclass::text, c.relreplident::text, "
         "coalesce((SELECT i.indexrelid::regclass::text FROM pg_index i WHERE i.indrelid = c.oid AND "
         "((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))), '') "
-        "FROM pg_partition_tree($1::regclass) t JOIN pg_class c ON c.oid = t.relid "
+        "FROM (SELECT $1::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree($1::regclass)) t "
+        "JOIN pg_class c ON c.oid = t.relid "
         "WHERE c.relkind IN ('r', 'p') AND c.relreplident <> 'f' AND NOT EXISTS ("
         "  SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
         "  AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]) "

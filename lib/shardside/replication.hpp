@@ -146,7 +146,10 @@ struct SubscriptionSpec {
 // source here: an unavailable error (69) when it cannot. Returns whether it created it.
 bool create_subscription(shardio::RawConn& target, const SubscriptionSpec& spec);
 // ALTER SUBSCRIPTION ... ENABLE: the launcher starts its apply worker. An error when it does
-// not exist.
+// not exist. PostgreSQL 15's launcher starts workers at most once per wal_retrieve_retry_interval
+// (5 s by default) for the whole server (16 tracks it per subscription): a subscription enabled
+// a moment after another one started on the same target waits up to that long for its worker.
+// Many short streams in a row pay it each time; one stream per source and target pays it once.
 void enable_subscription(shardio::RawConn& target, const std::string& name);
 // Disables, detaches the slot (slot_name = NONE) and drops the subscription, so that it never
 // connects to the source: it works when the source is unreachable or the slot already gone,

@@ -306,12 +306,15 @@ TEST_CASE("a replica identity that does not cover the key is refused before anyt
       "CREATE TABLE by_full (tenant int); ALTER TABLE by_full REPLICA IDENTITY FULL; "
       "CREATE TABLE parted (tenant int NOT NULL, PRIMARY KEY (tenant)) PARTITION BY LIST (tenant); "
       "CREATE TABLE parted_1 PARTITION OF parted FOR VALUES IN (1); "
-      "CREATE TABLE parted_2 PARTITION OF parted FOR VALUES IN (2); "
-      "ALTER TABLE parted_2 REPLICA IDENTITY NOTHING");
+      "CREATE TABLE parted_2 PARTITION OF parted FOR VALUES IN (2)");
+  src.exec("ALTER TABLE parted_2 REPLICA IDENTITY DEFAULT");
   auto ok = check_source(src, {{"by_index", {"tenant"}}, {"by_full", {"tenant"}}, {"parted", {"tenant"}}, {"by_tenant", {"id"}}});
+  for (const auto& u : ok.unmet) MESSAGE(u.message);
   CHECK_FALSE(ok.has(Requirement::replica_identity));
 
+  src.exec("ALTER TABLE parted_2 REPLICA IDENTITY NOTHING");
   auto report = check_source(src, {{"by_tenant", {"tenant"}}, {"parted", {"tenant"}}, {"missing", {"id"}}});
+  for (const auto& u : report.unmet) MESSAGE(u.message);
   REQUIRE(report.unmet.size() == 3);
   for (const auto& u : report.unmet) CHECK(u.requirement == Requirement::replica_identity);
   CHECK(report.unmet[0].message ==
