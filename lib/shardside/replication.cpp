@@ -28,7 +28,9 @@ bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 void require_plain_name(const std::string& name, const char* what) {
   bool plain = !name.empty() && name.size() <= max_identifier_bytes;
   for (char c : name) plain = plain && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
-  if (!plain) throw internal_error(std::string("invalid ") + what + " name '" + name + "' (expected [a-z0-9_], 63 bytes at most)");
+  if (!plain)
+    throw internal_error(std::string("invalid ") + what + " name '" + name +
+                         "' (expected [a-z0-9_], 63 bytes at most)");
 }
 
 std::string in_current_database(const std::string& column) {
@@ -45,8 +47,8 @@ struct Outcome {
 // Runs one statement through the extended protocol (so it never runs in an implicit
 // transaction block with others). A failure whose SQLSTATE `tolerate` accepts is returned;
 // any other throws as RawConn::fail types it.
-Outcome run_tolerating(RawConn& conn, const std::string& sql, const std::vector<std::string>& params, const std::string& what,
-            const std::function<bool(std::string_view)>& tolerate) {
+Outcome run_tolerating(RawConn& conn, const std::string& sql, const std::vector<std::string>& params,
+                       const std::string& what, const std::function<bool(std::string_view)>& tolerate) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p.c_str());
   Result r(PQexecParams(conn.get(), sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
@@ -59,8 +61,8 @@ Outcome run_tolerating(RawConn& conn, const std::string& sql, const std::vector<
   conn.fail(r.get(), what);
 }
 
-Outcome run_tolerating(RawConn& conn, const std::string& sql, const std::vector<std::string>& params, const std::string& what,
-            std::initializer_list<std::string_view> tolerated) {
+Outcome run_tolerating(RawConn& conn, const std::string& sql, const std::vector<std::string>& params,
+                       const std::string& what, std::initializer_list<std::string_view> tolerated) {
   return run_tolerating(conn, sql, params, what, [&](std::string_view state) {
     for (auto t : tolerated)
       if (state == t) return true;
@@ -125,7 +127,10 @@ std::optional<std::uint64_t> parse_lsn(std::string_view text) {
     if (part.empty() || part.size() > 8) return std::nullopt;
     std::uint64_t v = 0;
     for (char c : part) {
-      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+      int d = (c >= '0' && c <= '9')   ? c - '0'
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                                       : -1;
       if (d < 0) return std::nullopt;
       v = v * 16 + static_cast<std::uint64_t>(d);
     }
@@ -151,7 +156,8 @@ bool create_publication(RawConn& source, const std::string& name, const std::vec
   if (!source.query("SELECT 1 FROM pg_publication WHERE pubname = $1", {name}).empty()) return false;
   std::string sql = "CREATE PUBLICATION " + source.identifier(name) + " FOR TABLE ";
   for (std::size_t i = 0; i < tables.size(); ++i) {
-    if (tables[i].row_filter.empty()) throw internal_error("publication " + name + ": no row filter for " + tables[i].quoted);
+    if (tables[i].row_filter.empty())
+      throw internal_error("publication " + name + ": no row filter for " + tables[i].quoted);
     sql += (i ? ", " : "") + tables[i].quoted + " WHERE (" + tables[i].row_filter + ")";
   }
   // TRUNCATE is never published: it is not filtered by rows. A partitioned table's row filter
@@ -203,6 +209,9 @@ ExportedSlot::ExportedSlot(const std::string& source_dsn, const std::string& sou
   conn_ = std::make_unique<RawConn>(pg::normalize_dsn(source_dsn) + " replication=database", source_role);
   PGconn* c = conn_->get();
   const std::string what = "creating replication slot " + name;
+  const char* waiting_hint =
+      "a new slot waits for every transaction that holds a transaction id on the source's server; try again when "
+      "they have ended";
   std::string command = "CREATE_REPLICATION_SLOT " + name + " LOGICAL pgoutput (SNAPSHOT 'export')";
   if (!PQsendQuery(c, command.c_str())) conn_->fail(what);
   // Wait for the result at most `wait`: the slot becomes consistent only once every transaction
@@ -212,13 +221,17 @@ ExportedSlot::ExportedSlot(const std::string& source_dsn, const std::string& sou
   while (PQisBusy(c)) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      if (PGcancel* cancel = PQgetCancel(c)) {
-        char err[256];
-        PQcancel(cancel, err, sizeof err);
-        PQfreeCancel(cancel);
-      }
-      cancelled = true;
-      break;
+      PGcancel* cancel = PQgetCancel(c);
+      char err[256];
+      cancelled = cancel && PQcancel(cancel, err, sizeof err);
+      PQfreeCancel(cancel);
+      if (cancelled) break;
+      // No cancel reached the server: closing the connection is all that is left (the server
+      // drops the half-made slot when its wait ends and it finds the client gone).
+      conn_.reset();
+      throw locked_error(what + " on " + source_role + " waited " + std::to_string(wait.count()) +
+                             " ms for transactions to end: " + transactions_holding(source_dsn, source_role),
+                         waiting_hint);
     }
     pollfd fd{PQsocket(c), POLLIN, 0};
     if (poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 100))) < 0 && errno != EINTR) conn_->fail(what);
@@ -233,11 +246,9 @@ ExportedSlot::ExportedSlot(const std::string& source_dsn, const std::string& sou
     const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
     if (cancelled && PQstatus(c) == CONNECTION_OK) {
       conn_.reset();
-      throw locked_error("creating replication slot " + name + " on " + source_role + " waited " +
-                             std::to_string(wait.count()) + " ms for transactions to end: " +
-                             transactions_holding(source_dsn, source_role),
-                         "a new slot waits for every transaction that holds a transaction id on the source's server; "
-                         "try again when they have ended");
+      throw locked_error(what + " on " + source_role + " waited " + std::to_string(wait.count()) +
+                             " ms for transactions to end: " + transactions_holding(source_dsn, source_role),
+                         waiting_hint);
     }
     if (state && std::string_view(state) == duplicate_object) {
       conn_.reset();
@@ -282,9 +293,10 @@ bool drop_slot(RawConn& source, const std::string& name, std::chrono::millisecon
     if (rows[0][0].empty()) {
       // Dropped meanwhile (undefined) or taken meanwhile (in use): look again.
       if (run_tolerating(source, "SELECT pg_drop_replication_slot($1)", {name}, "dropping replication slot " + name,
-              {undefined_object, object_in_use})
+                         {undefined_object, object_in_use})
               .ok())
         return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
     if (Clock::now() >= deadline)
@@ -302,8 +314,8 @@ namespace {
 
 // Whether the subscription exists in the connection's database, and whether it is enabled.
 std::optional<bool> subscription_enabled(RawConn& target, const std::string& name) {
-  auto rows = target.query("SELECT subenabled FROM pg_subscription WHERE subname = $1 AND " + in_current_database("subdbid"),
-                           {name});
+  auto rows = target.query(
+      "SELECT subenabled FROM pg_subscription WHERE subname = $1 AND " + in_current_database("subdbid"), {name});
   if (rows.empty()) return std::nullopt;
   return rows[0][0] == "t";
 }
@@ -316,14 +328,14 @@ bool create_subscription(RawConn& target, const SubscriptionSpec& spec) {
   require_plain_name(spec.slot, "replication slot");
   if (subscription_enabled(target, spec.name).has_value()) return false;
   // connect_timeout: an unreachable source fails the statement in seconds instead of hanging it.
-  std::string sql = "CREATE SUBSCRIPTION " + target.identifier(spec.name) + " CONNECTION " +
-                    target.literal(pg::normalize_dsn(spec.source_dsn)) + " PUBLICATION " +
-                    target.identifier(spec.publication) + " WITH (create_slot = false, slot_name = " +
-                    target.literal(spec.slot) + ", copy_data = false, enabled = false, disable_on_error = " +
-                    (spec.disable_on_error ? "true" : "false") + ")";
+  std::string sql =
+      "CREATE SUBSCRIPTION " + target.identifier(spec.name) + " CONNECTION " +
+      target.literal(pg::normalize_dsn(spec.source_dsn)) + " PUBLICATION " + target.identifier(spec.publication) +
+      " WITH (create_slot = false, slot_name = " + target.literal(spec.slot) +
+      ", copy_data = false, enabled = false, disable_on_error = " + (spec.disable_on_error ? "true" : "false") + ")";
   // Class 08 here is the target's server failing to reach the source, not this session's loss.
   auto out = run_tolerating(target, sql, {}, "CREATE SUBSCRIPTION " + spec.name,
-                 [](std::string_view s) { return s == duplicate_object || s.starts_with("08"); });
+                            [](std::string_view s) { return s == duplicate_object || s.starts_with("08"); });
   if (out.ok()) return true;
   if (out.sqlstate == duplicate_object) return false;
   throw unavailable_error("the server of " + target.role() + " cannot reach the source to subscribe (" +
@@ -368,8 +380,8 @@ std::uint64_t flushed_wal_position(RawConn& source) {
     // flushes (an id alone, or WAL alone, would commit asynchronously). Executing the
     // function is the superuser's unless granted; without it, the position of now, and the
     // sender streams it once the WAL writer has flushed it.
-    auto out = run_tolerating(source, "SELECT pg_logical_emit_message(true, 'shardctl', '')::text", {}, "marking the WAL position",
-                   {insufficient_privilege});
+    auto out = run_tolerating(source, "SELECT pg_logical_emit_message(true, 'shardctl', '')::text", {},
+                              "marking the WAL position", {insufficient_privilege});
     if (!out.ok()) {
       source.exec("ROLLBACK");
       return current_wal_lsn(source);
@@ -409,7 +421,8 @@ SubscriptionProgress subscription_progress(RawConn& target, const std::string& n
       "FROM pg_subscription s "
       "LEFT JOIN pg_stat_subscription w ON w.subid = s.oid AND w.relid IS NULL "
       "LEFT JOIN pg_stat_subscription_stats st ON st.subid = s.oid "
-      "WHERE s.subname = $1 AND " + in_current_database("s.subdbid"),
+      "WHERE s.subname = $1 AND " +
+          in_current_database("s.subdbid"),
       {name});
   SubscriptionProgress p;
   if (rows.empty()) return p;
@@ -488,18 +501,20 @@ std::vector<ReplicationObject> list_replication_objects(RawConn& db) {
     out.push_back(ReplicationObject{kind, name, *owner, std::nullopt, "", false});
     return &out.back();
   };
-  for (const auto& r : db.query("SELECT pubname FROM pg_publication WHERE starts_with(pubname::text, $1) ORDER BY 1", prefix))
+  for (const auto& r :
+       db.query("SELECT pubname FROM pg_publication WHERE starts_with(pubname::text, $1) ORDER BY 1", prefix))
     add(ReplicationObjectKind::publication, r[0]);
-  for (const auto& r : db.query("SELECT slot_name, coalesce(active_pid::text, ''), coalesce(wal_status, '') "
-                                "FROM pg_replication_slots WHERE slot_type = 'logical' AND database = current_database() "
-                                "AND starts_with(slot_name::text, $1) ORDER BY 1",
-                                prefix))
+  for (const auto& r :
+       db.query("SELECT slot_name, coalesce(active_pid::text, ''), coalesce(wal_status, '') "
+                "FROM pg_replication_slots WHERE slot_type = 'logical' AND database = current_database() "
+                "AND starts_with(slot_name::text, $1) ORDER BY 1",
+                prefix))
     if (auto* o = add(ReplicationObjectKind::slot, r[0])) {
       if (!r[1].empty()) o->active_pid = std::stoi(r[1]);
       o->wal_status = r[2];
     }
-  for (const auto& r : db.query("SELECT subname, subenabled FROM pg_subscription WHERE " + in_current_database("subdbid") +
-                                    " AND starts_with(subname::text, $1) ORDER BY 1",
+  for (const auto& r : db.query("SELECT subname, subenabled FROM pg_subscription WHERE " +
+                                    in_current_database("subdbid") + " AND starts_with(subname::text, $1) ORDER BY 1",
                                 prefix))
     if (auto* o = add(ReplicationObjectKind::subscription, r[0])) o->enabled = r[1] == "t";
   return out;
@@ -558,7 +573,8 @@ void check_replica_identity(RawConn& source, const MovingTable& table, Precondit
         "SELECT c.oid::regclass::text, c.relreplident::text, "
         "coalesce((SELECT i.indexrelid::regclass::text FROM pg_index i WHERE i.indrelid = c.oid AND "
         "((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))), '') "
-        "FROM (SELECT $1::regclass AS relid, 0 AS level UNION SELECT relid, level FROM pg_partition_tree($1::regclass)) t "
+        "FROM (SELECT $1::regclass AS relid, 0 AS level UNION SELECT relid, level FROM "
+        "pg_partition_tree($1::regclass)) t "
         "JOIN pg_class c ON c.oid = t.relid "
         "WHERE c.relkind IN ('r', 'p') AND c.relreplident <> 'f' AND NOT EXISTS ("
         "  SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
@@ -568,17 +584,20 @@ void check_replica_identity(RawConn& source, const MovingTable& table, Precondit
         "ORDER BY t.level, 1",
         {table.quoted, column});
     for (const auto& r : rows) {
-      std::string identity = r[1] == "n"   ? "NOTHING"
+      std::string identity = r[1] == "n"    ? "NOTHING"
                              : r[2].empty() ? "DEFAULT, and it has no primary key"
                              : r[1] == "d"  ? "its primary key " + r[2]
                                             : "index " + r[2];
-      std::string what = r[0] == table.quoted ? "table " + table.quoted : "table " + table.quoted + " (partition " + r[0] + ")";
+      std::string what =
+          r[0] == table.quoted ? "table " + table.quoted : "table " + table.quoted + " (partition " + r[0] + ")";
       report.unmet.push_back(
           {Requirement::replica_identity,
            source.role() + ": " + what + ": its replica identity (" + identity + ") does not include key column " +
                column + "; while an online move publishes the table filtered on that key, UPDATE and DELETE on it fail",
-           "give " + r[0] + " a primary key or REPLICA IDENTITY USING INDEX (a unique index on NOT NULL columns) that "
-           "includes " + column});
+           "give " + r[0] +
+               " a primary key or REPLICA IDENTITY USING INDEX (a unique index on NOT NULL columns) that "
+               "includes " +
+               column});
     }
   }
 }
@@ -595,34 +614,38 @@ PreconditionReport check_source(RawConn& source, const std::vector<MovingTable>&
       "(SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user), current_user")[0];
   const std::string& where = source.role();
   if (std::stoi(r[0]) < 150000)
-    report.unmet.push_back({Requirement::server_version,
-                            where + " runs PostgreSQL " + r[1] + "; online moves need 15 or later (publication row filters)",
-                            "upgrade the server, or move without --online"});
+    report.unmet.push_back(
+        {Requirement::server_version,
+         where + " runs PostgreSQL " + r[1] + "; online moves need 15 or later (publication row filters)",
+         "upgrade the server, or move without --online"});
   if (r[2] != "logical")
-    report.unmet.push_back({Requirement::wal_level,
-                            where + " has wal_level = " + r[2] + "; online moves need logical",
+    report.unmet.push_back({Requirement::wal_level, where + " has wal_level = " + r[2] + "; online moves need logical",
                             "set wal_level = logical and restart the server"});
   int free_slots = std::stoi(r[3]) - std::stoi(r[4]);
   if (free_slots < streams)
-    report.unmet.push_back({Requirement::replication_slots,
-                            where + " has " + std::to_string(free_slots) + " free replication slot(s) of max_replication_slots = " +
-                                r[3] + "; the move needs " + std::to_string(streams),
-                            "raise max_replication_slots (restart), or drop slots nothing uses (pg_replication_slots)"});
+    report.unmet.push_back(
+        {Requirement::replication_slots,
+         where + " has " + std::to_string(free_slots) + " free replication slot(s) of max_replication_slots = " + r[3] +
+             "; the move needs " + std::to_string(streams),
+         "raise max_replication_slots (restart), or drop slots nothing uses (pg_replication_slots)"});
   int free_senders = std::stoi(r[5]) - std::stoi(r[6]);
   if (free_senders < streams)
     report.unmet.push_back({Requirement::wal_senders,
-                            where + " has " + std::to_string(free_senders) + " free WAL sender(s) of max_wal_senders = " +
-                                r[5] + "; the move needs " + std::to_string(streams),
+                            where + " has " + std::to_string(free_senders) +
+                                " free WAL sender(s) of max_wal_senders = " + r[5] + "; the move needs " +
+                                std::to_string(streams),
                             "raise max_wal_senders (restart)"});
   if (r[7] == "-1")
-    report.unmet.push_back({Requirement::slot_wal_keep_size,
-                            where + " has max_slot_wal_keep_size = -1: a slot a stuck move leaves behind would keep WAL "
-                                    "until the disk fills",
-                            "set max_slot_wal_keep_size (more than the WAL the source writes during one move) and reload"});
+    report.unmet.push_back(
+        {Requirement::slot_wal_keep_size,
+         where + " has max_slot_wal_keep_size = -1: a slot a stuck move leaves behind would keep WAL "
+                 "until the disk fills",
+         "set max_slot_wal_keep_size (more than the WAL the source writes during one move) and reload"});
   if (r[8] != "t")
-    report.unmet.push_back({Requirement::replication_role,
-                            where + ": role " + r[9] + " may not create replication slots (neither superuser nor REPLICATION)",
-                            "ALTER ROLE " + r[9] + " REPLICATION, or connect as a role that has it"});
+    report.unmet.push_back(
+        {Requirement::replication_role,
+         where + ": role " + r[9] + " may not create replication slots (neither superuser nor REPLICATION)",
+         "ALTER ROLE " + r[9] + " REPLICATION, or connect as a role that has it"});
   for (const auto& t : tables) check_replica_identity(source, t, report);
   return report;
 }
@@ -655,11 +678,11 @@ PreconditionReport check_target(RawConn& target, int streams) {
                             "raise max_replication_slots on the target (restart)"});
   int free_workers = std::stoi(r[6]) - std::stoi(r[7]);
   if (free_workers < streams)
-    report.unmet.push_back({Requirement::replication_workers,
-                            where + " has " + std::to_string(free_workers) +
-                                " free apply worker(s) (max_logical_replication_workers = " + r[6] +
-                                "); the move needs " + std::to_string(streams),
-                            "raise max_logical_replication_workers (and max_worker_processes) on the target (restart)"});
+    report.unmet.push_back(
+        {Requirement::replication_workers,
+         where + " has " + std::to_string(free_workers) + " free apply worker(s) (max_logical_replication_workers = " +
+             r[6] + "); the move needs " + std::to_string(streams),
+         "raise max_logical_replication_workers (and max_worker_processes) on the target (restart)"});
   return report;
 }
 

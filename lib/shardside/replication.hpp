@@ -172,7 +172,7 @@ std::uint64_t flushed_wal_position(shardio::RawConn& source);
 struct SubscriptionProgress {
   bool exists = false;
   bool enabled = false;
-  std::optional<int> worker_pid;         // the apply worker; none while it is not running
+  std::optional<int> worker_pid;          // the apply worker; none while it is not running
   std::optional<std::uint64_t> received;  // last position received (not yet necessarily applied)
   std::optional<std::uint64_t> applied;   // everything committed up to here is applied (see .cpp)
   std::int64_t apply_errors = 0;          // pg_stat_subscription_stats.apply_error_count
@@ -220,10 +220,10 @@ std::string_view to_text(ReplicationObjectKind kind);
 struct ReplicationObject {
   ReplicationObjectKind kind = ReplicationObjectKind::publication;
   std::string name;
-  ReplicationName owner;           // the operation and stream the name says
-  std::optional<int> active_pid;   // slot: the process streaming from it
-  std::string wal_status;          // slot: reserved, extended, unreserved or lost (pg_replication_slots)
-  bool enabled = false;            // subscription
+  ReplicationName owner;          // the operation and stream the name says
+  std::optional<int> active_pid;  // slot: the process streaming from it
+  std::string wal_status;         // slot: reserved, extended, unreserved or lost (pg_replication_slots)
+  bool enabled = false;           // subscription
 };
 
 // Every shardctl-named publication, logical slot and subscription of the connection's
@@ -233,16 +233,16 @@ std::vector<ReplicationObject> list_replication_objects(shardio::RawConn& db);
 // ---- Preconditions ----
 
 enum class Requirement {
-  server_version,         // the source is PostgreSQL 15 or later (row filters)
-  wal_level,              // the source has wal_level = logical
-  replication_slots,      // the source has free replication slots
-  wal_senders,            // the source has free WAL senders
-  slot_wal_keep_size,     // the source bounds the WAL a slot keeps (max_slot_wal_keep_size)
-  replication_role,       // the source's role may create slots (superuser or REPLICATION)
-  replica_identity,       // each moving table's replica identity covers its key columns
-  subscription_role,      // the target's role may create subscriptions (superuser on 15)
-  replication_origins,    // the target has a free replication origin (max_replication_slots)
-  replication_workers,    // the target has a free apply worker (max_logical_replication_workers)
+  server_version,       // the source is PostgreSQL 15 or later (row filters)
+  wal_level,            // the source has wal_level = logical
+  replication_slots,    // the source has free replication slots
+  wal_senders,          // the source has free WAL senders
+  slot_wal_keep_size,   // the source bounds the WAL a slot keeps (max_slot_wal_keep_size)
+  replication_role,     // the source's role may create slots (superuser or REPLICATION)
+  replica_identity,     // each moving table's replica identity covers its key columns
+  subscription_role,    // the target's role may create subscriptions (superuser on 15)
+  replication_origins,  // the target has a free replication origin (max_replication_slots)
+  replication_workers,  // the target has a free apply worker (max_logical_replication_workers)
 };
 std::string_view to_text(Requirement requirement);
 

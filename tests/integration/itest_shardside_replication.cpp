@@ -129,7 +129,9 @@ TEST_CASE("a range copied under the slot's snapshot, then its changes replicated
 
   auto t0 = std::chrono::steady_clock::now();
   ExportedSlot slot(source_dsn(), "source", name);
-  MESSAGE("slot created in " << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count() << " ms");
+  MESSAGE("slot created in "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
+          << " ms");
   CHECK(slot.slot_name() == name);
   CHECK(!slot.snapshot_name().empty());
   CHECK(slot.consistent_point() > 0);
@@ -186,9 +188,9 @@ TEST_CASE("a range copied under the slot's snapshot, then its changes replicated
   std::uint64_t position = flushed_wal_position(src);
   auto waited = wait_applied(tgt, name, position, std::chrono::seconds(20));
   MESSAGE("applied past " << format_lsn(position) << " after " << waited.waited.count() << " ms");
-  REQUIRE_MESSAGE(waited.outcome == WaitOutcome::applied,
-                  "outcome " << to_text(waited.outcome) << ", worker " << waited.last.worker_pid.value_or(0)
-                             << ", apply errors " << waited.last.apply_errors);
+  REQUIRE_MESSAGE(waited.outcome == WaitOutcome::applied, "outcome " << to_text(waited.outcome) << ", worker "
+                                                                     << waited.last.worker_pid.value_or(0)
+                                                                     << ", apply errors " << waited.last.apply_errors);
   CHECK(*waited.last.applied >= position);
   CHECK(waited.last.worker_pid.has_value());
 
@@ -291,7 +293,8 @@ TEST_CASE("a slot that waits too long for an open transaction is not created, an
     CHECK(msg.find("creating replication slot " + name) != std::string::npos);
     CHECK(msg.find("pid " + holder_pid + " ") != std::string::npos);
   }
-  CHECK(eventually([&] { return count(src, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + name + "'") == 0; }));
+  CHECK(eventually(
+      [&] { return count(src, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + name + "'") == 0; }));
   holder.exec("ROLLBACK");
   CHECK(objects(src).empty());
 }
@@ -308,7 +311,8 @@ TEST_CASE("a replica identity that does not cover the key is refused before anyt
       "CREATE TABLE parted_1 PARTITION OF parted FOR VALUES IN (1); "
       "CREATE TABLE parted_2 PARTITION OF parted FOR VALUES IN (2)");
   src.exec("ALTER TABLE parted_2 REPLICA IDENTITY DEFAULT");
-  auto ok = check_source(src, {{"by_index", {"tenant"}}, {"by_full", {"tenant"}}, {"parted", {"tenant"}}, {"by_tenant", {"id"}}});
+  auto ok = check_source(
+      src, {{"by_index", {"tenant"}}, {"by_full", {"tenant"}}, {"parted", {"tenant"}}, {"by_tenant", {"id"}}});
   for (const auto& u : ok.unmet) MESSAGE(u.message);
   CHECK_FALSE(ok.has(Requirement::replica_identity));
 

@@ -44,13 +44,13 @@ TEST_CASE("replication names: built from the operation id and batch, parsed back
 
 TEST_CASE("replication names: anything not made by replication_name is not shardctl's") {
   const std::string hex = "3f2504e04f8911d39a0c0305e82c3301";
-  for (const std::string& other : std::vector<std::string>{"shardctl_op_", "shardctl_op_" + hex, "shardctl_op_" + hex + "_",
-                            "shardctl_op_" + hex + "_01", "shardctl_op_" + hex + "_2147483648",
-                            "shardctl_op_" + hex + "_99999999999", "shardctl_op_" + hex + "_1x",
-                            "shardctl_op_" + hex + "_-1", "shardctl_op_3F2504E04F8911D39A0C0305E82C3301_1",
-                            "shardctl_op_" + hex.substr(1) + "_1", "shardctl_op_" + hex + "0_1",
-                            "shardctl_op_3f2504e0-4f89-11d3-9a0c-0305e82c3301_1", "sub_" + hex + "_1",
-                            "pg_16384_sync_16385", "shardctl_guard"}) {
+  for (const std::string& other : std::vector<std::string>{
+           "shardctl_op_", "shardctl_op_" + hex, "shardctl_op_" + hex + "_", "shardctl_op_" + hex + "_01",
+           "shardctl_op_" + hex + "_2147483648", "shardctl_op_" + hex + "_99999999999", "shardctl_op_" + hex + "_1x",
+           "shardctl_op_" + hex + "_-1", "shardctl_op_3F2504E04F8911D39A0C0305E82C3301_1",
+           "shardctl_op_" + hex.substr(1) + "_1", "shardctl_op_" + hex + "0_1",
+           "shardctl_op_3f2504e0-4f89-11d3-9a0c-0305e82c3301_1", "sub_" + hex + "_1", "pg_16384_sync_16385",
+           "shardctl_guard"}) {
     CAPTURE(other);
     CHECK_FALSE(parse_replication_name(other));
   }
@@ -59,8 +59,8 @@ TEST_CASE("replication names: anything not made by replication_name is not shard
 }
 
 TEST_CASE("replication names: an id that is not a UUID, or a negative batch, is a bug (70)") {
-  for (std::string bad : {"", "3f2504e0", "3f2504e0-4f89-11d3-9a0c-0305e82c330g", "3f2504e0-4f89-11d3-9a0c-0305e82c33011",
-                          "op 1"}) {
+  for (std::string bad :
+       {"", "3f2504e0", "3f2504e0-4f89-11d3-9a0c-0305e82c330g", "3f2504e0-4f89-11d3-9a0c-0305e82c33011", "op 1"}) {
     CAPTURE(bad);
     try {
       replication_name(bad, 1);
