@@ -218,10 +218,17 @@ void Sandbox::start_clusters(UpResult& result) {
       std::ofstream{log};
       hand_over_directory(log, user);
     }
-    // Throwaway clusters: durability traded for speed (fsync off), unix sockets only.
+    // Throwaway clusters: durability traded for speed (fsync off), unix sockets only. Logical
+    // replication for online moves (lib/shardside/replication.hpp): slots, senders, origins and
+    // apply workers for several tests at once, a bound on the WAL a slot left behind keeps, and
+    // subscriptions' workers started within 0.2 s of each other (PostgreSQL 15's launcher
+    // starts one at most every wal_retrieve_retry_interval, 5 s by default, on the whole server).
     std::string server_opts = "-k " + shell_quote(run_dir().string()) + " -p " + std::to_string(port) +
                               " -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
-                              " -c full_page_writes=off -c max_connections=200";
+                              " -c full_page_writes=off -c max_connections=200"
+                              " -c wal_level=logical -c max_replication_slots=32 -c max_wal_senders=32"
+                              " -c max_logical_replication_workers=16 -c max_worker_processes=24"
+                              " -c max_slot_wal_keep_size=1GB -c wal_retrieve_retry_interval=200ms";
     auto r = run_process({(bin / "pg_ctl").string(), "-D", data.string(), "-l", log.string(), "-w", "-t", "60", "-o",
                           server_opts, "start"},
                          user);

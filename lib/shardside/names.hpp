@@ -45,6 +45,31 @@ inline constexpr const char* guard_new_rows = "shardctl_new";
 inline constexpr const char* row_guard_setting = "shardctl.row_guard";
 inline constexpr const char* bulk_guard_session = "SET shardctl.row_guard = off";
 
+// Online moves' replication objects: a publication and a logical replication slot on the
+// source, a subscription on the target, all three named shardctl_op_<the operation id's 32
+// lowercase hex digits>_<batch number> (replication.hpp builds and parses the names). Such a
+// name fits PostgreSQL's 63-byte identifiers and is a valid slot name ([a-z0-9_]), so it needs
+// no quoting anywhere, and `check` can tell whose operation an object belongs to.
+inline constexpr std::string_view replication_name_prefix = "shardctl_op_";
+inline constexpr std::size_t replication_name_hex_digits = 32;
+inline constexpr std::size_t replication_name_max_batch_digits = 10;  // an int's digits
+inline constexpr std::size_t max_identifier_bytes = 63;               // NAMEDATALEN - 1
+
+// Whether `name` has the shape of one of those names (the batch number a decimal without
+// leading zeros that fits an int is replication.hpp's to check when it parses it).
+constexpr bool is_replication_name_shape(std::string_view name) {
+  if (!name.starts_with(replication_name_prefix)) return false;
+  std::string_view rest = name.substr(replication_name_prefix.size());
+  if (rest.size() < replication_name_hex_digits + 2 || rest[replication_name_hex_digits] != '_') return false;
+  for (char c : rest.substr(0, replication_name_hex_digits))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  std::string_view batch = rest.substr(replication_name_hex_digits + 1);
+  if (batch.size() > replication_name_max_batch_digits || (batch.size() > 1 && batch[0] == '0')) return false;
+  for (char c : batch)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
 // Whether `name` is one of the guard's trigger names.
 constexpr bool is_guard_trigger(std::string_view name) {
   for (std::string_view t : guard_triggers)
