@@ -3,43 +3,23 @@
 #include <ostream>
 
 #include "catalog/names.hpp"
-#include "core/error.hpp"
 #include "journal/journal.hpp"
 
 namespace shardctl::archive {
 
-std::string_view to_text(ShardState state) noexcept {
-  switch (state) {
-    case ShardState::pending: return "pending";
-    case ShardState::running: return "running";
-    case ShardState::done: return "done";
-  }
-  return "pending";
-}
+// An out-of-range value prints as it always has: pending, selected.
+std::string_view to_text(ShardState state) noexcept { return shard_state_words.text_or(state, "pending"); }
+std::string_view to_text(BatchStep step) noexcept { return batch_step_words.text_or(step, "selected"); }
 
 ShardState shard_state_from_text(std::string_view word) {
-  for (auto s : {ShardState::pending, ShardState::running, ShardState::done})
-    if (to_text(s) == word) return s;
-  throw internal_error("unknown archive shard state '" + std::string(word) + "' in shardctl.archive_shards");
-}
-
-std::ostream& operator<<(std::ostream& out, ShardState state) { return out << to_text(state); }
-
-std::string_view to_text(BatchStep step) noexcept {
-  switch (step) {
-    case BatchStep::selected: return "selected";
-    case BatchStep::delivered: return "delivered";
-    case BatchStep::deleted: return "deleted";
-  }
-  return "selected";
+  return shard_state_words.read(word, "archive shard state", "shardctl.archive_shards");
 }
 
 BatchStep batch_step_from_text(std::string_view word) {
-  for (auto s : {BatchStep::selected, BatchStep::delivered, BatchStep::deleted})
-    if (to_text(s) == word) return s;
-  throw internal_error("unknown archive batch step '" + std::string(word) + "' in shardctl.archive_batches");
+  return batch_step_words.read(word, "archive batch step", "shardctl.archive_batches");
 }
 
+std::ostream& operator<<(std::ostream& out, ShardState state) { return out << to_text(state); }
 std::ostream& operator<<(std::ostream& out, BatchStep step) { return out << to_text(step); }
 
 namespace {

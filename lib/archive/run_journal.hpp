@@ -15,6 +15,7 @@
 #include <pqxx/pqxx>
 
 #include "archive/job.hpp"
+#include "core/words.hpp"
 
 namespace shardctl::archive {
 
@@ -23,8 +24,10 @@ using KeyValues = std::vector<std::string>;
 // Where a shard of a run is (shardctl.archive_shards.state): pending until its first batch,
 // running, done when nothing is left up to its upper bound (at once when the root table was
 // empty). The words are the catalog's (and `archive show`'s, JSON's); code compares the enum.
-// Text only in run_journal.cpp.
+// Its words only in the table below.
 enum class ShardState { pending, running, done };
+inline constexpr auto shard_state_words =
+    words<ShardState>({{ShardState::pending, "pending"}, {ShardState::running, "running"}, {ShardState::done, "done"}});
 std::string_view to_text(ShardState state) noexcept;
 // The state a catalog word names; an unknown word is an internal Error (70) naming it.
 ShardState shard_state_from_text(std::string_view word);
@@ -32,8 +35,10 @@ std::ostream& operator<<(std::ostream& out, ShardState state);
 
 // The step a batch reached (shardctl.archive_batches.step): selected (bounds and timestamp
 // journaled, nothing delivered), delivered (the destination committed it), deleted (the source
-// committed its DELETE: the batch is done). Text only in run_journal.cpp.
+// committed its DELETE: the batch is done). Its words only in the table below.
 enum class BatchStep { selected, delivered, deleted };
+inline constexpr auto batch_step_words =
+    words<BatchStep>({{BatchStep::selected, "selected"}, {BatchStep::delivered, "delivered"}, {BatchStep::deleted, "deleted"}});
 std::string_view to_text(BatchStep step) noexcept;
 // The step a catalog word names; an unknown word is an internal Error (70) naming it.
 BatchStep batch_step_from_text(std::string_view word);

@@ -16,24 +16,24 @@
 #include "check/shard_sweep.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "core/words.hpp"
 
 namespace shardctl::check {
 
+namespace {
+
+constexpr auto fix_mode_words = words<FixMode>(
+    {{FixMode::report, "report"}, {FixMode::quarantine, "quarantine"}, {FixMode::remove, "delete"}, {FixMode::rehome, "rehome"}});
+
+}  // namespace
+
 FixMode parse_fix_mode(const std::string& text) {
-  for (auto mode : {FixMode::report, FixMode::quarantine, FixMode::remove, FixMode::rehome})
-    if (fix_mode_name(mode) == text) return mode;
+  if (auto mode = fix_mode_words.find(text)) return *mode;
   throw usage_error("unknown --fix '" + text + "'", "use report, quarantine, delete or rehome");
 }
 
-std::string_view fix_mode_name(FixMode mode) noexcept {
-  switch (mode) {
-    case FixMode::report: return "report";
-    case FixMode::quarantine: return "quarantine";
-    case FixMode::remove: return "delete";
-    case FixMode::rehome: return "rehome";
-  }
-  return "report";
-}
+// An out-of-range value prints as it always has: report.
+std::string_view fix_mode_name(FixMode mode) noexcept { return fix_mode_words.text_or(mode, "report"); }
 
 namespace {
 

@@ -3,39 +3,34 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/words.hpp"
 
 namespace shardctl::check {
 
-std::string_view kind_name(Kind kind) noexcept {
-  switch (kind) {
-    case Kind::orphans: return "orphans";
-    case Kind::strays: return "strays";
-    case Kind::overlapping_mappings: return "overlapping_mappings";
-    case Kind::unmapped_keys: return "unmapped_keys";
-    case Kind::mapping_unknown_shard: return "mapping_unknown_shard";
-    case Kind::mapping_offline_shard: return "mapping_offline_shard";
-    case Kind::mapping_readonly_shard: return "mapping_readonly_shard";
-    case Kind::offline_mapping: return "offline_mapping";
-    case Kind::leftover_guard: return "leftover_guard";
-    case Kind::expired_lease: return "expired_lease";
-    case Kind::missing_table: return "missing_table";
-  }
-  return "?";
-}
+namespace {
+
+// The words reports, JSON and the [check] config use; a *_name keeps the word it has always
+// printed for a value out of range.
+constexpr auto kind_words = words<Kind>(
+    {{Kind::orphans, "orphans"}, {Kind::strays, "strays"}, {Kind::overlapping_mappings, "overlapping_mappings"},
+     {Kind::unmapped_keys, "unmapped_keys"}, {Kind::mapping_unknown_shard, "mapping_unknown_shard"},
+     {Kind::mapping_offline_shard, "mapping_offline_shard"}, {Kind::mapping_readonly_shard, "mapping_readonly_shard"},
+     {Kind::offline_mapping, "offline_mapping"}, {Kind::leftover_guard, "leftover_guard"},
+     {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"}});
+constexpr auto fix_kind_words = words<FixKind>(
+    {{FixKind::quarantine, "quarantine"}, {FixKind::remove, "delete"}, {FixKind::rehome, "rehome"}, {FixKind::restore, "restore"}});
+constexpr auto severity_words = words<Severity>({{Severity::warning, "warning"}, {Severity::critical, "critical"}});
+constexpr auto status_words = words<Status>(
+    {{Status::ok, "OK"}, {Status::warning, "WARNING"}, {Status::critical, "CRITICAL"}, {Status::unknown, "UNKNOWN"}});
+
+}  // namespace
+
+std::string_view kind_name(Kind kind) noexcept { return kind_words.text_or(kind, "?"); }
+std::string_view fix_kind_name(FixKind kind) noexcept { return fix_kind_words.text_or(kind, "quarantine"); }
+std::string_view severity_name(Severity s) noexcept { return severity_words.text_or(s, "warning"); }
+std::string_view status_name(Status s) noexcept { return status_words.text_or(s, "UNKNOWN"); }
 
 bool is_map_consistency(Kind kind) noexcept { return kind != Kind::orphans && kind != Kind::strays; }
-
-std::string_view fix_kind_name(FixKind kind) noexcept {
-  switch (kind) {
-    case FixKind::quarantine: return "quarantine";
-    case FixKind::remove: return "delete";
-    case FixKind::rehome: return "rehome";
-    case FixKind::restore: return "restore";
-  }
-  return "quarantine";
-}
-
-std::string_view severity_name(Severity s) noexcept { return s == Severity::critical ? "critical" : "warning"; }
 
 Severity default_severity(Kind kind) noexcept {
   switch (kind) {
@@ -55,16 +50,6 @@ Severity default_severity(Kind kind) noexcept {
     case Kind::expired_lease: return Severity::warning;
   }
   return Severity::critical;
-}
-
-std::string_view status_name(Status s) noexcept {
-  switch (s) {
-    case Status::ok: return "OK";
-    case Status::warning: return "WARNING";
-    case Status::critical: return "CRITICAL";
-    case Status::unknown: return "UNKNOWN";
-  }
-  return "UNKNOWN";
 }
 
 void grade(std::vector<Finding>& findings, const config::CheckConfig& cfg) {

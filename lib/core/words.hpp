@@ -25,10 +25,14 @@ class Words {
   constexpr explicit Words(std::array<Entry, N> table) : table_(table) {}
 
   // The value's word; empty for a value the table lacks (a bug the unit tests catch).
-  constexpr std::string_view text(Enum value) const noexcept {
+  constexpr std::string_view text(Enum value) const noexcept { return text_or(value, {}); }
+
+  // The value's word, or `fallback` for a value the table lacks: for a to_text that has always
+  // printed a default word rather than nothing.
+  constexpr std::string_view text_or(Enum value, std::string_view fallback) const noexcept {
     for (const auto& [v, w] : table_)
       if (v == value) return w;
-    return {};
+    return fallback;
   }
 
   constexpr std::optional<Enum> find(std::string_view word) const noexcept {

@@ -1,26 +1,22 @@
 #include "migrate/batch_step.hpp"
 
-#include <string>
-
-#include "core/error.hpp"
+#include "core/words.hpp"
 
 namespace shardctl::migrate {
 
-std::string_view to_text(BatchStep step) noexcept {
-  switch (step) {
-    case BatchStep::planned: return "planned";
-    case BatchStep::offline: return "offline";
-    case BatchStep::copied: return "copied";
-    case BatchStep::flipped: return "flipped";
-    case BatchStep::done: return "done";
-  }
-  return "planned";
-}
+namespace {
+
+constexpr auto batch_step_words =
+    words<BatchStep>({{BatchStep::planned, "planned"}, {BatchStep::offline, "offline"}, {BatchStep::copied, "copied"},
+                      {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
+
+}  // namespace
+
+// An out-of-range value prints as it always has: planned.
+std::string_view to_text(BatchStep step) noexcept { return batch_step_words.text_or(step, "planned"); }
 
 BatchStep batch_step_from_text(std::string_view word) {
-  for (auto s : {BatchStep::planned, BatchStep::offline, BatchStep::copied, BatchStep::flipped, BatchStep::done})
-    if (to_text(s) == word) return s;
-  throw internal_error("unknown batch step '" + std::string(word) + "' in shardctl.op_batches");
+  return batch_step_words.read(word, "batch step", "shardctl.op_batches");
 }
 
 ResumeFrom resume_from(BatchStep step) noexcept {

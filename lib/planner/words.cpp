@@ -1,75 +1,43 @@
 // The words of the planner's enums: plan and fleet files, `rebalance plan` text and JSON. The
 // files' words are a contract (a plan written by one version is applied by the next), so they
-// are spelled here once and compared nowhere else.
-#include <array>
-#include <utility>
+// are spelled here once, one core/words.hpp table each, and compared nowhere else.
+#include <string>
 
 #include "core/error.hpp"
+#include "core/words.hpp"
 #include "planner/planner.hpp"
 
 namespace shardctl::planner {
 namespace {
 
-// The value whose word is `name`, among `all`.
-template <class E, std::size_t N>
-std::optional<E> named(const std::array<E, N>& all, std::string_view (*word)(E) noexcept, std::string_view name) {
-  for (E e : all)
-    if (word(e) == name) return e;
-  return std::nullopt;
-}
-
-constexpr std::array<Objective, 3> all_objectives{Objective::size, Objective::load, Objective::both};
-constexpr std::array<StepKind, 3> all_step_kinds{StepKind::split, StepKind::move, StepKind::merge};
-constexpr std::array<ShardStatus, 3> all_shard_statuses{ShardStatus::online, ShardStatus::readonly, ShardStatus::offline};
+constexpr auto objective_words =
+    words<Objective>({{Objective::size, "size"}, {Objective::load, "load"}, {Objective::both, "both"}});
+constexpr auto step_kind_words =
+    words<StepKind>({{StepKind::split, "split"}, {StepKind::move, "move"}, {StepKind::merge, "merge"}});
+constexpr auto shard_status_words =
+    words<ShardStatus>({{ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}});
+// Step::move_upper: whether a split moves the upper or the lower part of the range.
+constexpr auto moving_side_words = words<bool>({{true, "upper"}, {false, "lower"}});
 
 }  // namespace
 
-std::string_view objective_name(Objective o) noexcept {
-  switch (o) {
-    case Objective::size: return "size";
-    case Objective::load: return "load";
-    case Objective::both: return "both";
-  }
-  return "?";
-}
-
-std::optional<Objective> objective_named(std::string_view name) { return named(all_objectives, objective_name, name); }
+// An out-of-range value prints as it always has: "?" for an objective or step kind, online for
+// a status.
+std::string_view objective_name(Objective o) noexcept { return objective_words.text_or(o, "?"); }
+std::optional<Objective> objective_named(std::string_view name) { return objective_words.find(name); }
 
 Objective parse_objective(std::string_view name) {
   if (auto o = objective_named(name)) return *o;
   throw usage_error("unknown objective '" + std::string(name) + "'", "use size, load or both");
 }
 
-std::string_view step_kind_name(StepKind k) noexcept {
-  switch (k) {
-    case StepKind::split: return "split";
-    case StepKind::move: return "move";
-    case StepKind::merge: return "merge";
-  }
-  return "?";
-}
+std::string_view step_kind_name(StepKind k) noexcept { return step_kind_words.text_or(k, "?"); }
+std::optional<StepKind> step_kind_named(std::string_view name) { return step_kind_words.find(name); }
 
-std::optional<StepKind> step_kind_named(std::string_view name) { return named(all_step_kinds, step_kind_name, name); }
+std::string_view shard_status_name(ShardStatus s) noexcept { return shard_status_words.text_or(s, "online"); }
+std::optional<ShardStatus> shard_status_named(std::string_view name) { return shard_status_words.find(name); }
 
-std::string_view shard_status_name(ShardStatus s) noexcept {
-  switch (s) {
-    case ShardStatus::online: return "online";
-    case ShardStatus::readonly: return "readonly";
-    case ShardStatus::offline: return "offline";
-  }
-  return "online";
-}
-
-std::optional<ShardStatus> shard_status_named(std::string_view name) {
-  return named(all_shard_statuses, shard_status_name, name);
-}
-
-std::string_view moving_side_name(bool move_upper) noexcept { return move_upper ? "upper" : "lower"; }
-
-std::optional<bool> moving_side_named(std::string_view name) {
-  for (bool upper : {true, false})
-    if (moving_side_name(upper) == name) return upper;
-  return std::nullopt;
-}
+std::string_view moving_side_name(bool move_upper) noexcept { return moving_side_words.text(move_upper); }
+std::optional<bool> moving_side_named(std::string_view name) { return moving_side_words.find(name); }
 
 }  // namespace shardctl::planner

@@ -1,23 +1,12 @@
 #include "rebalance/journal.hpp"
 
-#include "core/error.hpp"
-
 namespace shardctl::rebalance {
 
-std::string_view to_text(StepStatus status) noexcept {
-  switch (status) {
-    case StepStatus::pending: return "pending";
-    case StepStatus::running: return "running";
-    case StepStatus::done: return "done";
-    case StepStatus::failed: return "failed";
-  }
-  return "pending";
-}
+// An out-of-range value prints as it always has: pending.
+std::string_view to_text(StepStatus status) noexcept { return step_status_words.text_or(status, "pending"); }
 
 StepStatus step_status_from_text(std::string_view word) {
-  for (auto s : {StepStatus::pending, StepStatus::running, StepStatus::done, StepStatus::failed})
-    if (to_text(s) == word) return s;
-  throw internal_error("unknown rebalance step status '" + std::string(word) + "' in shardctl.rebalance_steps");
+  return step_status_words.read(word, "rebalance step status", "shardctl.rebalance_steps");
 }
 
 bool run_exists(pg::Connection& catalog, const std::string& fingerprint) {

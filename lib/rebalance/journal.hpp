@@ -9,12 +9,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/words.hpp"
 #include "pg/connection.hpp"
 
 namespace shardctl::rebalance {
 
-// A step's status in shardctl.rebalance_steps; the catalog's words, text only here.
+// A step's status in shardctl.rebalance_steps; the catalog's words, text only in this table.
 enum class StepStatus { pending, running, done, failed };
+inline constexpr auto step_status_words = words<StepStatus>(
+    {{StepStatus::pending, "pending"}, {StepStatus::running, "running"}, {StepStatus::done, "done"}, {StepStatus::failed, "failed"}});
 std::string_view to_text(StepStatus status) noexcept;
 // The status a catalog word names; an unknown word is an internal Error (70) naming it.
 StepStatus step_status_from_text(std::string_view word);

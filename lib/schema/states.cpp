@@ -1,5 +1,8 @@
-// The words of the schema states (states.hpp): what JSON, JUnit and text output show.
+// The words of the schema states (states.hpp): what JSON, JUnit and text output show, one
+// core/words.hpp table per state.
 #include "schema/states.hpp"
+
+#include "core/words.hpp"
 
 namespace shardctl::schema {
 
@@ -7,91 +10,45 @@ shardside::SchemaHistoryKind history_kind(Kind kind) noexcept {
   return kind == Kind::repeatable ? shardside::SchemaHistoryKind::repeatable : shardside::SchemaHistoryKind::versioned;
 }
 
-std::string_view to_text(RecordedState state) noexcept {
-  switch (state) {
-    case RecordedState::applied: return "applied";
-    case RecordedState::failed: return "failed";
-    case RecordedState::started: return "started";
-    case RecordedState::not_run: return "not_run";
-  }
-  return "not_run";
-}
+namespace {
 
-std::string_view to_text(FileRunState state) noexcept {
-  switch (state) {
-    case FileRunState::applied: return "applied";
-    case FileRunState::failed: return "failed";
-    case FileRunState::locked: return "locked";
-    case FileRunState::unreachable: return "unreachable";
-  }
-  return "failed";
-}
+// One table per state; a to_text keeps the word it has always printed for a value out of range.
+constexpr auto recorded_state_words =
+    words<RecordedState>({{RecordedState::applied, "applied"}, {RecordedState::failed, "failed"},
+                          {RecordedState::started, "started"}, {RecordedState::not_run, "not_run"}});
+constexpr auto file_run_state_words =
+    words<FileRunState>({{FileRunState::applied, "applied"}, {FileRunState::failed, "failed"},
+                         {FileRunState::locked, "locked"}, {FileRunState::unreachable, "unreachable"}});
+constexpr auto shard_state_words =
+    words<ShardState>({{ShardState::ok, "ok"}, {ShardState::failed, "failed"}, {ShardState::locked, "locked"},
+                       {ShardState::unreachable, "unreachable"}, {ShardState::skipped, "skipped"}});
+constexpr auto repair_state_words =
+    words<RepairState>({{RepairState::ok, "ok"}, {RepairState::refused, "refused"}, {RepairState::locked, "locked"},
+                        {RepairState::unreachable, "unreachable"}, {RepairState::skipped, "skipped"}});
+constexpr auto repair_mark_words = words<RepairMark>({{RepairMark::applied, "applied"}, {RepairMark::failed, "failed"}});
+constexpr auto planned_state_words =
+    words<PlannedState>({{PlannedState::up_to_date, "up_to_date"}, {PlannedState::pending, "pending"},
+                         {PlannedState::unreachable, "unreachable"}, {PlannedState::interrupted, "interrupted"},
+                         {PlannedState::running, "running"}, {PlannedState::invalid_index, "invalid_index"}});
+constexpr auto status_state_words = words<StatusState>(
+    {{StatusState::current, "current"}, {StatusState::pending, "pending"}, {StatusState::running, "running"},
+     {StatusState::failed, "failed"}, {StatusState::interrupted, "interrupted"}, {StatusState::invalid_index, "invalid_index"},
+     {StatusState::changed, "changed"}, {StatusState::different, "different"}, {StatusState::unreachable, "unreachable"}});
+constexpr auto cell_state_words = words<CellState>(
+    {{CellState::none, ""}, {CellState::ok, "ok"}, {CellState::baseline, "baseline"}, {CellState::pending, "pending"},
+     {CellState::failed, "failed"}, {CellState::changed, "changed"}, {CellState::started, "started"},
+     {CellState::invalid, "invalid"}, {CellState::differs, "differs"}});
 
-std::string_view to_text(ShardState state) noexcept {
-  switch (state) {
-    case ShardState::ok: return "ok";
-    case ShardState::failed: return "failed";
-    case ShardState::locked: return "locked";
-    case ShardState::unreachable: return "unreachable";
-    case ShardState::skipped: return "skipped";
-  }
-  return "skipped";
-}
+}  // namespace
 
-std::string_view to_text(RepairState state) noexcept {
-  switch (state) {
-    case RepairState::ok: return "ok";
-    case RepairState::refused: return "refused";
-    case RepairState::locked: return "locked";
-    case RepairState::unreachable: return "unreachable";
-    case RepairState::skipped: return "skipped";
-  }
-  return "skipped";
-}
-
-std::string_view to_text(RepairMark mark) noexcept { return mark == RepairMark::applied ? "applied" : "failed"; }
-
-std::string_view to_text(PlannedState state) noexcept {
-  switch (state) {
-    case PlannedState::up_to_date: return "up_to_date";
-    case PlannedState::pending: return "pending";
-    case PlannedState::unreachable: return "unreachable";
-    case PlannedState::interrupted: return "interrupted";
-    case PlannedState::running: return "running";
-    case PlannedState::invalid_index: return "invalid_index";
-  }
-  return "pending";
-}
-
-std::string_view to_text(StatusState state) noexcept {
-  switch (state) {
-    case StatusState::current: return "current";
-    case StatusState::pending: return "pending";
-    case StatusState::running: return "running";
-    case StatusState::failed: return "failed";
-    case StatusState::interrupted: return "interrupted";
-    case StatusState::invalid_index: return "invalid_index";
-    case StatusState::changed: return "changed";
-    case StatusState::different: return "different";
-    case StatusState::unreachable: return "unreachable";
-  }
-  return "pending";
-}
-
-std::string_view to_text(CellState state) noexcept {
-  switch (state) {
-    case CellState::none: return "";
-    case CellState::ok: return "ok";
-    case CellState::baseline: return "baseline";
-    case CellState::pending: return "pending";
-    case CellState::failed: return "failed";
-    case CellState::changed: return "changed";
-    case CellState::started: return "started";
-    case CellState::invalid: return "invalid";
-    case CellState::differs: return "differs";
-  }
-  return "";
-}
+std::string_view to_text(RecordedState state) noexcept { return recorded_state_words.text_or(state, "not_run"); }
+std::string_view to_text(FileRunState state) noexcept { return file_run_state_words.text_or(state, "failed"); }
+std::string_view to_text(ShardState state) noexcept { return shard_state_words.text_or(state, "skipped"); }
+std::string_view to_text(RepairState state) noexcept { return repair_state_words.text_or(state, "skipped"); }
+std::string_view to_text(RepairMark mark) noexcept { return repair_mark_words.text_or(mark, "failed"); }
+std::string_view to_text(PlannedState state) noexcept { return planned_state_words.text_or(state, "pending"); }
+std::string_view to_text(StatusState state) noexcept { return status_state_words.text_or(state, "pending"); }
+std::string_view to_text(CellState state) noexcept { return cell_state_words.text(state); }
 
 std::string to_text(const Cell& cell) {
   return cell.state == CellState::differs ? cell.checksum : std::string(to_text(cell.state));

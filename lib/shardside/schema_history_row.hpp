@@ -1,6 +1,6 @@
 // The rows of shardctl.schema_history (schema_history.hpp), without I/O, so pure code (the
 // per-shard plan of `shardctl schema`, lib/schema/plan.hpp) can take them. The words of the
-// table's kind and success columns are only in schema_history_row.cpp.
+// table's kind and success columns are only in the two tables below.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +9,17 @@
 #include <string>
 #include <string_view>
 
+#include "core/words.hpp"
+
 namespace shardctl::shardside {
 
 // What a row records (column kind): an attempt of a versioned or repeatable migration file, or
 // a baseline (a file recorded as applied without running it, or the "<baseline>" marker).
 enum class SchemaHistoryKind { versioned, repeatable, baseline };
-std::string_view to_text(SchemaHistoryKind kind) noexcept;  // "versioned" | "repeatable" | "baseline"
+inline constexpr auto schema_history_kind_words =
+    words<SchemaHistoryKind>({{SchemaHistoryKind::versioned, "versioned"}, {SchemaHistoryKind::repeatable, "repeatable"},
+                              {SchemaHistoryKind::baseline, "baseline"}});
+std::string_view to_text(SchemaHistoryKind kind) noexcept;
 std::ostream& operator<<(std::ostream& out, SchemaHistoryKind kind);
 // The kind a shard's word names; an unknown word is an internal Error (70) naming it.
 SchemaHistoryKind schema_history_kind_from_text(std::string_view word);
@@ -23,7 +28,10 @@ SchemaHistoryKind schema_history_kind_from_text(std::string_view word);
 // runs (and for good when its run was killed or lost its connection: its statements may have
 // run, or not).
 enum class SchemaHistoryOutcome { succeeded, failed, unfinished };
-// The column's value as text (`success::text`, NULL as "null"): "true" | "false" | "null".
+// The column's value as text (`success::text`, NULL as "null").
+inline constexpr auto schema_history_outcome_words =
+    words<SchemaHistoryOutcome>({{SchemaHistoryOutcome::succeeded, "true"}, {SchemaHistoryOutcome::failed, "false"},
+                                 {SchemaHistoryOutcome::unfinished, "null"}});
 std::string_view to_text(SchemaHistoryOutcome outcome) noexcept;
 std::ostream& operator<<(std::ostream& out, SchemaHistoryOutcome outcome);
 // The outcome a shard's value names; an unknown one is an internal Error (70) naming it.
