@@ -5,16 +5,16 @@
 
 #include <string>
 
-#include "core/error.hpp"
-
 #include "check/check.hpp"
 #include "check/finding.hpp"
 #include "check/journal.hpp"
+#include "words_checks.hpp"
 
 // Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
 namespace test_check_fix_kind {
 
 namespace check = shardctl::check;
+namespace test = shardctl::test;
 
 TEST_CASE("each fix kind has its word and is journaled as check-<word>") {
   const std::pair<check::FixKind, const char*> words[] = {{check::FixKind::quarantine, "quarantine"},
@@ -32,20 +32,9 @@ TEST_CASE("each --fix mode reads back from its word; an unknown word is a usage 
                                                           {check::FixMode::quarantine, "quarantine"},
                                                           {check::FixMode::remove, "delete"},
                                                           {check::FixMode::rehome, "rehome"}};
-  for (const auto& [mode, word] : words) {
-    CHECK(check::fix_mode_name(mode) == word);
-    CHECK(check::parse_fix_mode(word) == mode);
-  }
-  for (const char* unknown : {"remove", "Delete", ""}) {
-    try {
-      check::parse_fix_mode(unknown);
-      FAIL("no error for '" << unknown << "'");
-    } catch (const shardctl::Error& e) {
-      CHECK(shardctl::exit_code_for(e.kind()) == 64);
-      CHECK(std::string(e.what()) == "unknown --fix '" + std::string(unknown) + "'");
-      CHECK(e.hint() == "use report, quarantine, delete or rehome");
-    }
-  }
+  test::check_words(words, check::fix_mode_name, check::parse_fix_mode);
+  test::check_refused_words(check::parse_fix_mode, {"remove", "Delete", ""}, shardctl::ErrorKind::usage, "unknown --fix '{}'",
+                            "use report, quarantine, delete or rehome");
 }
 
 }  // namespace test_check_fix_kind

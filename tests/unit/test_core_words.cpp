@@ -1,13 +1,11 @@
 // core/words.hpp: one table per enum gives its words both ways.
 #include <doctest/doctest.h>
 
-#include <set>
-
 #include "catalog/catalog.hpp"
-#include "core/error.hpp"
 #include "core/words.hpp"
 #include "journal/journal.hpp"
 #include "routing/key.hpp"
+#include "words_checks.hpp"
 
 using namespace shardctl;
 
@@ -15,19 +13,6 @@ namespace {
 
 enum class Colour { red, green, blue };
 constexpr auto colour_words = words<Colour>({{Colour::red, "red"}, {Colour::green, "green"}, {Colour::blue, "blue"}});
-
-// Every value and every word of a table is distinct, and each reads back as itself.
-template <typename Table>
-void check_table_round_trips(const Table& table) {
-  std::set<std::string_view> seen;
-  for (const auto& [value, word] : table.entries()) {
-    CHECK_FALSE(word.empty());
-    CHECK(seen.insert(word).second);
-    CHECK(table.text(value) == word);
-    REQUIRE(table.find(word));
-    CHECK(*table.find(word) == value);
-  }
-}
 
 }  // namespace
 
@@ -40,24 +25,26 @@ TEST_CASE("a table gives each value's word and reads it back") {
 }
 
 TEST_CASE("a stored word no table knows is an internal error naming it and where it was read") {
-  try {
-    colour_words.read("mauve", "colour", "the palette");
-    FAIL("read accepted an unknown word");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::internal);
-    CHECK(std::string(e.what()) == "unknown colour 'mauve' in the palette");
-  }
+  test::check_unknown_words([](std::string_view word) { return colour_words.read(word, "colour", "the palette"); },
+                            {"mauve"}, "unknown colour '{}' in the palette");
   CHECK_FALSE(colour_words.find(""));
 }
 
+TEST_CASE("a value the table lacks has no word, or the fallback a to_text gives it") {
+  constexpr auto out_of_range = static_cast<Colour>(7);
+  static_assert(colour_words.text(out_of_range).empty());
+  static_assert(colour_words.text_or(out_of_range, "?") == "?");
+  static_assert(colour_words.text_or(Colour::blue, "?") == "blue");
+}
+
 TEST_CASE("the catalog's, journal's and routing's tables are one-to-one") {
-  check_table_round_trips(catalog::shard_status_words);
-  check_table_round_trips(catalog::mapping_status_words);
-  check_table_round_trips(catalog::table_kind_words);
-  check_table_round_trips(journal::operation_status_words);
-  check_table_round_trips(journal::operation_kind_words);
-  check_table_round_trips(routing::key_type_words);
-  check_table_round_trips(routing::map_kind_words);
+  test::check_one_to_one(catalog::shard_status_words);
+  test::check_one_to_one(catalog::mapping_status_words);
+  test::check_one_to_one(catalog::table_kind_words);
+  test::check_one_to_one(journal::operation_status_words);
+  test::check_one_to_one(journal::operation_kind_words);
+  test::check_one_to_one(routing::key_type_words);
+  test::check_one_to_one(routing::map_kind_words);
   CHECK(catalog::shard_status_words.entries().size() == 3);
   CHECK(journal::operation_kind_words.entries().size() == 9);
 }

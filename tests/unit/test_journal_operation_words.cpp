@@ -3,16 +3,14 @@
 // them, and which statuses are over and which kinds are migrations.
 #include <doctest/doctest.h>
 
-#include <sstream>
-#include <string>
-
-#include "core/error.hpp"
 #include "journal/journal.hpp"
+#include "words_checks.hpp"
 
 // Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
 namespace test_journal_operation_words {
 
 namespace journal = shardctl::journal;
+namespace test = shardctl::test;
 using journal::OperationKind;
 using journal::OperationStatus;
 
@@ -22,13 +20,9 @@ TEST_CASE("operation statuses round-trip through the catalog's words") {
       {OperationStatus::interrupted, "interrupted"}, {OperationStatus::paused, "paused"},
       {OperationStatus::failed, "failed"}, {OperationStatus::cancelled, "cancelled"},
       {OperationStatus::done, "done"}};
-  for (const auto& [status, word] : words) {
-    CHECK(journal::to_text(status) == word);
-    CHECK(journal::operation_status_from_text(word) == status);
-    std::ostringstream out;
-    out << status;
-    CHECK(out.str() == word);
-  }
+  test::check_table(journal::operation_status_words, words);
+  test::check_words(words, journal::operation_status_from_text);
+  test::check_streamed(words);
   CHECK(journal::is_over(OperationStatus::done));
   CHECK(journal::is_over(OperationStatus::cancelled));
   for (auto s : {OperationStatus::planned, OperationStatus::running, OperationStatus::interrupted, OperationStatus::paused,
@@ -38,38 +32,22 @@ TEST_CASE("operation statuses round-trip through the catalog's words") {
 
 TEST_CASE("operation kinds round-trip through the catalog's words") {
   const std::pair<OperationKind, const char*> words[] = {
-      {OperationKind::split, "split"},
-      {OperationKind::merge, "merge"},
-      {OperationKind::move, "move"},
-      {OperationKind::archive, "archive"},
-      {OperationKind::archive_restore, "archive-restore"},
-      {OperationKind::check_quarantine, "check-quarantine"},
-      {OperationKind::check_delete, "check-delete"},
-      {OperationKind::check_rehome, "check-rehome"},
-      {OperationKind::check_restore, "check-restore"}};
-  for (const auto& [kind, word] : words) {
-    CHECK(journal::to_text(kind) == word);
-    CHECK(journal::operation_kind_from_text(word) == kind);
+      {OperationKind::split, "split"}, {OperationKind::merge, "merge"}, {OperationKind::move, "move"},
+      {OperationKind::archive, "archive"}, {OperationKind::archive_restore, "archive-restore"},
+      {OperationKind::check_quarantine, "check-quarantine"}, {OperationKind::check_delete, "check-delete"},
+      {OperationKind::check_rehome, "check-rehome"}, {OperationKind::check_restore, "check-restore"}};
+  test::check_table(journal::operation_kind_words, words);
+  test::check_words(words, journal::operation_kind_from_text);
+  test::check_streamed(words);
+  for (const auto& [kind, word] : words)
     CHECK(journal::is_migration(kind) == (kind == OperationKind::split || kind == OperationKind::merge ||
                                           kind == OperationKind::move));
-  }
 }
 
 TEST_CASE("an unknown operation status or kind from the catalog is an internal error naming it") {
-  try {
-    journal::operation_status_from_text("finished");
-    FAIL("accepted a status");
-  } catch (const shardctl::Error& e) {
-    CHECK(e.kind() == shardctl::ErrorKind::internal);
-    CHECK(std::string(e.what()) == "unknown operation status 'finished' in shardctl.operations");
-  }
-  try {
-    journal::operation_kind_from_text("check-fix");
-    FAIL("accepted a kind");
-  } catch (const shardctl::Error& e) {
-    CHECK(e.kind() == shardctl::ErrorKind::internal);
-    CHECK(std::string(e.what()) == "unknown operation kind 'check-fix' in shardctl.operations");
-  }
+  test::check_unknown_words(journal::operation_status_from_text, {"finished"},
+                            "unknown operation status '{}' in shardctl.operations");
+  test::check_unknown_words(journal::operation_kind_from_text, {"check-fix"}, "unknown operation kind '{}' in shardctl.operations");
 }
 
 }  // namespace test_journal_operation_words

@@ -3,40 +3,27 @@
 // (first or resumed) does with a batch at each step.
 #include <doctest/doctest.h>
 
-#include <string>
-
-#include "core/error.hpp"
 #include "migrate/batch_step.hpp"
+#include "words_checks.hpp"
 
 // Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
 namespace test_migrate_batch_step {
 
 namespace migrate = shardctl::migrate;
+namespace test = shardctl::test;
 using migrate::BatchStep;
 using migrate::ResumeFrom;
 
 TEST_CASE("batch steps round-trip through the journal's words") {
-  const std::pair<BatchStep, const char*> words[] = {{BatchStep::planned, "planned"},
-                                                     {BatchStep::offline, "offline"},
-                                                     {BatchStep::copied, "copied"},
-                                                     {BatchStep::flipped, "flipped"},
+  const std::pair<BatchStep, const char*> words[] = {{BatchStep::planned, "planned"}, {BatchStep::offline, "offline"},
+                                                     {BatchStep::copied, "copied"},   {BatchStep::flipped, "flipped"},
                                                      {BatchStep::done, "done"}};
-  for (const auto& [step, word] : words) {
-    CHECK(migrate::to_text(step) == word);
-    CHECK(migrate::batch_step_from_text(word) == step);
-  }
+  test::check_words(words, migrate::batch_step_from_text);
 }
 
 TEST_CASE("an unknown batch step from the catalog is an internal error naming it") {
-  for (const char* word : {"", "Done", "flipped ", "purged"}) {
-    try {
-      migrate::batch_step_from_text(word);
-      FAIL("accepted '" << word << "'");
-    } catch (const shardctl::Error& e) {
-      CHECK(e.kind() == shardctl::ErrorKind::internal);
-      CHECK(std::string(e.what()) == "unknown batch step '" + std::string(word) + "' in shardctl.op_batches");
-    }
-  }
+  test::check_unknown_words(migrate::batch_step_from_text, {"", "Done", "flipped ", "purged"},
+                            "unknown batch step '{}' in shardctl.op_batches");
 }
 
 TEST_CASE("a run resumes each batch from its journaled step") {

@@ -3,32 +3,25 @@
 // outcome `rebalance apply` reports per step (rebalance/apply.hpp), in the words it always showed.
 #include <doctest/doctest.h>
 
-#include <string>
-
-#include "core/error.hpp"
 #include "rebalance/apply.hpp"
 #include "rebalance/journal.hpp"
+#include "words_checks.hpp"
 
 // Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
 namespace test_rebalance_step_status {
 
 namespace rebalance = shardctl::rebalance;
+namespace test = shardctl::test;
 using rebalance::StepStatus;
 
 TEST_CASE("rebalance step statuses round-trip through the catalog's words") {
   const std::pair<StepStatus, const char*> words[] = {
       {StepStatus::pending, "pending"}, {StepStatus::running, "running"}, {StepStatus::done, "done"}, {StepStatus::failed, "failed"}};
-  for (const auto& [status, word] : words) {
-    CHECK(rebalance::to_text(status) == word);
-    CHECK(rebalance::step_status_from_text(word) == status);
-  }
-  try {
-    rebalance::step_status_from_text("skipped");  // a report's word, never journaled
-    FAIL("accepted 'skipped'");
-  } catch (const shardctl::Error& e) {
-    CHECK(e.kind() == shardctl::ErrorKind::internal);
-    CHECK(std::string(e.what()) == "unknown rebalance step status 'skipped' in shardctl.rebalance_steps");
-  }
+  test::check_table(rebalance::step_status_words, words);
+  test::check_words(words, rebalance::step_status_from_text);
+  // skipped: a report's word, never journaled.
+  test::check_unknown_words(rebalance::step_status_from_text, {"skipped"},
+                            "unknown rebalance step status '{}' in shardctl.rebalance_steps");
 }
 
 TEST_CASE("each step outcome reads as apply has always shown it") {
