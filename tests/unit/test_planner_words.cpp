@@ -10,10 +10,12 @@
 #include "core/error.hpp"
 #include "planner/json.hpp"
 #include "planner_fleets.hpp"
+#include "words_checks.hpp"
 
 namespace test_planner_words {
 
 using namespace planner_test;
+namespace test = shardctl::test;
 using nlohmann::json;
 
 std::string data_error_of(const std::function<void()>& read) {
@@ -30,25 +32,14 @@ std::string data_error_of(const std::function<void()>& read) {
 TEST_CASE("every planner enum reads back from its word, and only from it") {
   const std::pair<ShardStatus, const char*> statuses[] = {
       {ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}};
-  for (const auto& [status, word] : statuses) {
-    CHECK(shard_status_name(status) == word);
-    CHECK(shard_status_named(word) == status);
-  }
+  test::check_words(statuses, shard_status_name, shard_status_named);
   const std::pair<StepKind, const char*> kinds[] = {{StepKind::split, "split"}, {StepKind::move, "move"}, {StepKind::merge, "merge"}};
-  for (const auto& [kind, word] : kinds) {
-    CHECK(step_kind_name(kind) == word);
-    CHECK(step_kind_named(word) == kind);
-  }
+  test::check_words(kinds, step_kind_name, step_kind_named);
   const std::pair<Objective, const char*> objectives[] = {
       {Objective::size, "size"}, {Objective::load, "load"}, {Objective::both, "both"}};
-  for (const auto& [objective, word] : objectives) {
-    CHECK(objective_name(objective) == word);
-    CHECK(objective_named(word) == objective);
-  }
-  CHECK(moving_side_name(true) == "upper");
-  CHECK(moving_side_name(false) == "lower");
-  CHECK(moving_side_named("upper") == true);
-  CHECK(moving_side_named("lower") == false);
+  test::check_words(objectives, objective_name, objective_named);
+  const std::pair<bool, const char*> sides[] = {{true, "upper"}, {false, "lower"}};
+  test::check_words(sides, moving_side_name, moving_side_named);
   for (const char* unknown : {"", "Online", "bogus", "upper ", "READONLY"}) {
     CHECK_FALSE(shard_status_named(unknown));
     CHECK_FALSE(step_kind_named(unknown));
