@@ -1,16 +1,6 @@
 #include "migrate/batch_step.hpp"
 
-#include "core/words.hpp"
-
 namespace shardctl::migrate {
-
-namespace {
-
-constexpr auto batch_step_words =
-    words<BatchStep>({{BatchStep::planned, "planned"}, {BatchStep::offline, "offline"}, {BatchStep::copied, "copied"},
-                      {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
-
-}  // namespace
 
 // An out-of-range value prints as it always has: planned.
 std::string_view to_text(BatchStep step) noexcept { return batch_step_words.text_or(step, "planned"); }

@@ -1,18 +1,22 @@
 // The step a batch of a split, merge or move reached, as shardctl.op_batches.step journals it:
 // planned -> offline -> copied -> flipped -> done (a cancel rolls offline/copied back to
-// planned). The words are the catalog's; code compares the enum. Text only here. Also, without
-// a database, what a run (first or resumed) does with a batch at each step: where it resumes
-// it, what a cancel does to it, where its purge starts.
+// planned). The words are the catalog's; code compares the enum. Text only in its table. Also,
+// without a database, what a run (first or resumed) does with a batch at each step: where it
+// resumes it, what a cancel does to it, where its purge starts.
 #pragma once
 
 #include <optional>
 #include <string_view>
 
+#include "core/words.hpp"
 #include "shardside/guard_state.hpp"
 
 namespace shardctl::migrate {
 
 enum class BatchStep { planned, offline, copied, flipped, done };  // in the protocol's order
+inline constexpr auto batch_step_words =
+    words<BatchStep>({{BatchStep::planned, "planned"}, {BatchStep::offline, "offline"}, {BatchStep::copied, "copied"},
+                      {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
 
 std::string_view to_text(BatchStep step) noexcept;
 // The step a catalog word names; an unknown word is an internal Error (70) naming it.
