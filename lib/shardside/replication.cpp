@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/words.hpp"
 #include "pg/dsn.hpp"
 #include "shardside/names.hpp"
 
@@ -436,13 +437,13 @@ SubscriptionProgress subscription_progress(RawConn& target, const std::string& n
   return p;
 }
 
-std::string_view to_text(WaitOutcome outcome) {
-  switch (outcome) {
-    case WaitOutcome::applied: return "applied";
-    case WaitOutcome::timed_out: return "timed_out";
-    case WaitOutcome::stopped: return "stopped";
-  }
-  return "unknown";
+std::string_view to_text(WaitOutcome value) {
+  static constexpr auto table = words<WaitOutcome>({
+      {WaitOutcome::applied, "applied"},
+      {WaitOutcome::timed_out, "timed_out"},
+      {WaitOutcome::stopped, "stopped"},
+  });
+  return table.text_or(value, "unknown");
 }
 
 WaitResult wait_applied(RawConn& target, const std::string& name, std::uint64_t position,
@@ -483,13 +484,13 @@ Lag replication_lag(RawConn& source, const std::string& slot, RawConn& target, c
 
 // ---- Listing ----
 
-std::string_view to_text(ReplicationObjectKind kind) {
-  switch (kind) {
-    case ReplicationObjectKind::publication: return "publication";
-    case ReplicationObjectKind::slot: return "slot";
-    case ReplicationObjectKind::subscription: return "subscription";
-  }
-  return "unknown";
+std::string_view to_text(ReplicationObjectKind value) {
+  static constexpr auto table = words<ReplicationObjectKind>({
+      {ReplicationObjectKind::publication, "publication"},
+      {ReplicationObjectKind::slot, "slot"},
+      {ReplicationObjectKind::subscription, "subscription"},
+  });
+  return table.text_or(value, "unknown");
 }
 
 std::vector<ReplicationObject> list_replication_objects(RawConn& db) {
@@ -522,20 +523,20 @@ std::vector<ReplicationObject> list_replication_objects(RawConn& db) {
 
 // ---- Preconditions ----
 
-std::string_view to_text(Requirement requirement) {
-  switch (requirement) {
-    case Requirement::server_version: return "server_version";
-    case Requirement::wal_level: return "wal_level";
-    case Requirement::replication_slots: return "replication_slots";
-    case Requirement::wal_senders: return "wal_senders";
-    case Requirement::slot_wal_keep_size: return "slot_wal_keep_size";
-    case Requirement::replication_role: return "replication_role";
-    case Requirement::replica_identity: return "replica_identity";
-    case Requirement::subscription_role: return "subscription_role";
-    case Requirement::replication_origins: return "replication_origins";
-    case Requirement::replication_workers: return "replication_workers";
-  }
-  return "unknown";
+std::string_view to_text(Requirement value) {
+  static constexpr auto table = words<Requirement>({
+      {Requirement::server_version, "server_version"},
+      {Requirement::wal_level, "wal_level"},
+      {Requirement::replication_slots, "replication_slots"},
+      {Requirement::wal_senders, "wal_senders"},
+      {Requirement::slot_wal_keep_size, "slot_wal_keep_size"},
+      {Requirement::replication_role, "replication_role"},
+      {Requirement::replica_identity, "replica_identity"},
+      {Requirement::subscription_role, "subscription_role"},
+      {Requirement::replication_origins, "replication_origins"},
+      {Requirement::replication_workers, "replication_workers"},
+  });
+  return table.text_or(value, "unknown");
 }
 
 bool PreconditionReport::has(Requirement r) const noexcept {
