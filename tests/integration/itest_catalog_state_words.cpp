@@ -59,7 +59,7 @@ std::map<std::string, Words> enum_words() {
       {"maps.kind", all_words(routing::map_kind_words)},
       {"maps.key_type", all_words(routing::key_type_words)},
       {"operations.status", stored_statuses},
-      {"op_batches.step", words_of({BatchStep::planned, BatchStep::offline, BatchStep::copied, BatchStep::flipped,
+      {"op_batches.step", words_of({BatchStep::planned, BatchStep::streaming, BatchStep::offline, BatchStep::copied, BatchStep::flipped,
                                     BatchStep::done},
                                    [](auto v) { return migrate::to_text(v); })},
       {"archive_shards.state", words_of({archive::ShardState::pending, archive::ShardState::running, archive::ShardState::done},

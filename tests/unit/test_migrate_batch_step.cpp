@@ -15,9 +15,9 @@ using migrate::BatchStep;
 using migrate::ResumeFrom;
 
 TEST_CASE("batch steps round-trip through the journal's words") {
-  const std::pair<BatchStep, const char*> words[] = {{BatchStep::planned, "planned"}, {BatchStep::offline, "offline"},
-                                                     {BatchStep::copied, "copied"},   {BatchStep::flipped, "flipped"},
-                                                     {BatchStep::done, "done"}};
+  const std::pair<BatchStep, const char*> words[] = {{BatchStep::planned, "planned"}, {BatchStep::streaming, "streaming"},
+                                                     {BatchStep::offline, "offline"}, {BatchStep::copied, "copied"},
+                                                     {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}};
   test::check_table(migrate::batch_step_words, words);
   test::check_words(words, migrate::batch_step_from_text);
 }
