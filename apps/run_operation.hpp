@@ -70,11 +70,13 @@ struct OnlineFlags {
     app.add_flag("--online", online,
                  "Keep the moving keys writable: each batch streams by logical replication and cuts over with writers "
                  "waiting, not refused");
-    app.add_option("--max-lag", max_lag, "With --online: the replication lag a cut-over starts from (default 1)")
-        ->type_name("SECONDS");
-    app.add_option("--cutover-timeout", cutover_timeout,
-                   "With --online: the longest a cut-over makes writers wait before it gives up and tries again (default 2)")
-        ->type_name("SECONDS");
+    add_settings_to(app, "With --online: the replication lag a cut-over starts from (default 1)",
+                    "With --online: the longest a cut-over makes writers wait before it gives up and tries again (default 2)");
+  }
+  // --max-lag and --cutover-timeout alone, with these descriptions (`op resume`).
+  void add_settings_to(cli::App& app, const std::string& lag_help, const std::string& timeout_help) {
+    app.add_option("--max-lag", max_lag, lag_help)->type_name("SECONDS");
+    app.add_option("--cutover-timeout", cutover_timeout, timeout_help)->type_name("SECONDS");
   }
   // The settings, or none without --online; a usage error for a setting without it or not
   // above zero.
@@ -85,18 +87,24 @@ struct OnlineFlags {
       return std::nullopt;
     }
     migrate::OnlineSettings s;
-    auto positive = [](const char* flag, double v) {
-      if (!(v > 0) || v > 3600) throw usage_error(std::string(flag) + " must be above 0 and at most 3600 seconds", "e.g. " + std::string(flag) + " 0.5");
-    };
-    if (max_lag) {
-      positive("--max-lag", *max_lag);
-      s.max_lag_seconds = *max_lag;
-    }
-    if (cutover_timeout) {
-      positive("--cutover-timeout", *cutover_timeout);
-      s.cutover_timeout_ms = std::max(1, static_cast<int>(*cutover_timeout * 1000));
-    }
+    if (auto v = max_lag_seconds()) s.max_lag_seconds = *v;
+    if (auto v = cutover_timeout_ms()) s.cutover_timeout_ms = *v;
     return s;
+  }
+  std::optional<double> max_lag_seconds() const {
+    if (max_lag) positive("--max-lag", *max_lag);
+    return max_lag;
+  }
+  std::optional<int> cutover_timeout_ms() const {
+    if (!cutover_timeout) return std::nullopt;
+    positive("--cutover-timeout", *cutover_timeout);
+    return std::max(1, static_cast<int>(*cutover_timeout * 1000));
+  }
+
+ private:
+  static void positive(const char* flag, double v) {
+    if (!(v > 0) || v > 3600)
+      throw usage_error(std::string(flag) + " must be above 0 and at most 3600 seconds", "e.g. " + std::string(flag) + " 0.5");
   }
 };
 

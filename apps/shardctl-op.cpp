@@ -74,15 +74,22 @@ void resume_archive_run(cli::Context& ctx, const std::string& id) {
   print_archive_result(ctx, archiver.resume(id, archive_options(ctx)));
 }
 
-void resume_operation(cli::Context& ctx, const std::string& id) {
-  if (is_archive_run(ctx, id)) return resume_archive_run(ctx, id);
+void resume_operation(cli::Context& ctx, const std::string& id, const apps::OnlineFlags& online) {
+  if (is_archive_run(ctx, id)) {
+    if (online.max_lag || online.cutover_timeout)
+      throw usage_error("operation " + id + " is an archive run: --max-lag and --cutover-timeout apply to online moves only");
+    return resume_archive_run(ctx, id);
+  }
   migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  auto max_lag = online.max_lag_seconds();
+  auto cutover = online.cutover_timeout_ms();
   if (ctx.dry_run()) {
     auto o = engine.preview_run(id);
     if (ctx.json()) return ctx.print_json(journal::to_json(o));
     migrate::print_status(ctx.out(), o);
     return;
   }
+  engine.retune_online(id, max_lag, cutover);
   auto o = engine.run(id);
   if (ctx.json()) return ctx.print_json(journal::to_json(o));
   ctx.out() << "operation " << o.id << " " << o.status << ": " << o.batches_done << "/" << o.batches << " batch(es), "
@@ -169,9 +176,12 @@ int main(int argc, char** argv) {
   };
   fam.command("list", "List operations, newest first", list_operations);
   fam.command("show", "Show one operation", with_id(show_operation))->add_option("ID", id, "Operation id")->required();
-  fam.command("resume", "Finish an interrupted operation", with_id(resume_operation))
-      ->add_option("ID", id, "Operation id")
-      ->required();
+  apps::OnlineFlags online;
+  auto* resume = fam.command("resume", "Finish an interrupted operation",
+                             [&](cli::Context& ctx) { resume_operation(ctx, id, online); });
+  resume->add_option("ID", id, "Operation id")->required();
+  online.add_settings_to(*resume, "An online move: its --max-lag from now on (journaled for later resumes too)",
+                         "An online move: its --cutover-timeout from now on (journaled for later resumes too)");
   fam.command("cancel", "Stop an operation after its current batch", with_id(cancel_operation))
       ->add_option("ID", id, "Operation id")
       ->required();

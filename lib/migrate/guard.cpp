@@ -134,6 +134,17 @@ void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyTy
   }
 }
 
+void bypass_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range) {
+  if (!shardside::has_guard_table(shard)) return;
+  shardside::lock_guard_changes(shard);
+  for (const auto& r : shardside::lock_fences_of_map(shard, map_id)) {
+    routing::KeyRange fence;
+    if (r.lo) fence.low = routing::parse_key(bound_type, *r.lo);
+    if (r.hi) fence.high = routing::parse_key(bound_type, *r.hi);
+    if (routing::ranges_overlap(fence, range)) shardside::bypass_range(shard, r.range_id);
+  }
+}
+
 int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
                   bool fences) {
   if (!shardside::has_guard_table(shard)) return 0;

@@ -81,6 +81,12 @@ using shardside::fence_batch;
 // that covers `range` (keys coming back to a shard that once gave them away).
 void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range);
 
+// Inside the caller's open transaction on a target: lets that transaction through every fence
+// of the map that overlaps `range` (their purge_xid), which keep refusing everyone else: an
+// online move's copy into keys the target gave away earlier, which stay the source's until
+// the flip (lift_fences_in then).
+void bypass_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range);
+
 // Removes the op's offline ranges (and its fences too when `fences` is set) in one
 // transaction, and drops the map's triggers when the map has no range left. Returns the
 // number of fence ranges of the op left on the shard.

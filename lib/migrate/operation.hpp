@@ -175,8 +175,11 @@ class Engine {
   std::string start(const Plan& plan, bool preview = false);
   // For --online: every source and the target meet what logical replication needs (server
   // settings, privileges, replica identities); a usage Error (64) naming the first that does
-  // not, and how many more, before anything is created (online_preconditions.cpp).
+  // not, and how many more, before anything is created (engine_online.cpp).
   void check_online(const Plan& plan);
+  // `op resume ID --max-lag/--cutover-timeout`: journals new settings for an online operation
+  // (its next runs use them); a usage Error for an operation that is not online.
+  void retune_online(const std::string& op_id, std::optional<double> max_lag_seconds, std::optional<int> cutover_timeout_ms);
   // What `op resume --dry-run` checks: the operation exists and no live process runs it (75,
   // as run() would refuse). Returns its status.
   journal::OpStatus preview_run(const std::string& op_id);

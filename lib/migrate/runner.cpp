@@ -213,8 +213,14 @@ std::int64_t Runner::load(shardio::RawConn& src, const Batch& b) {
   // triggers are ENABLE ALWAYS and still fire.
   if (ctx_.path.skip_load_checks) target_->exec("SET LOCAL session_replication_role = replica");
   // Keys coming back to a shard that once gave them away: its fence on them ends with this
-  // transaction, which makes them its own again.
-  lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
+  // transaction, which makes them its own again. Online, they stay the source's until the
+  // flip: the fence lets this transaction (and the stream's apply worker) through, and keeps
+  // refusing applications with a stale map (runner_online.cpp lifts it after the flip).
+  auto bound = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
+  if (ctx_.online)
+    bypass_fences_in(*target_, ctx_.map.id, bound, b.range);
+  else
+    lift_fences_in(*target_, ctx_.map.id, bound, b.range);
   std::int64_t rows = 0;
   for (const auto& t : ctx_.tables) {
     rows += load_table(src, t, b);

@@ -106,6 +106,7 @@ class Runner {
   void flip_online(const Batch& b, const std::string& verified);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);
+  void lift_target_fences(const Batch& b);
   void roll_back_stream(const Batch& b);
   void roll_back_online(const Batch& b);
   std::int64_t timed_copy(const Batch& b);

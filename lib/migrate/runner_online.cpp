@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "catalog/key_sql.hpp"
 #include "journal/journal.hpp"
 #include "migrate/stopwatch.hpp"
 #include "shardside/guard.hpp"
@@ -85,6 +86,7 @@ bool Runner::advance_online(const Batch& b, bool cancel, std::optional<Flipped>&
   }
   if (from == OnlineFrom::purge) {  // flipped by an earlier run: its stream may be left
     drop_stream(b);
+    lift_target_fences(b);
     purge_pending(pending);
     pending = Flipped{b, b.verified, 0};
     return true;
@@ -101,6 +103,7 @@ bool Runner::advance_online(const Batch& b, bool cancel, std::optional<Flipped>&
   }
   drop_stream(b);
   faults_.point("online.dropped", context(b));
+  lift_target_fences(b);
   pending = Flipped{b, *verified, rows};
   return true;
 }
@@ -157,7 +160,7 @@ std::optional<std::string> Runner::cut_over(const Batch& b) {
     faults_.point("online.caught_up", context(b));
     if (auto verified = try_cut_over(b, why)) return verified;
     faults_.point("online.gave_up", context(b));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
   }
   throw locked_error("the cut-over of batch " + std::to_string(b.no) + " (" + routing::format_range(b.range) + ") of operation " +
                          ctx_.op_id + " gave up " + std::to_string(s.cutover_tries) + " times; the last: " + why,
@@ -266,6 +269,14 @@ void Runner::flip_online(const Batch& b, const std::string& verified) {
     journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
   });
   faults_.point("flip", context(b));
+}
+
+// The target's fences on the batch's keys (it gave them away once), lifted once they are its
+// own again: after the flip. Idempotent.
+void Runner::lift_target_fences(const Batch& b) {
+  target_->exec("BEGIN");
+  lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
+  target_->exec("COMMIT");
 }
 
 // Drops the batch's subscription (on the target), slot and publication (on the source).

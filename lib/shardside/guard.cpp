@@ -208,6 +208,10 @@ void delete_guard_range(shardio::RawConn& shard, std::int64_t range_id) {
   shard.query("DELETE FROM shardctl.guard_ranges WHERE range_id = $1", {std::to_string(range_id)});
 }
 
+void bypass_range(shardio::RawConn& shard, std::int64_t range_id) {
+  shard.query("UPDATE shardctl.guard_ranges SET purge_xid = pg_current_xact_id() WHERE range_id = $1", {std::to_string(range_id)});
+}
+
 void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
   shard.query("UPDATE shardctl.guard_ranges SET purge_xid = pg_current_xact_id() WHERE op_id = $1 AND batch_no = $2 "
               "AND state = 'offline'",

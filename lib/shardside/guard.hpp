@@ -106,6 +106,9 @@ void add_fence(shardio::RawConn& shard, const GuardRange& fence);
 
 void delete_guard_range(shardio::RawConn& shard, std::int64_t range_id);
 
+// Records the caller's transaction as the one the range lets through (guard_ranges.purge_xid).
+void bypass_range(shardio::RawConn& shard, std::int64_t range_id);
+
 // Records the caller's transaction as the purge of the batch's offline range: its only bypass.
 void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no);
 

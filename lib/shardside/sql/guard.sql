@@ -50,6 +50,17 @@ ALTER TABLE shardctl.guard_ranges ADD CONSTRAINT guard_ranges_state_check
 DROP TABLE IF EXISTS shardctl.offline_ranges;
 DROP FUNCTION IF EXISTS shardctl.guard_blocks(text, text);
 
+-- Whether this session is the apply worker of a shardctl subscription (an online move into
+-- this shard): fences do not apply to it. A shard that once gave keys away fences them; when
+-- an online move brings them back, the fence refuses applications until the flip, but the
+-- stream's changes must land (the copy is let through by purge_xid, lib/migrate/guard.hpp).
+-- Only a session in session_replication_role = replica asks pg_stat_subscription.
+CREATE OR REPLACE FUNCTION shardctl.applying_stream() RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+  SELECT current_setting('session_replication_role') = 'replica'
+     AND EXISTS (SELECT 1 FROM pg_stat_subscription s WHERE s.pid = pg_backend_pid() AND s.subname LIKE 'shardctl\_op\_%')
+$fn$;
+
 CREATE OR REPLACE FUNCTION shardctl.guard_hit(map bigint, v text, how text) RETURNS shardctl.guard_ranges
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
@@ -61,6 +72,7 @@ BEGIN
   IF how = 'text' THEN
     SELECT * INTO r FROM shardctl.guard_ranges g
      WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+       AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
        AND (g.expires_at IS NULL OR g.expires_at > now())
        AND (g.lo IS NULL OR v COLLATE "C" >= g.lo COLLATE "C") AND (g.hi IS NULL OR v COLLATE "C" < g.hi COLLATE "C")
      ORDER BY g.state <> 'fenced' DESC LIMIT 1;
@@ -68,6 +80,7 @@ BEGIN
   ELSIF how = 'uuid' THEN
     SELECT * INTO r FROM shardctl.guard_ranges g
      WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+       AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
        AND (g.expires_at IS NULL OR g.expires_at > now())
        AND (g.lo IS NULL OR v::uuid >= g.lo::uuid) AND (g.hi IS NULL OR v::uuid < g.hi::uuid)
      ORDER BY g.state <> 'fenced' DESC LIMIT 1;
@@ -83,6 +96,7 @@ BEGIN
   END CASE;
   SELECT * INTO r FROM shardctl.guard_ranges g
    WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+     AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
      AND (g.expires_at IS NULL OR g.expires_at > now())
      AND (g.lo IS NULL OR h >= g.lo::bigint) AND (g.hi IS NULL OR h < g.hi::bigint)
    ORDER BY g.state <> 'fenced' DESC LIMIT 1;
@@ -156,6 +170,7 @@ BEGIN
   -- Most statements run while the map has no range this transaction is not exempt from.
   PERFORM FROM shardctl.guard_ranges g
    WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
+     AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
      AND (g.expires_at IS NULL OR g.expires_at > now()) LIMIT 1;
   IF NOT FOUND THEN RETURN NULL; END IF;
   -- The route value of key column k: the key itself, its hash, or its text in byte order
@@ -182,6 +197,7 @@ BEGIN
   q := format($q$
     WITH g AS (SELECT g.op_id, g.batch_no, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.guard_ranges g
                 WHERE g.map_id = $1 AND (g.purge_xid IS NULL OR $2 IS NULL OR g.purge_xid <> $2)
+                  AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
                   AND (g.expires_at IS NULL OR g.expires_at > now())),
          env AS (SELECT min(r) AS lo, max(r) AS hi FROM (SELECT %1$s AS r FROM (%3$s) s) s),
          near AS (SELECT g.* FROM g, env WHERE env.lo IS NOT NULL AND (g.lo IS NULL OR env.hi >= g.lo) AND (g.hi IS NULL OR env.lo < g.hi))

@@ -1,0 +1,43 @@
+// The Engine's part of online moves: what --online needs of the shards, checked before anything
+// changes, and new settings for a resumed online operation.
+#include <set>
+
+#include "core/error.hpp"
+
+#include "migrate/operation.hpp"
+#include "shardside/replication.hpp"
+
+namespace shardctl::migrate {
+
+void Engine::check_online(const Plan& plan) {
+  std::vector<shardside::MovingTable> tables;
+  for (const auto& t : plan.tables) tables.push_back({t.quoted, {t.key_column}});
+  // One stream at a time per source: batches cut over one after another.
+  std::set<std::int64_t> seen;
+  for (const auto& seg : plan.segments) {
+    if (!seen.insert(seg.source.id).second) continue;
+    shardio::RawConn source(seg.source.dsn, "shard " + seg.source.name);
+    shardside::check_source(source, tables, 1).require();
+  }
+  shardio::RawConn target(plan.target.dsn, "shard " + plan.target.name);
+  shardside::check_target(target, 1).require();
+}
+
+void Engine::retune_online(const std::string& op_id, std::optional<double> max_lag_seconds, std::optional<int> cutover_timeout_ms) {
+  if (!max_lag_seconds && !cutover_timeout_ms) return;
+  catalog_.transact([&](pqxx::work& tx) {
+    auto r = tx.exec_params("SELECT args::text FROM shardctl.operations WHERE op_id::text = $1 FOR UPDATE", op_id);
+    if (r.empty()) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
+    auto args = nlohmann::json::parse(r[0][0].as<std::string>());
+    auto online = online_from_args(args);
+    if (!online)
+      throw usage_error("operation " + op_id + " is not an online move: --max-lag and --cutover-timeout apply to online moves only",
+                        "resume it without them");
+    if (max_lag_seconds) online->max_lag_seconds = *max_lag_seconds;
+    if (cutover_timeout_ms) online->cutover_timeout_ms = *cutover_timeout_ms;
+    args["online"] = online_json(*online);
+    tx.exec_params("UPDATE shardctl.operations SET args = $2::jsonb WHERE op_id::text = $1", op_id, args.dump());
+  });
+}
+
+}  // namespace shardctl::migrate

@@ -1,0 +1,79 @@
+# The cut-over of an online move (shardctl-split(1), "Online moves"), step by step, and what
+# --online refuses before anything changes:
+#  - writes to a batch's keys wait during its cut-over (an advisory lock wait, seen in
+#    pg_stat_activity), they do not fail;
+#  - a cut-over that passes --cutover-timeout gives up: the waiting READ COMMITTED write goes
+#    on where it was (and reaches the target by the stream), the REPEATABLE READ one is refused
+#    (55000: its snapshot cannot see how the cut-over ended); after 10 tries the run exits 75
+#    naming what held it, and `op resume --cutover-timeout 5` (journaled) finishes the move with
+#    the written row on the target;
+#  - usage: --max-lag or --cutover-timeout without --online, a timeout of 0, and a moving table
+#    whose replica identity lacks the key column are refused (64), nothing journaled.
+source "$(dirname "$0")/lib.sh"
+
+fresh_fleet cutover --shards 2
+ops_before() { shardctl op list --format json | jq '.operations | length'; }
+
+step "refused before anything changes"
+n=$(ops_before)
+expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --max-lag 1
+expect_stderr_contains "--max-lag needs --online"
+expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online --cutover-timeout 0
+expect_stderr_contains "--cutover-timeout must be above 0"
+psql_shard 2 -qc "alter table orders replica identity nothing"
+expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online
+expect_stderr_contains 'its replica identity (NOTHING) does not include key column customer_id'
+expect_stderr_contains 'REPLICA IDENTITY USING INDEX'
+psql_shard 2 -qc "alter table orders replica identity default"
+assert_eq "$(ops_before)" "$n"
+before=$(fleet_fingerprint)
+
+step "writers wait at the cut-over"
+SHARDCTL_FAULT_PAUSE=online.cutover:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 700 --to shard_1 \
+  --online --cutover-timeout 0.001 >"$TEST_TMP/move.out" 2>&1 &
+pid=$!
+wait_stopped "$pid" "the move" "$TEST_TMP/move.out"
+op=$(last_op)
+psql_shard 2 -XAtc "update customers set name = 'rc' where customer_id = 700" >"$TEST_TMP/rc.out" 2>&1 &
+rc_pid=$!
+psql_shard 2 -XAt >"$TEST_TMP/rr.out" 2>&1 <<'SQL' &
+\set VERBOSITY default
+begin isolation level repeatable read;
+select count(*) from customers;
+update customers set name = 'rr' where customer_id = 701;
+commit;
+SQL
+rr_pid=$!
+waiting_on_shard() {
+  [ "$(psql_shard 2 -XAtc "select count(*) from pg_stat_activity where datname = current_database()
+                           and wait_event_type = 'Lock' and wait_event = 'advisory'")" = 2 ]
+}
+wait_until "both writes to wait on the cut-over" waiting_on_shard
+
+step "a cut-over past its time gives up: the waiting writes go on, REPEATABLE READ refused"
+kill -CONT "$pid"
+got=0
+wait "$pid" || got=$?
+[ "$got" = 75 ] || fail "the move exited $got, not 75: $(cat "$TEST_TMP/move.out")"
+grep -q "gave up 10 times" "$TEST_TMP/move.out" || fail "exit 75 without saying why: $(cat "$TEST_TMP/move.out")"
+grep -q "op resume $op" "$TEST_TMP/move.out" || fail "exit 75 without the resume hint: $(cat "$TEST_TMP/move.out")"
+wait "$rc_pid" || fail "the READ COMMITTED write failed: $(cat "$TEST_TMP/rc.out")"
+wait "$rr_pid" || true
+grep -q "is being moved by shardctl operation $op to shard shard_1" "$TEST_TMP/rr.out" ||
+  fail "the REPEATABLE READ write was not refused as being moved: $(cat "$TEST_TMP/rr.out")"
+assert_eq "$(psql_shard 2 -XAtc "select name from customers where customer_id = 700")" "rc"
+assert_eq "$(psql_shard 2 -XAtc "select count(*) from shardctl.guard_ranges where op_id = '$op'")" "0"
+
+step "resume, with a cut-over time it can keep, finishes the move, the written row with it"
+expect_exit 64 shardctl op resume "$op" --cutover-timeout -1
+expect_stderr_contains "--cutover-timeout must be above 0"
+expect_exit 0 shardctl op resume "$op" --cutover-timeout 5
+assert_eq "$(psql_catalog -XAtc "select args->'online'->>'cutover_timeout_ms' from shardctl.operations where op_id = '$op'")" "5000"
+assert_eq "$(psql_shard 1 -XAtc "select name from customers where customer_id = 700")" "rc"
+assert_eq "$(psql_shard 2 -XAtc "select count(*) from customers where customer_id = 700")" "0"
+after=$(fleet_fingerprint)
+# Exactly one row changed: customer 700's name.
+assert_eq "$(diff <(echo "$before") <(echo "$after") | grep -c '^>')" "1"
+assert_eq "$(diff <(echo "$before") <(echo "$after") | grep '^>' | cut -d' ' -f2-3)" "customers 1000"
+assert_fleet_consistent
+pass
