@@ -8,13 +8,13 @@
 #include <set>
 
 #include "archive/keyset.hpp"
+#include "itest_pg.hpp"
 #include "pg/connection.hpp"
 
 using namespace shardctl;
 
 TEST_CASE("keyset batches walk (cursor, upper] exactly once") {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run through ctest");
+  const std::string dsn = itest::test_dsn();
   pg::Connection conn(dsn, "shard test");
   conn.transact([](pqxx::work& tx) {
     tx.exec("CREATE TABLE \"Orders\" (tenant text, id bigint, done bool, PRIMARY KEY (tenant, id))");

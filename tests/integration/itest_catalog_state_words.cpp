@@ -18,6 +18,7 @@
 
 #include "archive/run_journal.hpp"
 #include "catalog/catalog.hpp"
+#include "itest_pg.hpp"
 #include "journal/journal.hpp"
 #include "migrate/batch_step.hpp"
 #include "rebalance/journal.hpp"
@@ -73,9 +74,7 @@ std::map<std::string, Words> enum_words() {
 }
 
 pg::Connection connect() {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run through ctest (run_cxx_test.sh)");
-  return pg::Connection(dsn, "catalog");
+  return pg::Connection(itest::test_dsn(), "catalog");
 }
 
 // Every "col = ANY (ARRAY['a'::text, ...])" of every CHECK of schema shardctl, as
