@@ -176,3 +176,12 @@ max_lag = "30s"
     }
   }
 }
+
+TEST_CASE("a value of the wrong type is named with the words it has always had") {
+  CHECK(test::config_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\nto = \"dir:/a\"\ncascade = 1\n")
+            .find("\"archive.job[0].cascade\" must be true or false, not an integer") != std::string::npos);
+  CHECK(test::config_error_of("archive = { job = 1 }\n").find("\"archive.job\" must be an array of tables ([[...]]), not") !=
+        std::string::npos);
+  CHECK(test::config_error_of("[check]\nwarning = \"orphans\"\n").find("\"check.warning\" must be an array of strings, not a string") !=
+        std::string::npos);
+}
