@@ -27,11 +27,7 @@ struct Commands {
   void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto mappings = store.list_mappings(map_filter);
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& m : mappings) arr.push_back(catalog::to_json(m));
-      return ctx.print_json({{"mappings", arr}});
-    }
+    if (ctx.json()) return ctx.print_json({{"mappings", catalog::to_json(mappings)}});
     output::TextTable t({"MAP", "KEYS", "SHARD", "STATUS"});
     for (const auto& m : mappings) t.add_row({m.map, catalog::mapping_key_text(m), m.shard, std::string(catalog::to_text(m.status))});
     t.print(ctx.out());

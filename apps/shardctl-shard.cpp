@@ -30,11 +30,7 @@ struct Commands {
   void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto shards = store.list_shards();
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& s : shards) arr.push_back(catalog::to_json(s));
-      return ctx.print_json({{"shards", arr}});
-    }
+    if (ctx.json()) return ctx.print_json({{"shards", catalog::to_json(shards)}});
     output::TextTable t({"NAME", "STATUS", "DSN"});
     for (const auto& s : shards) t.add_row({s.name, std::string(catalog::to_text(s.status)), pg::display_dsn(s.dsn)});
     t.print(ctx.out());
