@@ -58,4 +58,8 @@ RangeParams point_params(KeyType type, const routing::Key& point) {
   return p;
 }
 
+RangeParams claim_params(KeyType bound_type, const std::optional<routing::Key>& point, const routing::KeyRange& range) {
+  return point ? point_params(bound_type, *point) : range_params(range);
+}
+
 }  // namespace shardctl::catalog

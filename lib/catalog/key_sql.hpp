@@ -23,5 +23,9 @@ struct RangeParams {
 };
 RangeParams range_params(const routing::KeyRange& range);
 RangeParams point_params(routing::KeyType type, const routing::Key& point);
+// An operation's claim or batch as the catalog stores it: a list map's `point` as points are
+// stored, [k,k] (point_params); without one, `range` as [low, high).
+RangeParams claim_params(routing::KeyType bound_type, const std::optional<routing::Key>& point,
+                         const routing::KeyRange& range);
 
 }  // namespace shardctl::catalog

@@ -182,8 +182,7 @@ std::string Engine::start(const Plan& plan, bool preview) {
   std::string ctor = catalog::range_constructor(plan.map.kind, plan.map.key_type);
   // The operation's claim: a list point as the catalog stores points, [k,k]; else [low, high).
   catalog::RangeParams claim =
-      plan.point ? catalog::point_params(catalog::bound_type(plan.map.kind, plan.map.key_type), *plan.point)
-                 : catalog::RangeParams{routing::format_bound(plan.range.low), routing::format_bound(plan.range.high), "[)"};
+      catalog::claim_params(catalog::bound_type(plan.map.kind, plan.map.key_type), plan.point, plan.range);
   std::optional<std::int64_t> single_source;
   if (plan.segments.size() == 1) single_source = plan.segments.front().source.id;
   std::string op_id;

@@ -54,11 +54,7 @@ Runner::Runner(pg::Connection& catalog, RunContext ctx, std::function<void(const
 Runner::~Runner() = default;
 
 Runner::CatalogRange Runner::catalog_range(const KeyRange& r) const {
-  if (points()) {
-    auto p = catalog::point_params(catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), *r.low);
-    return {p.low, p.high, p.bounds};
-  }
-  return {routing::format_bound(r.low), routing::format_bound(r.high), "[)"};
+  return catalog::claim_params(catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), points() ? r.low : std::nullopt, r);
 }
 
 const catalog::Shard& Runner::shard(std::int64_t id) const {
