@@ -14,8 +14,7 @@
 using namespace shardctl;
 
 TEST_CASE("keyset batches walk (cursor, upper] exactly once") {
-  const std::string dsn = itest::test_dsn();
-  pg::Connection conn(dsn, "shard test");
+  pg::Connection conn(itest::test_dsn(), "shard test");
   conn.transact([](pqxx::work& tx) {
     tx.exec("CREATE TABLE \"Orders\" (tenant text, id bigint, done bool, PRIMARY KEY (tenant, id))");
     tx.exec("INSERT INTO \"Orders\" SELECT t, i, i % 3 <> 0 FROM unnest(ARRAY['a','b b','c']) t, "

@@ -41,8 +41,7 @@ std::string scalar(shardio::RawConn& c, const std::string& sql) { return c.query
 }  // namespace
 
 TEST_CASE("archive predicates: one boolean expression over the root table, rendered by the server") {
-  const std::string dsn = itest::test_dsn();
-  shardio::RawConn conn(dsn, "shard test");
+  shardio::RawConn conn(itest::test_dsn(), "shard test");
   // Each SUBCASE runs the case again from the top: the schema is made once.
   if (scalar(conn, "SELECT to_regclass('public.orders') IS NULL") == "t")
     conn.script(
