@@ -107,18 +107,10 @@ bool plain_lower(const std::string& s) {
 bool stored_part(const std::string& s, std::size_t& i, std::string& out) {
   out.clear();
   if (i < s.size() && s[i] == '"') {
-    for (++i; i < s.size(); ++i) {
-      if (s[i] != '"') {
-        out += s[i];
-      } else if (i + 1 < s.size() && s[i + 1] == '"') {
-        out += '"';
-        ++i;
-      } else {
-        ++i;
-        return i == s.size() || s[i] == '.';
-      }
-    }
-    return false;
+    auto quoted = read_double_quoted(s, i);
+    if (!quoted) return false;
+    out = std::move(*quoted);
+    return i == s.size() || s[i] == '.';
   }
   while (i < s.size() && s[i] != '.') out += s[i++];
   return true;
