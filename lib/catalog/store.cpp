@@ -51,6 +51,19 @@ struct NamedRows {
                         "`shardctl " + std::string(noun) + " list` shows the " + noun + "s");
     return from(r[0]);
   }
+
+  // The same, each in a read transaction of its own.
+  std::vector<Row> all(pg::Connection& conn) const {
+    std::vector<Row> out;
+    conn.read([&](pqxx::work& tx) { out = all(tx); });
+    return out;
+  }
+
+  Row named(pg::Connection& conn, const std::string& name) const {
+    std::optional<Row> out;
+    conn.read([&](pqxx::work& tx) { out = named(tx, name); });
+    return *out;
+  }
 };
 
 constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status FROM shardctl.shards", shard_from, "shard"};
@@ -127,17 +140,9 @@ Shard Store::add_shard(const std::string& name, const std::string& dsn, ShardSta
   return out;
 }
 
-std::vector<Shard> Store::list_shards() {
-  std::vector<Shard> out;
-  conn_.read([&](pqxx::work& tx) { out = shard_rows.all(tx); });
-  return out;
-}
+std::vector<Shard> Store::list_shards() { return shard_rows.all(conn_); }
 
-Shard Store::get_shard(const std::string& name) {
-  std::optional<Shard> out;
-  conn_.read([&](pqxx::work& tx) { out = shard_rows.named(tx, name); });
-  return *out;
-}
+Shard Store::get_shard(const std::string& name) { return shard_rows.named(conn_, name); }
 
 Shard Store::set_shard_status(const std::string& name, ShardStatus status) {
   Shard out = get_shard(name);
@@ -206,17 +211,9 @@ CreatedMap Store::create_map(const std::string& name, MapKind kind, KeyType key_
   return out;
 }
 
-std::vector<Map> Store::list_maps() {
-  std::vector<Map> out;
-  conn_.read([&](pqxx::work& tx) { out = map_rows.all(tx); });
-  return out;
-}
+std::vector<Map> Store::list_maps() { return map_rows.all(conn_); }
 
-Map Store::get_map(const std::string& name) {
-  std::optional<Map> out;
-  conn_.read([&](pqxx::work& tx) { out = map_rows.named(tx, name); });
-  return *out;
-}
+Map Store::get_map(const std::string& name) { return map_rows.named(conn_, name); }
 
 void Store::drop_map(const std::string& name, bool force) {
   Map map = get_map(name);
