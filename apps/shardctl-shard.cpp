@@ -2,6 +2,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/json.hpp"
 #include "cli/family.hpp"
+#include "confirmed_change.hpp"
 #include "output/table.hpp"
 #include "pg/dsn.hpp"
 
@@ -62,20 +63,13 @@ struct Commands {
   }
 
   void remove(cli::Context& ctx) {
-    // Every check first (nothing written), so nobody is asked to confirm a command that fails.
-    catalog::Store(ctx.catalog(), catalog::Writes::preview).remove_shard(name, force);
-    if (ctx.dry_run()) {
-      if (ctx.json()) return ctx.print_json({{"removed", name}});
-      ctx.out() << "would remove shard " << name << (force ? " and its mappings" : "") << " from the catalog\n";
-      return;
-    }
-    if (!ctx.confirm("remove shard " + name + " from the catalog?")) {
-      ctx.note("nothing removed");
-      return;
-    }
-    catalog::Store(ctx.catalog()).remove_shard(name, force);
-    if (ctx.json()) return ctx.print_json({{"removed", name}});
-    ctx.out() << "removed shard " << name << '\n';
+    apps::confirmed_change(
+        ctx, "removed", [&](catalog::Store& store) { store.remove_shard(name, force); },
+        [&] { return "remove shard " + name + " from the catalog?"; },
+        [&](bool would) {
+          return apps::Told{name, would ? "would remove shard " + name + (force ? " and its mappings" : "") + " from the catalog"
+                                        : "removed shard " + name};
+        });
   }
 };
 
