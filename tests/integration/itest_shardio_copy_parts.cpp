@@ -52,7 +52,7 @@ struct Pump {
 
   Pump() { fresh_tables(src); }
 
-  // Parts of at most `part_bytes`, `pause` between them; the bytes pumped.
+  // Parts of `part_bytes` each (up to the next row end), `pause` between them; the bytes pumped.
   std::uint64_t run(std::uint64_t part_bytes, std::function<void()> pause) {
     CopyParts parts{[&] { return digest.at_row_end(); }, [part_bytes] { return part_bytes; }, std::move(pause)};
     return pump_copy_in_parts(src, copy_out, dst, copy_in, [&](std::string_view chunk) { digest.add(chunk); }, parts);
