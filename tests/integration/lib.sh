@@ -140,6 +140,14 @@ assert_eq() { [ "$1" == "$2" ] || fail "expected [$2], got [$1]"; }
 assert_contains() { [[ "$1" == *"$2"* ]] || fail "expected to find [$2] in [$1]"; }
 
 pass() { echo "ok - $TEST_NAME"; }
+# skip WHY: the test could not run (all or part of it) here, and says why; CTest reports exit
+# 77 as skipped (SKIP_RETURN_CODE), never as passed.
+skip() {
+  echo "skip - $TEST_NAME: $1"
+  exit 77
+}
+# needs_root WHY: skipped, saying why, unless run as root (CI runs the suite as root).
+needs_root() { [ "$(id -u)" -eq 0 ] || skip "$1"; }
 
 # --- fleet-wide data checks (migration tests) ---------------------------------------------
 
