@@ -62,4 +62,9 @@ RangeParams claim_params(KeyType bound_type, const std::optional<routing::Key>& 
   return point ? point_params(bound_type, *point) : range_params(range);
 }
 
+routing::KeyRange claimed_keys(MapKind kind, KeyType key_type, const routing::KeyRange& stored) {
+  if (kind != MapKind::list || !stored.low) return stored;
+  return routing::point_range(bound_type(kind, key_type), *stored.low);
+}
+
 }  // namespace shardctl::catalog

@@ -139,9 +139,7 @@ void prepare_tables(pg::Connection& catalog, catalog::Store& store, RunContext& 
 void refuse_orphans(const RunContext& ctx) {
   shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
   target.script(shardio::session_settings);
-  KeyRange moved = ctx.range;  // a list map's point is journaled [k,k]
-  if (ctx.map.kind == routing::MapKind::list && moved.low)
-    moved = routing::point_range(catalog::bound_type(ctx.map.kind, ctx.map.key_type), *moved.low);
+  KeyRange moved = catalog::claimed_keys(ctx.map.kind, ctx.map.key_type, ctx.range);  // a point is journaled [k,k]
   auto orphans = orphans_in_range(target, ctx.space, ctx.tables, moved);
   if (orphans.empty()) return;
   std::string all;
