@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -61,22 +62,69 @@ inline void add_batch_size(cli::App& app, std::optional<int>& keys) {
 
 void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan);
 
+// --online and its settings, for split, merge, move and `rebalance apply` (migrate/online.hpp).
+struct OnlineFlags {
+  bool online = false;
+  std::optional<double> max_lag, cutover_timeout;
+
+  void add_to(cli::App& app) {
+    app.add_flag("--online", online,
+                 "Keep the moving keys writable: each batch streams by logical replication and cuts over with writers "
+                 "waiting, not refused");
+    app.add_option("--max-lag", max_lag, "With --online: the replication lag a cut-over starts from (default 1)")
+        ->type_name("SECONDS");
+    app.add_option("--cutover-timeout", cutover_timeout,
+                   "With --online: the longest a cut-over makes writers wait before it gives up and tries again (default 2)")
+        ->type_name("SECONDS");
+  }
+  // The settings, or none without --online; a usage error for a setting without it or not
+  // above zero.
+  std::optional<migrate::OnlineSettings> settings() const {
+    if (!online) {
+      if (max_lag || cutover_timeout)
+        throw usage_error(std::string(max_lag ? "--max-lag" : "--cutover-timeout") + " needs --online", "add --online, or drop it");
+      return std::nullopt;
+    }
+    migrate::OnlineSettings s;
+    auto positive = [](const char* flag, double v) {
+      if (!(v > 0) || v > 3600) throw usage_error(std::string(flag) + " must be above 0 and at most 3600 seconds", "e.g. " + std::string(flag) + " 0.5");
+    };
+    if (max_lag) {
+      positive("--max-lag", *max_lag);
+      s.max_lag_seconds = *max_lag;
+    }
+    if (cutover_timeout) {
+      positive("--cutover-timeout", *cutover_timeout);
+      s.cutover_timeout_ms = std::max(1, static_cast<int>(*cutover_timeout * 1000));
+    }
+    return s;
+  }
+};
+
 // What split, merge and move share besides their request: the options (--batch-size, then
 // --parallel and --verify-fk) and the run: batch sizing, the engine, plan, run_operation.
 struct MigrationCommand {
   std::optional<int> batch_size;
   RunFlags flags;
+  OnlineFlags online;
 
   void add_to(cli::App& app) {
     add_batch_size(app, batch_size);
     flags.add_to(app);
+    online.add_to(app);
   }
   // `plan(engine, request)` makes the family's plan (Engine::plan_split, plan_merge, plan_move).
   template <typename Request, typename PlanFn>
   void run(cli::Context& ctx, Request& request, PlanFn plan) const {
     migrate::batch_sizing(batch_size, request.batch_size, request.batch_bytes);
+    auto online_settings = online.settings();
     migrate::Engine engine(ctx.catalog(), flags.engine_options(ctx));
-    run_operation(ctx, engine, plan(engine, request));
+    migrate::Plan made = plan(engine, request);
+    if (online_settings) {
+      made.online = online_settings;
+      engine.check_online(made);
+    }
+    run_operation(ctx, engine, made);
   }
 };
 

@@ -301,11 +301,22 @@ ALTER TABLE shardctl.stats_shards ADD COLUMN live_bytes bigint;
 ALTER TABLE shardctl.stats_mappings ADD COLUMN live_bytes bigint;
 )SQL";
 
+// Version 9: online moves (split/merge/move --online). A batch journals 'streaming' before the
+// first of its replication objects is created on a shard (their names come from the operation
+// id and the batch number, so a resumed or cancelled run finds and drops them), and 'copied'
+// once its rows are on the target under the slot's snapshot.
+constexpr std::string_view v9_online_steps = R"SQL(
+ALTER TABLE shardctl.op_batches DROP CONSTRAINT op_batches_step_check;
+ALTER TABLE shardctl.op_batches ADD CONSTRAINT op_batches_step_check
+  CHECK (step IN ('planned', 'streaming', 'offline', 'copied', 'flipped', 'done'));
+)SQL";
+
 }  // namespace
 
 const std::vector<SchemaStep>& schema_steps() {
   static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows},
-                                                 {6, v6_rebalance}, {7, v7_batch_keys}, {8, v8_live_bytes}};
+                                                 {6, v6_rebalance}, {7, v7_batch_keys}, {8, v8_live_bytes},
+                                                 {9, v9_online_steps}};
   return steps;
 }
 

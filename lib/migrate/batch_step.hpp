@@ -1,5 +1,6 @@
 // The step a batch of a split, merge or move reached, as shardctl.op_batches.step journals it:
-// planned -> offline -> copied -> flipped -> done (a cancel rolls offline/copied back to
+// planned -> offline -> copied -> flipped -> done, or online (--online, online.hpp) planned ->
+// streaming -> copied -> flipped -> done (a cancel rolls streaming/offline/copied back to
 // planned). The words are the catalog's; code compares the enum. Text only in its table. Also,
 // without a database, what a run (first or resumed) does with a batch at each step: where it
 // resumes it, what a cancel does to it, where its purge starts.
@@ -13,10 +14,10 @@
 
 namespace shardctl::migrate {
 
-enum class BatchStep { planned, offline, copied, flipped, done };  // in the protocol's order
+enum class BatchStep { planned, streaming, offline, copied, flipped, done };  // in the protocols' order
 inline constexpr auto batch_step_words =
-    words<BatchStep>({{BatchStep::planned, "planned"}, {BatchStep::offline, "offline"}, {BatchStep::copied, "copied"},
-                      {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
+    words<BatchStep>({{BatchStep::planned, "planned"}, {BatchStep::streaming, "streaming"}, {BatchStep::offline, "offline"},
+                      {BatchStep::copied, "copied"}, {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
 
 std::string_view to_text(BatchStep step) noexcept;
 // The step a catalog word names; an unknown word is an internal Error (70) naming it.
@@ -28,6 +29,13 @@ BatchStep batch_step_from_text(std::string_view word);
 enum class ResumeFrom { skip, take_offline, guard_and_copy, purge };
 ResumeFrom resume_from(BatchStep step) noexcept;
 
+// The same for a batch of an online operation: start its stream (planned), drop what an
+// interrupted start left and start again (streaming: the slot's snapshot died with its
+// session), catch up and cut over (copied), only purge (flipped), nothing (done). An offline
+// word in an online operation's journal is an internal error's business, not this table's.
+enum class OnlineFrom { skip, start_stream, restart_stream, cut_over, purge };
+OnlineFrom online_resume_from(BatchStep step) noexcept;
+
 // Whether a batch journaled at `journaled` has reached `step` already, in the protocol's order
 // (a resumed run journals no step twice).
 bool has_reached(BatchStep journaled, BatchStep step) noexcept;
@@ -37,6 +45,7 @@ bool has_reached(BatchStep journaled, BatchStep step) noexcept;
 // or carry on (flipped: its keys already live on the target, only its purge is left; or done).
 enum class OnCancel { carry_on, stop_before, roll_back };
 OnCancel on_cancel(ResumeFrom from) noexcept;
+OnCancel on_cancel(OnlineFrom from) noexcept;
 
 // What the purge of a flipped batch does, from the batch's guard state on its source
 // (guard.hpp): nothing (fenced: an earlier run purged it and fenced its keys), guard the

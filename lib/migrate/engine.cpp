@@ -52,6 +52,7 @@ struct Journaled {
   std::string map_name;
   std::int64_t target_id = 0;
   std::optional<std::string> low, high;  // the claim's bounds as the catalog prints them
+  nlohmann::json args;                   // the request, as journaled
 };
 
 // Reads the operation, locked, and takes it over (its fencing token into `token`), unless it
@@ -61,7 +62,7 @@ Journaled read_and_take_over(pg::Connection& catalog, const std::string& op_id, 
   catalog.transact([&](pqxx::work& tx) {
     auto r = tx.exec_params("SELECT kind, status, map_id, target_shard_id, "
                             "coalesce(lower(int_range)::text, lower(text_range)::text, lower(uuid_range)::text), "
-                            "coalesce(upper(int_range)::text, upper(text_range)::text, upper(uuid_range)::text) "
+                            "coalesce(upper(int_range)::text, upper(text_range)::text, upper(uuid_range)::text), args::text "
                             "FROM shardctl.operations WHERE op_id = $1 FOR UPDATE",
                             op_id);
     if (r.empty()) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
@@ -75,6 +76,7 @@ Journaled read_and_take_over(pg::Connection& catalog, const std::string& op_id, 
     token = journal::take_over(tx, op_id);
     if (!r[0][4].is_null()) op.low = r[0][4].as<std::string>();
     if (!r[0][5].is_null()) op.high = r[0][5].as<std::string>();
+    op.args = nlohmann::json::parse(r[0][6].as<std::string>());
   });
   return op;
 }
@@ -85,6 +87,7 @@ void fill_context(RunContext& ctx, catalog::Store& store, const Journaled& op, c
   ctx.fence_grace = options.fence_grace;
   ctx.guard_wait_seconds = options.guard_wait_seconds;
   ctx.parallel = options.parallel;
+  ctx.online = online_from_args(op.args);
   ctx.space = shardio::RouteSpace{ctx.map.kind, ctx.map.key_type};
   routing::KeyType bt = catalog::bound_type(ctx.map.kind, ctx.map.key_type);
   if (op.low) ctx.range.low = routing::parse_key(bt, *op.low);
@@ -204,7 +207,9 @@ std::string Engine::start(const Plan& plan, bool preview) {
       if (still.empty()) throw locked_error("the mappings of map " + plan.map.name + " changed while planning", "run the command again");
     }
     if (preview) return;  // --dry-run: every check above ran; nothing is journaled
-    journal::NewOperation op{plan.kind, plan.map.id, column, ctor, claim, plan.args, single_source, plan.target.id,
+    auto args = plan.args;
+    if (plan.online) args["online"] = online_json(*plan.online);
+    journal::NewOperation op{plan.kind, plan.map.id, column, ctor, claim, args, single_source, plan.target.id,
                              plan.batch_size,
                              nlohmann::json{{"rows_total", plan.rows_total}, {"keys_total", plan.keys_total},
                                             {"estimated_bytes", plan.estimated_bytes}}};

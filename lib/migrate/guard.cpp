@@ -79,11 +79,12 @@ void with_lock_retries(shardio::RawConn& shard, const std::vector<GuardedTable>&
 }  // namespace
 
 void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, const std::vector<GuardedTable>& tables, const GuardOwner& owner,
-                 int batch_no, const routing::KeyRange& range) {
+                 int batch_no, const routing::KeyRange& range, std::optional<shardside::GuardState> state) {
   with_lock_retries(shard, tables, [&] {
     shardside::ensure_guard(shard);
     shardside::install_guard_triggers(shard, tables, owner.map_id, shardside::guard_key_kind(space));
-    shardside::add_offline_range(shard, owner.op_id, owner.map_id, batch_no, routing::format_bound(range.low),
+    if (state)
+      shardside::add_batch_range(shard, *state, owner.op_id, owner.map_id, batch_no, routing::format_bound(range.low),
                                  routing::format_bound(range.high), owner.new_shard);
   });
 }

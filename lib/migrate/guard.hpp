@@ -8,6 +8,8 @@
 //   'offline': being moved, writes refused (55000)
 //   'fenced':  moved away to new_shard; writes refused (55000, naming new_shard) until lifted
 //              or expired
+//   'cutover': an online move's cut-over (online.hpp); writes wait for its end, then are
+//              refused (the keys moved: the range is offline) or go on (it gave up)
 // Triggers on each sharded table of the map, all ENABLE ALWAYS (they fire under
 // session_replication_role = replica too) and calling SECURITY DEFINER functions, so an
 // application role needs no privilege on schema shardctl and cannot write it. A plain table:
@@ -53,11 +55,14 @@ struct GuardOwner {
 };
 
 // In one transaction of the source, under lock_timeout with retries: the guard functions and
-// table (idempotent), the map's triggers where missing, and the batch's range as offline.
-// Committed before it returns, so the guard is in force before the batch's first row is read.
-// Gives up with a locked Error (75) naming the session that holds a table lock.
+// table (idempotent), the map's triggers where missing, and the batch's range as offline (or
+// `state`). Committed before it returns, so the guard is in force before the batch's first row
+// is read. Gives up with a locked Error (75) naming the session that holds a table lock.
+// Without a range (`state` none): only the functions, table and triggers, which an online move
+// installs before its cut-over so that the cut-over takes no table lock.
 void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, const std::vector<GuardedTable>& tables, const GuardOwner& owner,
-                 int batch_no, const routing::KeyRange& range);
+                 int batch_no, const routing::KeyRange& range,
+                 std::optional<shardside::GuardState> state = shardside::GuardState::offline);
 
 // Waits until every transaction of the shard's database that began before now has ended: a
 // REPEATABLE READ writer whose snapshot predates the guard would not see it, and a writer

@@ -13,6 +13,7 @@
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
 #include "journal/journal.hpp"
+#include "migrate/online.hpp"
 #include "shardio/key_filter.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/value_digest.hpp"
@@ -123,6 +124,7 @@ struct Plan {
   int batch_size = 1000;
   std::int64_t batch_bytes = 0;          // > 0: batch_size is derived per segment from the bytes per key
   nlohmann::json args;                   // the request, journaled with the operation
+  std::optional<OnlineSettings> online;  // --online (online.hpp), journaled in args
 };
 
 struct Progress {
@@ -171,6 +173,10 @@ class Engine {
   // With `preview` (--dry-run), runs every check of the start (the map lock, overlapping
   // operations, mappings that changed since planning) and returns "" without journaling.
   std::string start(const Plan& plan, bool preview = false);
+  // For --online: every source and the target meet what logical replication needs (server
+  // settings, privileges, replica identities); a usage Error (64) naming the first that does
+  // not, and how many more, before anything is created (online_preconditions.cpp).
+  void check_online(const Plan& plan);
   // What `op resume --dry-run` checks: the operation exists and no live process runs it (75,
   // as run() would refuse). Returns its status.
   journal::OpStatus preview_run(const std::string& op_id);

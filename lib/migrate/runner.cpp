@@ -7,6 +7,7 @@
 
 #include "migrate/copy_sql.hpp"
 #include "migrate/load_digest.hpp"
+#include "migrate/stopwatch.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -32,19 +33,6 @@ using routing::KeyRange;
 namespace {
 
 using shardio::session_settings;
-
-// Adds the wall time of its scope to a counter.
-class Stopwatch {
- public:
-  explicit Stopwatch(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-  ~Stopwatch() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-  Stopwatch(const Stopwatch&) = delete;
-  Stopwatch& operator=(const Stopwatch&) = delete;
-
- private:
-  double& total_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 }  // namespace
 
@@ -129,7 +117,7 @@ void Runner::take_offline(const Batch& b) {
       if (points())
         throw internal_error("map " + ctx_.map.name + " no longer maps key " + routing::format_key(*b.range.low) + " to " +
                              shard(b.source_id).name);
-      cut_mapping(tx, b, c);
+      cut_mapping(tx, b, c, catalog::MappingStatus::offline);
     }
     tx.exec_params("UPDATE shardctl.op_batches SET step = 'offline', offline_at = coalesce(offline_at, clock_timestamp()), "
                    "updated_at = now() WHERE op_id = $1 AND batch_no = $2",
@@ -156,8 +144,8 @@ void Runner::guard_source(const Batch& b) {
 }
 
 // Replaces the source mapping holding the batch by up to three: the part before the batch,
-// the batch (offline), the part after it.
-void Runner::cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c) {
+// the batch (in `status`), the part after it.
+void Runner::cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c, catalog::MappingStatus status) {
   std::string batch_expr = ctx_.ctor + "($3, $4, $5)";
   auto holder = tx.exec_params("SELECT mapping_id, lower(" + ctx_.column + ")::text, upper(" + ctx_.column +
                                    ")::text FROM shardctl.mappings WHERE map_id = $1 AND shard_id = $2 AND " + ctx_.column +
@@ -177,7 +165,7 @@ void Runner::cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c) 
                    ctx_.map.id, b.source_id, l, u, status);
   };
   if (c.low && h_lo != c.low) insert(h_lo, c.low, "online");  // the part before the batch
-  insert(c.low, c.high, "offline");
+  insert(c.low, c.high, std::string(catalog::to_text(status)));
   if (c.high && h_hi != c.high) insert(c.high, h_hi, "online");  // the part after it
 }
 
@@ -479,6 +467,9 @@ void Runner::coalesce() {
 }
 
 void Runner::finish(journal::OperationStatus status, const std::vector<Batch>& all) {
+  // No stream outlives its operation: a slot left behind would hold the source's WAL.
+  if (ctx_.online)
+    for (const auto& b : all) drop_stream(b);
   coalesce();
   // Offline ranges go; fences stay on each source until lifted (`op unfence`) or expired.
   std::set<std::int64_t> done;
@@ -520,7 +511,7 @@ void Runner::run() {
   std::optional<Flipped> pending;
   for (auto& b : all) {
     stats_.batch = b.no;
-    if (!advance(b, cancel, pending)) {
+    if (!(ctx_.online ? advance_online(b, cancel, pending) : advance(b, cancel, pending))) {
       finish(journal::OperationStatus::cancelled, all);
       return;
     }

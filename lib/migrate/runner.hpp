@@ -17,6 +17,7 @@
 #include "migrate/batch_step.hpp"
 #include "migrate/guard.hpp"
 #include "migrate/load_path.hpp"
+#include "migrate/online.hpp"
 #include "migrate/operation.hpp"
 #include "fault/fault.hpp"
 #include "shardio/copy_digest.hpp"
@@ -40,6 +41,7 @@ struct RunContext {
   int guard_wait_seconds = 60;  // how long to wait for transactions older than a batch's guard
   LoadPath path;                // FK triggers skipped on load and purge, or not
   int parallel = 1;             // connections the verify reads the target back over (--parallel)
+  std::optional<OnlineSettings> online;  // --online: each batch streams, then cuts over (online.hpp)
 };
 
 class Runner {
@@ -91,7 +93,19 @@ class Runner {
   void purge_pending(std::optional<Flipped>& pending);
   void take_offline(const Batch& b);
   void guard_source(const Batch& b);
-  void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c);
+  void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c, catalog::MappingStatus status);
+  // The online protocol (runner_online.cpp, online.hpp).
+  bool advance_online(const Batch& b, bool cancel, std::optional<Flipped>& pending);
+  std::string stream_name(const Batch& b) const;
+  std::int64_t start_stream(const Batch& b);
+  std::optional<std::string> cut_over(const Batch& b);
+  bool catch_up(const Batch& b);
+  std::optional<std::string> try_cut_over(const Batch& b, std::string& why);
+  void flip_online(const Batch& b, const std::string& verified);
+  void sync_sequences(const Batch& b);
+  void drop_stream(const Batch& b);
+  void roll_back_stream(const Batch& b);
+  void roll_back_online(const Batch& b);
   std::int64_t timed_copy(const Batch& b);
   std::int64_t copy(const Batch& b);
   bool on_target(const Batch& b);

@@ -1,5 +1,9 @@
 #include "shardside/guard.hpp"
 
+#include <algorithm>
+
+#include "core/error.hpp"
+
 #include "digest/sha256.hpp"
 #include "shardside/names.hpp"
 #include "shardside/sql.hpp"
@@ -153,18 +157,43 @@ std::vector<GuardRange> lock_fences_of_map(shardio::RawConn& shard, std::int64_t
 std::optional<GuardState> batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
   if (!has_guard_table(shard)) return std::nullopt;
   auto r = shard.query("SELECT state FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $2 "
-                       "ORDER BY state = 'offline' DESC LIMIT 1",
+                       "ORDER BY state <> 'fenced' DESC LIMIT 1",
                        {op_id, std::to_string(batch_no)});
   if (r.empty()) return std::nullopt;
   return guard_state_words.read(r[0][0], "guard range state", "shardctl.guard_ranges");
 }
 
-void add_offline_range(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, int batch_no,
-                       const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard) {
+void add_batch_range(shardio::RawConn& shard, GuardState state, const std::string& op_id, std::int64_t map_id, int batch_no,
+                     const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard) {
   shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard) "
-              "SELECT $1, $2, $3, " + literal_or_null(shard, lo) + ", " + literal_or_null(shard, hi) + ", 'offline', $4 "
+              "SELECT $1, $2, $3, " + literal_or_null(shard, lo) + ", " + literal_or_null(shard, hi) + ", $5, $4 "
               "WHERE NOT EXISTS (SELECT 1 FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $3)",
-              {op_id, std::to_string(map_id), std::to_string(batch_no), new_shard});
+              {op_id, std::to_string(map_id), std::to_string(batch_no), new_shard, std::string(guard_state_words.text(state))});
+}
+
+bool lock_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no, int wait_ms) {
+  // A session lock taken outside any transaction, so lock_timeout is set around it.
+  shard.exec("SET lock_timeout = " + std::to_string(std::max(wait_ms, 1)));
+  bool got = true;
+  try {
+    shard.query("SELECT pg_advisory_lock(shardctl.cutover_lock($1, $2))", {op_id, std::to_string(batch_no)});
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::locked) throw;
+    got = false;
+  }
+  shard.exec("RESET lock_timeout");
+  return got;
+}
+
+void unlock_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
+  shard.query("SELECT pg_advisory_unlock(shardctl.cutover_lock($1, $2))", {op_id, std::to_string(batch_no)});
+}
+
+bool end_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no, bool moved) {
+  auto sql = moved ? std::string("UPDATE shardctl.guard_ranges SET state = 'offline' ")
+                   : std::string("DELETE FROM shardctl.guard_ranges ");
+  return !shard.query(sql + "WHERE op_id = $1 AND batch_no = $2 AND state = 'cutover' RETURNING 1",
+                      {op_id, std::to_string(batch_no)}).empty();
 }
 
 void add_fence(shardio::RawConn& shard, const GuardRange& fence) {
@@ -192,8 +221,13 @@ void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no
               {op_id, std::to_string(batch_no), grace.value_or("")});
 }
 
+void delete_batch_range(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
+  shard.query("DELETE FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $2 AND state <> 'fenced'",
+              {op_id, std::to_string(batch_no)});
+}
+
 void delete_op_ranges(shardio::RawConn& shard, const std::string& op_id, bool fences) {
-  shard.query(std::string("DELETE FROM shardctl.guard_ranges WHERE op_id = $1") + (fences ? "" : " AND state = 'offline'"),
+  shard.query(std::string("DELETE FROM shardctl.guard_ranges WHERE op_id = $1") + (fences ? "" : " AND state <> 'fenced'"),
               {op_id});
 }
 

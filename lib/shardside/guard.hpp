@@ -8,7 +8,8 @@
 //     map_id     bigint NOT NULL,      -- the catalog map; triggers look at their own map only
 //     batch_no   integer NOT NULL,
 //     lo, hi     text,                 -- bounds in the map's route space, NULL = unbounded
-//     state      text NOT NULL,        -- 'offline' (being moved) or 'fenced' (moved away)
+//     state      text NOT NULL,        -- 'offline' (being moved), 'fenced' (moved away) or
+//                                      -- 'cutover' (an online move's cut-over: writes wait)
 //     new_shard  text NOT NULL,        -- the target shard's name
 //     purge_xid  xid8,                 -- the owning operation's purge transaction: its only bypass
 //     expires_at timestamptz,          -- a fence stops refusing after this; NULL = until lifted
@@ -84,9 +85,21 @@ std::vector<GuardRange> lock_fences_of_map(shardio::RawConn& shard, std::int64_t
 // The batch's state; none when it has no range (or there is no table).
 std::optional<GuardState> batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no);
 
-// Adds the batch's range as offline unless the batch has one already.
-void add_offline_range(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, int batch_no,
-                       const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard);
+// Adds the batch's range in `state` (offline or cutover) unless the batch has one already.
+void add_batch_range(shardio::RawConn& shard, GuardState state, const std::string& op_id, std::int64_t map_id, int batch_no,
+                     const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard);
+
+// The cut-over of an online move (sql/guard.sql): while this session holds the batch's lock, a
+// write that meets the batch's range in state cutover waits for it. Tries for at most `wait`
+// (writers let through by an earlier cut-over of the batch hold it shared until they end);
+// false when it could not. The lock is the session's until unlock_cutover or its end.
+bool lock_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no, int wait_ms);
+void unlock_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no);
+
+// Ends the batch's cut-over: its range becomes offline (the keys are the target's: writes
+// refused, the purge excepted) or, when it gave up, is deleted (writes go on). Returns whether
+// the batch had a range in cutover.
+bool end_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no, bool moved);
 
 // Adds a fence with the given owner, bounds, target and expiry (range_id and state are ignored).
 void add_fence(shardio::RawConn& shard, const GuardRange& fence);
@@ -99,7 +112,10 @@ void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int b
 // Turns the batch's offline range into a fence expiring after `grace` (a PostgreSQL interval) or never.
 void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace);
 
-// Deletes the op's offline ranges, and its fences too when `fences` is set.
+// Deletes the batch's range unless it is a fence (a cancelled online batch's cut-over).
+void delete_batch_range(shardio::RawConn& shard, const std::string& op_id, int batch_no);
+
+// Deletes the op's offline and cutover ranges, and its fences too when `fences` is set.
 void delete_op_ranges(shardio::RawConn& shard, const std::string& op_id, bool fences);
 
 // How many ranges (of any state) / fences the op has on a shard that has a guard table.

@@ -8,8 +8,10 @@ namespace shardctl::shardside {
 
 // A range's state (the CHECK of guard_ranges.state in sql/guard.sql): offline while its batch
 // moves (writes refused, the purge excepted), fenced once its keys moved away (writes refused
-// with the new shard's name until the fence expires or is lifted).
-enum class GuardState { offline, fenced };
-inline constexpr auto guard_state_words = words<GuardState>({{GuardState::offline, "offline"}, {GuardState::fenced, "fenced"}});
+// with the new shard's name until the fence expires or is lifted), cutover while an online
+// move cuts its batch over (writes wait for the cut-over's end, then see what it left).
+enum class GuardState { offline, fenced, cutover };
+inline constexpr auto guard_state_words = words<GuardState>(
+    {{GuardState::offline, "offline"}, {GuardState::fenced, "fenced"}, {GuardState::cutover, "cutover"}});
 
 }  // namespace shardctl::shardside

@@ -98,10 +98,34 @@ fresh_fleet() {
   FLEET_JSON="$TEST_TMP/fleet_$name.json"
   "$SHARDCTL_BIN/shardctl" sandbox fleet "$name" --dir "$SHARDCTL_TEST_SANDBOX" --format json "$@" > "$FLEET_JSON" ||
     fail "could not create fleet $name"
-  SHARDCTL_CATALOG=$(jq -r .catalog "$FLEET_JSON")
+  _fleet_load
+  SHARDCTL_CATALOG=$_fleet_catalog
   export SHARDCTL_CATALOG FLEET_JSON
-  jq -r '.catalog, .shards[].dsn' "$FLEET_JSON" >> "$MADE_DATABASES"
+  printf '%s\n' "$_fleet_catalog" "${_fleet_dsns[@]}" >> "$MADE_DATABASES"
 }
+
+# The fleet in $FLEET_JSON (written once by `sandbox fleet`), read with one jq call and kept in
+# this shell: shard_dsn runs before nearly every psql of a test, and a jq a call was a fifth of
+# the release suite's CPU (tests/README.md, "Time"). A test that points FLEET_JSON at another
+# fleet's file gets that file read on first use.
+_fleet_cached=""
+_fleet_load() {
+  [ "$_fleet_cached" = "$FLEET_JSON" ] && return 0
+  local lines
+  mapfile -t lines < <(jq -r '.catalog, (.shards[] | .name, .dsn)' "$FLEET_JSON")
+  [ ${#lines[@]} -ge 1 ] || fail "no fleet in $FLEET_JSON"
+  _fleet_catalog=${lines[0]}
+  _fleet_names=() _fleet_dsns=()
+  local i
+  for ((i = 1; i + 1 < ${#lines[@]}; i += 2)); do
+    _fleet_names+=("${lines[i]}")
+    _fleet_dsns+=("${lines[i + 1]}")
+  done
+  _fleet_cached=$FLEET_JSON
+}
+# fleet_shards: how many shards the fleet has; shard_name I, shard_dsn I: its I-th (from 1).
+fleet_shards() { _fleet_load; echo "${#_fleet_dsns[@]}"; }
+shard_name() { _fleet_load; echo "${_fleet_names[$1 - 1]}"; }
 
 # fresh_database NAME: an empty database (no catalog schema) on the catalog cluster.
 fresh_database() {
@@ -112,9 +136,9 @@ fresh_database() {
   echo "$SHARDCTL_CATALOG" >> "$MADE_DATABASES"
 }
 
-shard_dsn() { jq -r ".shards[$(($1 - 1))].dsn" "$FLEET_JSON"; }
+shard_dsn() { _fleet_load; echo "${_fleet_dsns[$1 - 1]}"; }
 psql_catalog() { psql -X -v ON_ERROR_STOP=1 "$SHARDCTL_CATALOG" "$@"; }
-psql_shard() { local n=$1; shift; psql -X -v ON_ERROR_STOP=1 "$(shard_dsn "$n")" "$@"; }
+psql_shard() { local n=$1; shift; _fleet_load; psql -X -v ON_ERROR_STOP=1 "${_fleet_dsns[n - 1]}" "$@"; }
 
 # The catalog's contents, for "nothing changed" checks.
 catalog_dump() {
@@ -156,7 +180,7 @@ needs_root() { [ "$(id -u)" -eq 0 ] || skip "$1"; }
 # migration means no row was lost, duplicated or changed.
 fleet_fingerprint() {
   local n i values=""
-  n=$(jq '.shards | length' "$FLEET_JSON")
+  n=$(fleet_shards)
   for ((i = 1; i <= n; i++)); do
     while IFS='|' read -r t c h; do values+="${values:+,}('$t', $c, $h)"; done < <(psql_shard "$i" -XAt <<'SQL'
 select t, count(*), coalesce(sum(('x' || substr(md5(r), 1, 16))::bit(64)::bigint::numeric), 0)
@@ -175,9 +199,9 @@ SQL
 # no mapping is offline, and no write guard is left on any shard.
 assert_fleet_consistent() {
   local n i name wrong
-  n=$(jq '.shards | length' "$FLEET_JSON")
+  n=$(fleet_shards)
   for ((i = 1; i <= n; i++)); do
-    name=$(jq -r ".shards[$((i - 1))].name" "$FLEET_JSON")
+    name=$(shard_name "$i")
     psql_shard "$i" -XAtc "select customer_id from public.customers union select customer_id from public.orders
                            union select customer_id from public.order_lines" > "$TEST_TMP/keys.$i"
     wrong=$("$SHARDCTL_BIN/shardctl" lookup --map customers - < "$TEST_TMP/keys.$i" 2>/dev/null | awk -F'\t' -v s="$name" '$2 != s' | head -3)

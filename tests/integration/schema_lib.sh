@@ -10,7 +10,6 @@ schema_fleet() {
       fail "cannot register shard $i"
   done
 }
-shard_name() { jq -r ".shards[$(($1 - 1))].name" "$FLEET_JSON"; }
 
 # mig DIR FILE: the migration file DIR/FILE with the text on stdin.
 mig() { mkdir -p "$1"; cat > "$1/$2"; }

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 
 fresh_fleet query
 printf '[query]\nuser = "shardctl_read"\n' > "$TEST_TMP/shardctl.toml"
-n=$(jq '.shards | length' "$FLEET_JSON")
+n=$(fleet_shards)
 [ "$n" = 4 ] || fail "expected a 4-shard fleet, got $n"
 
 # 1. Counts per shard equal what psql counts on each shard; the sum too.

@@ -9,7 +9,9 @@
 #     ID     1..9, makes the identities of this writer's rows unique.
 #     LOG    one tab-separated line per attempt (see below).
 #     STOPFILE  the writer stops, between writes, once this file exists.
-#   Environment: SHARDCTL_BIN, SHARDCTL_CATALOG, FLEET_JSON (shard DSNs), WRITER_ORDER_BASE
+#   Environment: SHARDCTL_BIN, SHARDCTL_CATALOG, FLEET_JSON (shard DSNs), WRITER_WAITS (if set,
+#   a file: one line per acknowledged write, the milliseconds from its first try, lookups and a
+#   retry included, to its acknowledgement), WRITER_ORDER_BASE
 #   (new orders get order_id >= this), WRITER_CUSTOMER_BASE (new customers get ids >= this),
 #   WRITER_CUSTOMERS (existing customers are 1..this).
 #
@@ -105,8 +107,16 @@ attempt() {
   return 2
 }
 
+# waited T0: appends the milliseconds since T0 (an EPOCHREALTIME) to WRITER_WAITS.
+waited() {
+  [ -n "${WRITER_WAITS:-}" ] || return 0
+  local now=${EPOCHREALTIME/./} t0=${1/./}
+  echo $(((now - t0) / 1000)) >>"$WRITER_WAITS"
+}
+
 while [ ! -e "$stopfile" ]; do
   seq=$((seq + 1))
+  t0=$EPOCHREALTIME
   r=$((RANDOM % 100))
   if [ $r -lt 20 ] && [ ${#acked[@]} -gt 0 ]; then
     # Update one of our own orders (new rows only: pre-existing rows are never touched).
@@ -115,7 +125,8 @@ while [ ! -e "$stopfile" ]; do
     sql="update orders set status = '$value' where customer_id = $cid and order_id = $oid"
     attempt upd_order "$cid" "$oid" "$value" "$sql"
     res=$?
-    if [ $res = 1 ] && [ "$mode" = routing ]; then attempt upd_order "$cid" "$oid" "$value" "$sql"; fi
+    if [ $res = 1 ] && [ "$mode" = routing ]; then attempt upd_order "$cid" "$oid" "$value" "$sql"; res=$?; fi
+    [ $res = 0 ] && waited "$t0"
   elif [ $r -lt 40 ]; then
     # A new customer: its id lies beyond the sample's, in the last mapping's range.
     for try in 1 2; do
@@ -124,6 +135,7 @@ while [ ! -e "$stopfile" ]; do
       attempt ins_customer "$cid" 0 "$value" \
         "insert into customers values ($cid, '$value', 1 + $cid % 8, timestamptz '2025-01-01 00:00+00')"
       res=$?
+      [ $res = 0 ] && waited "$t0"
       [ $res = 1 ] && [ "$mode" = routing ] || break
     done
   else
@@ -134,7 +146,7 @@ while [ ! -e "$stopfile" ]; do
       attempt ins_order "$cid" "$oid" "$value" \
         "insert into orders values ($cid, $oid, timestamptz '2025-01-01 00:00+00', '$value')"
       res=$?
-      [ $res = 0 ] && acked+=("$cid $oid")
+      [ $res = 0 ] && acked+=("$cid $oid") && waited "$t0"
       [ $res = 1 ] && [ "$mode" = routing ] || break
     done
   fi

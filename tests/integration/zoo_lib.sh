@@ -21,11 +21,9 @@ ZOO_REFS=()      # "REL"
 ZOO_BASE_SHARDED=""
 declare -A ZOO_BASE_REF=()
 
-shard_name() { jq -r ".shards[$(($1 - 1))].name" "$FLEET_JSON"; }
-
 zoo_fleet() {
   fresh_fleet "$1" --empty
-  ZOO_SHARDS=$(jq '.shards | length' "$FLEET_JSON")
+  ZOO_SHARDS=$(fleet_shards)
   ZOO_SHARDED=()
   ZOO_REFS=()
   local i

@@ -14,8 +14,8 @@ using migrate::ResumeFrom;
 
 TEST_CASE("batch steps round-trip through the journal's words") {
   check_column_words(migrate::batch_step_words, migrate::batch_step_from_text,
-                     {{BatchStep::planned, "planned"}, {BatchStep::offline, "offline"}, {BatchStep::copied, "copied"},
-                      {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
+                     {{BatchStep::planned, "planned"}, {BatchStep::streaming, "streaming"}, {BatchStep::offline, "offline"},
+                      {BatchStep::copied, "copied"}, {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
 }
 
 TEST_CASE("an unknown batch step from the catalog is an internal error naming it") {

@@ -40,7 +40,7 @@ TEST_CASE("the guard state words are the CHECK's of shardctl.guard_ranges.state"
     CHECK(ss::guard_state_words.find(word) == state);
     ours.emplace(word);
   }
-  CHECK(ours == std::set<std::string>{"offline", "fenced"});
+  CHECK(ours == std::set<std::string>{"offline", "fenced", "cutover"});
   CHECK(check_words(ss::sql::guard) == ours);
 }
 

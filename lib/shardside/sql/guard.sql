@@ -17,6 +17,14 @@
 -- fences). guard() stays for partitioned tables: a row trigger is cloned to every partition,
 -- present or attached later, where statement triggers fire only on the table a statement names.
 --
+-- A range in state 'cutover' is an online move's cut-over (lib/migrate/online.hpp): a write to
+-- it waits in await_cutover() for the advisory lock shardctl's cut-over session holds, at most
+-- --cutover-timeout as shardctl keeps it (10 s here if shardctl hangs), then looks again: a
+-- fence (the keys moved: refused, naming the new shard), nothing (the cut-over gave up: the
+-- write goes on), or the range still in cut-over (shardctl died holding it: refused as offline).
+-- Under REPEATABLE READ the second look sees the first one's snapshot, so such a write is
+-- refused: never let through on a shard that may have given its keys away.
+--
 -- The DROPs remove what earlier versions installed (shardctl.offline_ranges, guard_blocks).
 CREATE SCHEMA IF NOT EXISTS shardctl;
 CREATE TABLE IF NOT EXISTS shardctl.guard_ranges (
@@ -26,7 +34,7 @@ CREATE TABLE IF NOT EXISTS shardctl.guard_ranges (
   batch_no   integer NOT NULL,
   lo         text,
   hi         text,
-  state      text NOT NULL CHECK (state IN ('offline', 'fenced')),
+  state      text NOT NULL CHECK (state IN ('offline', 'fenced', 'cutover')),
   new_shard  text NOT NULL,
   purge_xid  xid8,
   expires_at timestamptz,
@@ -35,6 +43,10 @@ CREATE TABLE IF NOT EXISTS shardctl.guard_ranges (
 CREATE INDEX IF NOT EXISTS guard_ranges_map ON shardctl.guard_ranges (map_id);
 CREATE INDEX IF NOT EXISTS guard_ranges_op ON shardctl.guard_ranges (op_id, batch_no);
 REVOKE ALL ON shardctl.guard_ranges FROM PUBLIC;
+-- Tables made by a version without 'cutover' get the CHECK above (its default name).
+ALTER TABLE shardctl.guard_ranges DROP CONSTRAINT IF EXISTS guard_ranges_state_check;
+ALTER TABLE shardctl.guard_ranges ADD CONSTRAINT guard_ranges_state_check
+  CHECK (state IN ('offline', 'fenced', 'cutover'));
 DROP TABLE IF EXISTS shardctl.offline_ranges;
 DROP FUNCTION IF EXISTS shardctl.guard_blocks(text, text);
 
@@ -51,14 +63,14 @@ BEGIN
      WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
        AND (g.expires_at IS NULL OR g.expires_at > now())
        AND (g.lo IS NULL OR v COLLATE "C" >= g.lo COLLATE "C") AND (g.hi IS NULL OR v COLLATE "C" < g.hi COLLATE "C")
-     ORDER BY g.state = 'offline' DESC LIMIT 1;
+     ORDER BY g.state <> 'fenced' DESC LIMIT 1;
     RETURN r;
   ELSIF how = 'uuid' THEN
     SELECT * INTO r FROM shardctl.guard_ranges g
      WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
        AND (g.expires_at IS NULL OR g.expires_at > now())
        AND (g.lo IS NULL OR v::uuid >= g.lo::uuid) AND (g.hi IS NULL OR v::uuid < g.hi::uuid)
-     ORDER BY g.state = 'offline' DESC LIMIT 1;
+     ORDER BY g.state <> 'fenced' DESC LIMIT 1;
     RETURN r;
   END IF;
   CASE how
@@ -73,8 +85,26 @@ BEGIN
    WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
      AND (g.expires_at IS NULL OR g.expires_at > now())
      AND (g.lo IS NULL OR h >= g.lo::bigint) AND (g.hi IS NULL OR h < g.hi::bigint)
-   ORDER BY g.state = 'offline' DESC LIMIT 1;
+   ORDER BY g.state <> 'fenced' DESC LIMIT 1;
   RETURN r;
+END
+$fn$;
+
+-- The advisory lock (bigint form) a cut-over of the operation's batch holds on the shard.
+CREATE OR REPLACE FUNCTION shardctl.cutover_lock(op uuid, batch integer) RETURNS bigint
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $fn$
+  SELECT hashtextextended('shardctl cutover ' || op::text || ' ' || batch::text, 0)
+$fn$;
+
+-- Waits until the batch's cut-over is over (its lock free), at most lock_timeout; the shared
+-- lock is then held to the end of the writer's transaction, so the next cut-over of the batch
+-- waits for the writes let through by this one.
+CREATE OR REPLACE FUNCTION shardctl.await_cutover(op uuid, batch integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '10s' AS $fn$
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(shardctl.cutover_lock(op, batch));
+EXCEPTION WHEN lock_not_available THEN
+  NULL;  -- the caller looks at the range again and refuses the write
 END
 $fn$;
 
@@ -91,8 +121,12 @@ DECLARE
 BEGIN
   FOREACH v IN ARRAY CASE WHEN new_key IS NOT DISTINCT FROM old_key THEN ARRAY[new_key] ELSE ARRAY[new_key, old_key] END LOOP
     hit := shardctl.guard_hit(map, v, how);
+    IF hit.state = 'cutover' THEN
+      PERFORM shardctl.await_cutover(hit.op_id, hit.batch_no);
+      hit := shardctl.guard_hit(map, v, how);
+    END IF;
     IF hit.range_id IS NULL THEN CONTINUE; END IF;
-    IF hit.state = 'offline' THEN
+    IF hit.state <> 'fenced' THEN
       RAISE EXCEPTION 'key % of %.% is being moved by shardctl operation % to shard %; writes to it are refused until its batch is done',
         v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
         USING ERRCODE = '55000', HINT = 'retry in a moment with a fresh shard map (`shardctl lookup`)';
@@ -116,6 +150,7 @@ DECLARE
   route text;
   bound text;
   keys text;
+  q text;
   hit record;
 BEGIN
   -- Most statements run while the map has no range this transaction is not exempt from.
@@ -144,17 +179,22 @@ BEGIN
   -- first: a batch statement of shardctl (purge, load) stays inside its batch's range, which
   -- no other range of the map overlaps, so it costs one pass over its keys. Only ranges the
   -- envelope touches are matched key by key.
-  EXECUTE format($q$
-    WITH g AS (SELECT g.op_id, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.guard_ranges g
+  q := format($q$
+    WITH g AS (SELECT g.op_id, g.batch_no, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.guard_ranges g
                 WHERE g.map_id = $1 AND (g.purge_xid IS NULL OR $2 IS NULL OR g.purge_xid <> $2)
                   AND (g.expires_at IS NULL OR g.expires_at > now())),
          env AS (SELECT min(r) AS lo, max(r) AS hi FROM (SELECT %1$s AS r FROM (%3$s) s) s),
          near AS (SELECT g.* FROM g, env WHERE env.lo IS NOT NULL AND (g.lo IS NULL OR env.hi >= g.lo) AND (g.hi IS NULL OR env.lo < g.hi))
-    SELECT near.op_id, near.new_shard, near.state, x.v FROM near CROSS JOIN LATERAL (
+    SELECT near.op_id, near.batch_no, near.new_shard, near.state, x.v FROM near CROSS JOIN LATERAL (
       SELECT s.k::text AS v FROM (%3$s) s WHERE (near.lo IS NULL OR %1$s >= near.lo) AND (near.hi IS NULL OR %1$s < near.hi) LIMIT 1) x
-    ORDER BY near.state = 'offline' DESC LIMIT 1$q$, route, bound, keys) INTO hit USING map, me;
+    ORDER BY near.state <> 'fenced' DESC LIMIT 1$q$, route, bound, keys);
+  EXECUTE q INTO hit USING map, me;
+  IF hit.state = 'cutover' THEN
+    PERFORM shardctl.await_cutover(hit.op_id, hit.batch_no);
+    EXECUTE q INTO hit USING map, me;
+  END IF;
   IF hit.v IS NULL THEN RETURN NULL; END IF;
-  IF hit.state = 'offline' THEN
+  IF hit.state <> 'fenced' THEN
     RAISE EXCEPTION 'key % of %.% is being moved by shardctl operation % to shard %; writes to it are refused until its batch is done',
       hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
       USING ERRCODE = '55000', HINT = 'retry in a moment with a fresh shard map (`shardctl lookup`)';
@@ -170,7 +210,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   hit shardctl.guard_ranges;
 BEGIN
-  SELECT * INTO hit FROM shardctl.guard_ranges g WHERE g.map_id = TG_ARGV[0]::bigint AND g.state = 'offline' LIMIT 1;
+  SELECT * INTO hit FROM shardctl.guard_ranges g WHERE g.map_id = TG_ARGV[0]::bigint AND g.state <> 'fenced' LIMIT 1;
   IF hit.range_id IS NOT NULL THEN
     RAISE EXCEPTION 'TRUNCATE of %.% is refused: shardctl operation % is moving rows of it to shard %',
       TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard

@@ -1,0 +1,308 @@
+// The Runner's online protocol (online.hpp): a batch's replication stream, its catch-up and
+// cut-over, its roll back. The steps it shares with offline batches (load, verify, purge,
+// journal) are runner.cpp's and verify.cpp's.
+#include "migrate/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "journal/journal.hpp"
+#include "migrate/stopwatch.hpp"
+#include "shardside/guard.hpp"
+#include "shardside/replication.hpp"
+
+namespace shardctl::migrate {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+int ms_left(clock::time_point deadline) {
+  return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count());
+}
+
+// Client sessions of the database whose transaction began before `since` (the cut-over's range
+// committed): their writes may have passed the guard unseen. Empty once they have all ended.
+std::string older_transactions(shardio::RawConn& shard, const std::string& since) {
+  std::string who;
+  for (const auto& r : shard.query(
+           "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?'), "
+           "round(extract(epoch FROM clock_timestamp() - xact_start))::text FROM pg_stat_activity "
+           "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+           "AND xact_start < $1::timestamptz ORDER BY xact_start LIMIT 3",
+           {since}))
+    who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " + r[3] +
+           ", transaction open " + r[4] + " s)";
+  return who;
+}
+
+// The sequences a table's columns own (serial and identity columns), as regclass text.
+std::vector<std::string> owned_sequences(shardio::RawConn& conn, const std::string& quoted_table) {
+  std::vector<std::string> out;
+  for (const auto& r : conn.query("SELECT d.objid::regclass::text FROM pg_depend d JOIN pg_class c ON c.oid = d.objid "
+                                  "WHERE d.refobjid = $1::regclass AND d.classid = 'pg_class'::regclass "
+                                  "AND c.relkind = 'S' AND d.deptype IN ('a', 'i') ORDER BY 1",
+                                  {quoted_table}))
+    out.push_back(r[0]);
+  return out;
+}
+
+}  // namespace
+
+// Sequences are not replicated: each one the moving tables own is set on the target at least
+// as high as the source's, while the cut-over holds the batch's writers (a value a waiting
+// writer already drew is in the source's last_value), so a row written on the target after
+// the flip never takes an id a moved row has.
+void Runner::sync_sequences(const Batch& b) {
+  shardio::RawConn& src = source(b);
+  for (const auto& t : ctx_.tables)
+    for (const auto& seq : owned_sequences(src, t.quoted)) {
+      auto r = src.query("SELECT last_value::text, is_called::text FROM " + seq);
+      if (r.empty() || r[0][1] != "t") continue;  // never used on the source
+      if (target_->query("SELECT to_regclass($1) IS NOT NULL", {seq})[0][0] != "t") continue;
+      target_->query("SELECT setval($1::regclass, greatest($2::bigint, (SELECT CASE WHEN is_called THEN last_value END FROM " + seq +
+                         ")))",
+                     {seq, r[0][0]});
+    }
+}
+
+std::string Runner::stream_name(const Batch& b) const { return shardside::replication_name(ctx_.op_id, b.no); }
+
+// Takes a batch of an online operation from its journaled step through its flip and leaves its
+// purge pending, as advance() does for offline batches. False when the operation stops here,
+// cancelled.
+bool Runner::advance_online(const Batch& b, bool cancel, std::optional<Flipped>& pending) {
+  OnlineFrom from = online_resume_from(b.step);
+  if (from == OnlineFrom::skip) return true;
+  bool stop = on_cancel(from) != OnCancel::carry_on &&
+              (cancel || (from == OnlineFrom::start_stream && cancel_requested()));
+  if (stop) {
+    purge_pending(pending);
+    if (on_cancel(from) == OnCancel::roll_back) roll_back_online(b);
+    return false;
+  }
+  if (from == OnlineFrom::purge) {  // flipped by an earlier run: its stream may be left
+    drop_stream(b);
+    purge_pending(pending);
+    pending = Flipped{b, b.verified, 0};
+    return true;
+  }
+  // The batch before this one is purged first: its source connection serves this cut-over.
+  purge_pending(pending);
+  std::int64_t rows = 0;
+  if (from == OnlineFrom::restart_stream) roll_back_stream(b);
+  if (from != OnlineFrom::cut_over) rows = start_stream(b);
+  auto verified = cut_over(b);
+  if (!verified) {  // cancelled during catch-up
+    roll_back_online(b);
+    return false;
+  }
+  drop_stream(b);
+  faults_.point("online.dropped", context(b));
+  pending = Flipped{b, *verified, rows};
+  return true;
+}
+
+// Journals the batch as streaming, then creates its objects and copies it under the slot's
+// snapshot; journals it copied with the rows loaded. Returns them.
+std::int64_t Runner::start_stream(const Batch& b) {
+  journal(b, BatchStep::streaming);
+  faults_.point("online.streaming", context(b));
+  shardio::RawConn& src = source(b);
+  const auto& from = shard(b.source_id);
+  std::string name = stream_name(b);
+  // The guard's functions and triggers now, without a range: the cut-over then takes no lock on
+  // the tables (a trigger's creation would queue every writer behind it).
+  guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range, std::nullopt);
+  std::vector<shardside::PublishedTable> published;
+  for (const auto& t : ctx_.tables) published.push_back({t.quoted, filter(src, t, b.range)});
+  shardside::create_publication(src, name, published);
+  faults_.point("online.publication", context(b));
+  std::int64_t rows = 0;
+  {
+    shardside::ExportedSlot slot(from.dsn, "shard " + from.name, name);
+    faults_.point("online.slot", context(b));
+    streamed_.clear();
+    loaded_.clear();
+    read_in_load_ = {};
+    streamed_batch_ = -1;
+    Stopwatch w(stats_.copy_seconds);
+    shardside::begin_snapshot_transaction(src, slot.snapshot_name());
+    rows = load(src, b);  // one target transaction; lifts the target's fences in the range
+    src.exec("COMMIT");
+  }
+  // The copy's digests are of the snapshot: the cut-over digests the range afresh.
+  streamed_batch_ = -1;
+  faults_.point("online.copied", context(b));
+  shardside::create_subscription(*target_, {name, from.dsn, name, name, false});
+  journal(b, BatchStep::copied, rows);
+  faults_.point("journal.copied", context(b));
+  return rows;
+}
+
+// Catches the subscription up, then cuts the batch over (online.hpp): returns what was
+// verified once the batch is flipped, none when a cancel came during catch-up.
+std::optional<std::string> Runner::cut_over(const Batch& b) {
+  const auto& s = *ctx_.online;
+  std::string name = stream_name(b);
+  auto progress = shardside::subscription_progress(*target_, name);
+  if (!progress.exists) throw internal_error("batch " + std::to_string(b.no) + " of operation " + ctx_.op_id + " is copied but " +
+                                             ctx_.target.name + " has no subscription " + name);
+  if (!progress.enabled) shardside::enable_subscription(*target_, name);
+  std::string why;
+  for (int attempt = 1; attempt <= s.cutover_tries; ++attempt) {
+    if (!catch_up(b)) return std::nullopt;
+    faults_.point("online.caught_up", context(b));
+    if (auto verified = try_cut_over(b, why)) return verified;
+    faults_.point("online.gave_up", context(b));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+  }
+  throw locked_error("the cut-over of batch " + std::to_string(b.no) + " (" + routing::format_range(b.range) + ") of operation " +
+                         ctx_.op_id + " gave up " + std::to_string(s.cutover_tries) + " times; the last: " + why,
+                     "the batch keeps streaming to " + ctx_.target.name + " and writers go on; `shardctl op resume " + ctx_.op_id +
+                         "` tries again (give it more time with --cutover-timeout), `shardctl op cancel " + ctx_.op_id +
+                         "` gives the move up");
+}
+
+// Waits until the target applies everything the source committed up to a fresh position within
+// --max-lag. False when a cancel is asked for meanwhile.
+bool Runner::catch_up(const Batch& b) {
+  const auto& s = *ctx_.online;
+  shardio::RawConn& src = source(b);
+  std::string name = stream_name(b);
+  auto lag_limit = std::chrono::milliseconds(static_cast<long>(s.max_lag_seconds * 1000));
+  auto started = clock::now(), last_cancel_check = clock::now();
+  for (;;) {
+    auto position = shardside::flushed_wal_position(src);
+    auto r = shardside::wait_applied(*target_, name, position, lag_limit);
+    if (r.outcome == shardside::WaitOutcome::applied) return true;
+    if (r.outcome == shardside::WaitOutcome::stopped)
+      throw internal_error("the subscription " + name + " on " + ctx_.target.name + " stopped (dropped or disabled) while batch " +
+                           std::to_string(b.no) + " caught up");
+    // Behind by more than --max-lag: wait for that position, then measure again.
+    r = shardside::wait_applied(*target_, name, position, std::chrono::seconds(60));
+    if (r.outcome == shardside::WaitOutcome::stopped)
+      throw internal_error("the subscription " + name + " on " + ctx_.target.name + " stopped while batch " +
+                           std::to_string(b.no) + " caught up");
+    if (r.outcome == shardside::WaitOutcome::timed_out && !r.last.worker_pid &&
+        clock::now() - started > std::chrono::seconds(60))
+      throw unavailable_error("the subscription " + name + " on " + ctx_.target.name + " has had no apply worker for a minute" +
+                                  (r.last.apply_errors ? " (" + std::to_string(r.last.apply_errors) + " apply errors)" : ""),
+                              ctx_.target.name + "'s server log says why (max_logical_replication_workers, the source's "
+                              "reachability from the target); then `shardctl op resume " + ctx_.op_id + "`");
+    if (clock::now() - last_cancel_check > std::chrono::seconds(1)) {
+      last_cancel_check = clock::now();
+      if (cancel_requested()) return false;
+    }
+  }
+}
+
+// One cut-over (online.hpp). Returns what was verified once flipped; none when it gave up
+// (`why` says on what), with the batch's writers let through again.
+std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why) {
+  const auto& s = *ctx_.online;
+  shardio::RawConn& src = source(b);
+  std::string name = stream_name(b);
+  auto deadline = clock::now() + std::chrono::milliseconds(s.cutover_timeout_ms);
+  if (!shardside::lock_cutover(src, ctx_.op_id, b.no, s.cutover_timeout_ms)) {
+    why = "writers let through by the previous try still held the batch's keys after " + std::to_string(s.cutover_timeout_ms) + " ms";
+    return std::nullopt;
+  }
+  auto give_up = [&](std::string reason) -> std::optional<std::string> {
+    shardside::end_cutover(src, ctx_.op_id, b.no, false);
+    shardside::unlock_cutover(src, ctx_.op_id, b.no);
+    why = std::move(reason);
+    return std::nullopt;
+  };
+  guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range, shardside::GuardState::cutover);
+  std::string since = src.query("SELECT clock_timestamp()::text")[0][0];
+  faults_.point("online.cutover", context(b));
+  for (int sleep_ms = 1;; sleep_ms = std::min(sleep_ms * 2, 20)) {
+    auto who = older_transactions(src, since);
+    if (who.empty()) break;
+    if (ms_left(deadline) <= 0) return give_up("transactions older than the cut-over were still open: " + who);
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+  }
+  auto position = shardside::flushed_wal_position(src);
+  auto applied = shardside::wait_applied(*target_, name, position, std::chrono::milliseconds(std::max(ms_left(deadline), 1)));
+  if (applied.outcome != shardside::WaitOutcome::applied)
+    return give_up(ctx_.target.name + " had not applied the source's changes up to " + shardside::format_lsn(position) +
+                   " within the cut-over's time (" + std::string(shardside::to_text(applied.outcome)) + ")");
+  std::string verified;
+  {
+    Stopwatch w(stats_.verify_seconds);
+    verified = verify(b);
+  }
+  if (ms_left(deadline) < 0) return give_up("the verify of the batch took longer than the cut-over's time");
+  sync_sequences(b);
+  // Offline before the flip: a run killed between the two leaves the keys refused, not written
+  // on a shard that is about to give them away.
+  shardside::end_cutover(src, ctx_.op_id, b.no, true);
+  faults_.point("online.offline", context(b));
+  flip_online(b, verified);
+  shardside::unlock_cutover(src, ctx_.op_id, b.no);
+  faults_.point("journal.flipped", context(b));
+  return verified;
+}
+
+// Points the batch's keys at the target (cutting its range out of the source's mapping first)
+// and journals the flip, in one catalog transaction.
+void Runner::flip_online(const Batch& b, const std::string& verified) {
+  CatalogRange c = catalog_range(b.range);
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    auto exact = tx.exec_params("SELECT 1 FROM shardctl.mappings WHERE map_id = $1 AND shard_id IN ($2, $6) AND " + ctx_.column +
+                                    " = " + ctx_.ctor + "($3, $4, $5)",
+                                ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
+    if (exact.empty()) cut_mapping(tx, b, c, catalog::MappingStatus::online);
+    tx.exec_params("UPDATE shardctl.mappings SET shard_id = $6, status = 'online' WHERE map_id = $1 AND shard_id IN ($2, $6) AND " +
+                       ctx_.column + " = " + ctx_.ctor + "($3, $4, $5)",
+                   ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, online_at = clock_timestamp(), updated_at = now() "
+                   "WHERE op_id = $1 AND batch_no = $2",
+                   ctx_.op_id, b.no, verified);
+    journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
+  });
+  faults_.point("flip", context(b));
+}
+
+// Drops the batch's subscription (on the target), slot and publication (on the source).
+// Idempotent; a subscription is dropped without reaching the source.
+void Runner::drop_stream(const Batch& b) {
+  std::string name = stream_name(b);
+  shardside::drop_subscription(*target_, name);
+  shardio::RawConn& src = source(b);
+  shardside::drop_slot(src, name);
+  shardside::drop_publication(src, name);
+}
+
+// What an interrupted start of the batch's stream left: its objects, and its rows on the target
+// (a copy that committed before the run was killed). The source keeps no range of it.
+void Runner::roll_back_stream(const Batch& b) {
+  drop_stream(b);
+  target_->exec("BEGIN");
+  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
+    target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
+  target_->exec("COMMIT");
+}
+
+// Undoes a batch that is streaming or copied (`op cancel`): its stream, its rows on the target,
+// a cut-over's range on the source; the batch journaled planned again. Idempotent.
+void Runner::roll_back_online(const Batch& b) {
+  roll_back_stream(b);
+  faults_.point("rollback.target", context(b));
+  shardio::RawConn& src = source(b);
+  // A range in cutover, or offline: a cut-over that ended but did not flip (killed between).
+  if (shardside::has_guard_table(src)) shardside::delete_batch_range(src, ctx_.op_id, b.no);
+  catalog_.transact([&](pqxx::work& tx) {
+    fence(tx);
+    tx.exec_params("UPDATE shardctl.op_batches SET step = 'planned', rows_moved = 0, updated_at = now() "
+                   "WHERE op_id = $1 AND batch_no = $2",
+                   ctx_.op_id, b.no);
+  });
+  faults_.point("rollback.mapping", context(b));
+}
+
+}  // namespace shardctl::migrate
