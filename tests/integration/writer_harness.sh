@@ -1,6 +1,6 @@
-# The harness of the live-writer tests (t_live_writers.sh, t_rebalance_writer.sh), sourced
-# after lib.sh and zoo_lib.sh. Uses WRITER_CUSTOMERS and WRITER_ORDER_BASE (writer.sh's key
-# spaces).
+# The harness of the live-writer tests (t_live_writers.sh, t_online_writers.sh,
+# t_rebalance_writer.sh), sourced after lib.sh and zoo_lib.sh. Uses WRITER_CUSTOMERS and
+# WRITER_ORDER_BASE (writer.sh's key spaces).
 #   writer_fleet NAME SHARDS        a sample fleet of SHARDS shards (scale 1, ZOO_SHARDS set),
 #                                   the writers' key spaces exported above every sample key
 #                                   (checked), and old_rows: the sample rows the writers never
