@@ -15,6 +15,7 @@
 #include "cli/app.hpp"
 #include "cli/checks.hpp"
 #include "cli/context.hpp"
+#include "cli/family.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/render.hpp"
 #include "journal/journal.hpp"
@@ -134,6 +135,16 @@ struct MigrationCommand {
     run_operation(ctx, engine, made);
   }
 };
+
+// The rest of split's, merge's and move's main once the family defined its request's options:
+// the options they share, and the run.
+template <typename Request, typename PlanFn>
+int migration_main(cli::Family& fam, int argc, char** argv, Request& request, PlanFn plan) {
+  MigrationCommand migration;
+  migration.add_to(fam.app());
+  fam.root_handler([&](cli::Context& ctx) { migration.run(ctx, request, plan); });
+  return fam.main(argc, argv);
+}
 
 inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migrate::Plan& plan) {
   for (const auto& w : plan.warnings) ctx.warn(w);

@@ -4,6 +4,7 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "cli/family.hpp"
+#include "confirmed_change.hpp"
 #include "output/table.hpp"
 
 using namespace shardctl;
@@ -88,20 +89,13 @@ void show_map(cli::Context& ctx, const std::string& name) {
 }
 
 void drop_map(cli::Context& ctx, const std::string& name, bool force) {
-  // Every check first (nothing written), so nobody is asked to confirm a command that fails.
-  catalog::Store(ctx.catalog(), catalog::Writes::preview).drop_map(name, force);
-  if (ctx.dry_run()) {
-    if (ctx.json()) return ctx.print_json({{"dropped", name}});
-    ctx.out() << "would drop map " << name << (force ? " with its mappings, tables and xrefs" : "") << '\n';
-    return;
-  }
-  if (!ctx.confirm("drop map " + name + " from the catalog?")) {
-    ctx.note("nothing dropped");
-    return;
-  }
-  catalog::Store(ctx.catalog()).drop_map(name, force);
-  if (ctx.json()) return ctx.print_json({{"dropped", name}});
-  ctx.out() << "dropped map " << name << '\n';
+  apps::confirmed_change(
+      ctx, "dropped", [&](catalog::Store& store) { store.drop_map(name, force); },
+      [&] { return "drop map " + name + " from the catalog?"; },
+      [&](bool would) {
+        return apps::Told{name, would ? "would drop map " + name + (force ? " with its mappings, tables and xrefs" : "")
+                                      : "dropped map " + name};
+      });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/json.hpp"
 #include "cli/family.hpp"
+#include "confirmed_change.hpp"
 #include "output/table.hpp"
 
 using namespace shardctl;
@@ -27,33 +28,21 @@ struct Commands {
   void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto mappings = store.list_mappings(map_filter);
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& m : mappings) arr.push_back(catalog::to_json(m));
-      return ctx.print_json({{"mappings", arr}});
-    }
+    if (ctx.json()) return ctx.print_json({{"mappings", catalog::to_json(mappings)}});
     output::TextTable t({"MAP", "KEYS", "SHARD", "STATUS"});
     for (const auto& m : mappings) t.add_row({m.map, catalog::mapping_key_text(m), m.shard, std::string(catalog::to_text(m.status))});
     t.print(ctx.out());
   }
 
   void remove(cli::Context& ctx) {
-    // Every check first (nothing written), so nobody is asked to confirm a command that fails.
-    auto gone = catalog::Store(ctx.catalog(), catalog::Writes::preview).remove_mapping(map, point, range);
-    if (ctx.dry_run()) {
-      if (ctx.json()) return ctx.print_json({{"removed", catalog::to_json(gone)}});
-      ctx.out() << "would remove " << catalog::mapping_key_text(gone) << " -> " << gone.shard << " from map " << map
-                << '\n';
-      return;
-    }
-    if (!ctx.confirm("remove " + catalog::mapping_key_text(gone) + " -> " + gone.shard + " of map " + map +
-                     "? its keys become unmapped")) {
-      ctx.note("nothing removed");
-      return;
-    }
-    gone = catalog::Store(ctx.catalog()).remove_mapping(map, point, range);
-    if (ctx.json()) return ctx.print_json({{"removed", catalog::to_json(gone)}});
-    ctx.out() << "removed " << catalog::mapping_key_text(gone) << " -> " << gone.shard << " from map " << map << '\n';
+    catalog::Mapping gone;
+    auto mapping = [&] { return catalog::mapping_key_text(gone) + " -> " + gone.shard; };
+    apps::confirmed_change(
+        ctx, "removed", [&](catalog::Store& store) { gone = store.remove_mapping(map, point, range); },
+        [&] { return "remove " + mapping() + " of map " + map + "? its keys become unmapped"; },
+        [&](bool would) {
+          return apps::Told{catalog::to_json(gone), (would ? "would remove " : "removed ") + mapping() + " from map " + map};
+        });
   }
 };
 

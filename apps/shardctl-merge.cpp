@@ -12,11 +12,6 @@ int main(int argc, char** argv) {
       ->required()
       ->type_name("LOW..HIGH");
   fam.app().add_option("--into", req.into, "Shard that receives every mapping in the range")->required()->type_name("SHARD");
-  apps::MigrationCommand migration;
-  migration.add_to(fam.app());
-
-  fam.root_handler([&](cli::Context& ctx) {
-    migration.run(ctx, req, [](migrate::Engine& engine, const auto& r) { return engine.plan_merge(r); });
-  });
-  return fam.main(argc, argv);
+  return apps::migration_main(fam, argc, argv, req,
+                              [](migrate::Engine& engine, const auto& r) { return engine.plan_merge(r); });
 }

@@ -11,11 +11,6 @@ int main(int argc, char** argv) {
   fam.app().add_option("--map", req.map, "Map of the key")->required()->type_name("MAP");
   fam.app().add_option("--key", req.key, "A key of the map's key type; its whole mapping moves")->required()->type_name("KEY");
   fam.app().add_option("--to", req.to, "Shard that receives the mapping")->required()->type_name("SHARD");
-  apps::MigrationCommand migration;
-  migration.add_to(fam.app());
-
-  fam.root_handler([&](cli::Context& ctx) {
-    migration.run(ctx, req, [](migrate::Engine& engine, const auto& r) { return engine.plan_move(r); });
-  });
-  return fam.main(argc, argv);
+  return apps::migration_main(fam, argc, argv, req,
+                              [](migrate::Engine& engine, const auto& r) { return engine.plan_move(r); });
 }

@@ -2,6 +2,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/json.hpp"
 #include "cli/family.hpp"
+#include "confirmed_change.hpp"
 #include "output/table.hpp"
 #include "pg/dsn.hpp"
 
@@ -30,11 +31,7 @@ struct Commands {
   void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto shards = store.list_shards();
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& s : shards) arr.push_back(catalog::to_json(s));
-      return ctx.print_json({{"shards", arr}});
-    }
+    if (ctx.json()) return ctx.print_json({{"shards", catalog::to_json(shards)}});
     output::TextTable t({"NAME", "STATUS", "DSN"});
     for (const auto& s : shards) t.add_row({s.name, std::string(catalog::to_text(s.status)), pg::display_dsn(s.dsn)});
     t.print(ctx.out());
@@ -66,20 +63,13 @@ struct Commands {
   }
 
   void remove(cli::Context& ctx) {
-    // Every check first (nothing written), so nobody is asked to confirm a command that fails.
-    catalog::Store(ctx.catalog(), catalog::Writes::preview).remove_shard(name, force);
-    if (ctx.dry_run()) {
-      if (ctx.json()) return ctx.print_json({{"removed", name}});
-      ctx.out() << "would remove shard " << name << (force ? " and its mappings" : "") << " from the catalog\n";
-      return;
-    }
-    if (!ctx.confirm("remove shard " + name + " from the catalog?")) {
-      ctx.note("nothing removed");
-      return;
-    }
-    catalog::Store(ctx.catalog()).remove_shard(name, force);
-    if (ctx.json()) return ctx.print_json({{"removed", name}});
-    ctx.out() << "removed shard " << name << '\n';
+    apps::confirmed_change(
+        ctx, "removed", [&](catalog::Store& store) { store.remove_shard(name, force); },
+        [&] { return "remove shard " + name + " from the catalog?"; },
+        [&](bool would) {
+          return apps::Told{name, would ? "would remove shard " + name + (force ? " and its mappings" : "") + " from the catalog"
+                                        : "removed shard " + name};
+        });
   }
 };
 

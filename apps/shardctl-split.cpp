@@ -12,12 +12,8 @@ int main(int argc, char** argv) {
   fam.app().add_option("--at", req.at, "Split point: the first key of the upper part")->required()->type_name("KEY");
   fam.app().add_option("--to", req.to, "Shard that receives the moving part")->required()->type_name("SHARD");
   fam.app().add_option("--move", move, "Which side moves")->check(cli::IsMember({"upper", "lower"}))->type_name("upper|lower");
-  apps::MigrationCommand migration;
-  migration.add_to(fam.app());
-
-  fam.root_handler([&](cli::Context& ctx) {
-    req.move_upper = move == "upper";
-    migration.run(ctx, req, [](migrate::Engine& engine, const auto& r) { return engine.plan_split(r); });
+  return apps::migration_main(fam, argc, argv, req, [&](migrate::Engine& engine, migrate::SplitRequest& r) {
+    r.move_upper = move == "upper";  // --move, read by now
+    return engine.plan_split(r);
   });
-  return fam.main(argc, argv);
 }

@@ -34,11 +34,7 @@ int main(int argc, char** argv) {
   fam.command("list", "List declared tables", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto tables = store.list_tables();
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& t : tables) arr.push_back(catalog::to_json(t));
-      return ctx.print_json({{"tables", arr}});
-    }
+    if (ctx.json()) return ctx.print_json({{"tables", catalog::to_json(tables)}});
     output::TextTable out({"TABLE", "KIND", "MAP", "KEY"});
     for (const auto& t : tables)
       out.add_row({t.name, std::string(catalog::to_text(t.kind)), t.map.value_or("-"), t.key_column ? catalog::display_ident(*t.key_column) : "-"});

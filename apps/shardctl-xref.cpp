@@ -42,11 +42,7 @@ struct Commands {
   void list(cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto xrefs = store.list_xrefs();
-    if (ctx.json()) {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& x : xrefs) arr.push_back(catalog::to_json(x));
-      return ctx.print_json({{"xrefs", arr}});
-    }
+    if (ctx.json()) return ctx.print_json({{"xrefs", catalog::to_json(xrefs)}});
     output::TextTable t({"NAME", "CHILD", "PARENT", "ROUTE", "MAP"});
     for (const auto& x : xrefs)
       t.add_row({x.name, x.child_table + "(" + join(x.child_columns) + ")",

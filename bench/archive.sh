@@ -10,12 +10,9 @@
 #   raw-dir  per shard, in parallel: `COPY (...) TO STDOUT | zstd -3 > FILE`, then the DELETE;
 #   tool-dir the same archive run with --to dir:...
 # Usage: bench/archive.sh [BIN_DIR] [SCALE] [BATCH]
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 scale=${2:-200}
 batch=${3:-5000}
-source "$here/bench/lib.sh"
 
 sandbox_up --no-fleet
 t0=$(now)

@@ -7,12 +7,9 @@
 # (cross-shard orphans). The single database gets every order and order_line of the fleet,
 # with the same primary keys. Both sides are VACUUM ANALYZEd first.
 # Usage: bench/check.sh [BIN_DIR] [SCALE] [PARALLEL]
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 scale=${2:-340}
 parallel=${3:-2}
-source "$here/bench/lib.sh"
 
 sandbox_up --no-fleet
 t0=$(now)

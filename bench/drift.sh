@@ -11,13 +11,10 @@
 # shard clusters' backends, reaped into their postmasters' cutime/cstime, plus shardctl's own),
 # and that divided by the cores, the wall time the run would take with the cores to itself.
 # Usage: bench/drift.sh [BIN_DIR] [SHARDS] [TABLES] [RUNS]
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 shards=${2:-64}
 tables=${3:-200}
 runs=${4:-5}
-source "$here/bench/lib.sh"
 
 sandbox_up --no-fleet
 export SHARDCTL_CATALOG

@@ -1,5 +1,10 @@
-# Sourced by every benchmark after it sets $bin: a scratch directory $work that is removed on
-# exit with the sandbox in it, the sandbox itself, and the timing helpers.
+# Sourced first by every benchmark, as `source "$(dirname "$0")/lib.sh" "${1:-}"` (its first
+# argument, BIN_DIR): strict mode, $here (the repository), $bin (BIN_DIR, by default the release
+# build's), a scratch directory $work that is removed on exit with the sandbox in it, the
+# sandbox itself, and the timing helpers.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${1:-$here/build/release/bin}
 work=$(mktemp -d /tmp/shardctl-bench.XXXXXX)
 chmod 755 "$work"  # the sandbox's servers run as an unprivileged user when run as root
 trap '"$bin/shardctl" sandbox down --dir "$work/sb" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT

@@ -3,11 +3,8 @@
 # ranges and one of 10,000 list points, compared in the same run with `cut -f1` over the same
 # file (the I/O floor). Usage: bench/lookup.sh [BUILD_BIN_DIR] [KEYS]
 # Needs PostgreSQL server binaries; brings up its own sandbox under a temp dir and removes it.
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 keys=${2:-10000000}
-source "$here/bench/lib.sh"
 
 sandbox_up --no-fleet
 catalog=$("$bin/shardctl" sandbox fleet bench --dir "$work/sb" --empty --shards 4)

@@ -13,11 +13,8 @@
 # So the fast path compares with the limit on the same rows (R2), the checked path with the
 # hand-made pipe on the same rows (R1). Usage: bench/move_speed.sh [BIN_DIR] [SCALE]
 # BENCH_PARALLEL=N passes --parallel N to shardctl (default: the config's [defaults] parallel).
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 scale=${2:-780}
-source "$here/bench/lib.sh"
 
 echo "uptime at start: $(uptime)"
 sandbox_up --no-fleet

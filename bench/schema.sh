@@ -11,11 +11,8 @@
 #   psql-xargs-8   the same per-database loop, 8 databases at a time (xargs -P 8), no history
 #   shardctl       shardctl schema apply DIR --parallel 8 (history, lock, checksums)
 # Usage: bench/schema.sh [BIN_DIR] [SHARDS]
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 n=${2:-64}
-source "$here/bench/lib.sh"
 
 sandbox_up --no-fleet
 

@@ -5,12 +5,9 @@
 # shard_2: in fleet "raw" with `psql -c "COPY (SELECT ...) TO STDOUT (FORMAT binary)" | psql -c
 # "COPY t FROM STDIN (FORMAT binary)"` per table (parents first) plus the same DELETE (children
 # first); in fleet "tool" with `shardctl split`. Usage: bench/split.sh [BIN_DIR] [SCALE] [BATCH]
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 scale=${2:-67}
 batch=${3:-1000}
-source "$here/bench/lib.sh"
 
 sandbox_up --no-fleet
 t0=$(now)

@@ -4,12 +4,9 @@
 # collect twice (the second also computes per-second deltas against the first) and prints each
 # wall time, its ratio to 10 s, peak RSS, the rows it counted, and the load average.
 # Usage: bench/stats.sh [BIN_DIR] [SCALE]
-set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$here/build/release/bin}
+source "$(dirname "$0")/lib.sh" "${1:-}"
 scale=${2:-100}
 target=10
-source "$here/bench/lib.sh"
 
 t0=$(now)
 sandbox_up --scale "$scale"

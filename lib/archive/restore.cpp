@@ -16,6 +16,7 @@
 #include "catalog/locks.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
+#include "core/lines.hpp"
 #include "fault/fault.hpp"
 #include "journal/journal.hpp"
 #include "shardio/raw_conn.hpp"
@@ -309,19 +310,7 @@ class RestoreRun {
       if (!c) c = std::make_unique<shardio::CopyIn>(*target(idx).conn, "COPY " + t.tmp + " (" + t.cols() + ") FROM STDIN");
       c->put(line);
     };
-    auto sink = [&](std::string_view chunk) {
-      std::size_t start = 0;
-      for (std::size_t nl; (nl = chunk.find('\n', start)) != std::string_view::npos; start = nl + 1) {
-        if (partial.empty()) {
-          route_line(chunk.substr(start, nl + 1 - start));
-        } else {
-          partial.append(chunk.substr(start, nl + 1 - start));
-          route_line(partial);
-          partial.clear();
-        }
-      }
-      partial.append(chunk.substr(start));
-    };
+    auto sink = [&](std::string_view chunk) { for_each_line(chunk, partial, route_line); };
     if (dest_) {
       shardio::copy_out_to(*dest_,
                            "COPY (SELECT " + t.cols() + " FROM " + t.quoted + " WHERE " + quote_ident(source_shard_column) +

@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 #include "catalog/catalog.hpp"
 
 namespace shardctl::catalog {
@@ -12,6 +15,14 @@ nlohmann::json to_json(const Map& map);
 nlohmann::json to_json(const Mapping& mapping);
 nlohmann::json to_json(const TableDef& table);
 nlohmann::json to_json(const Xref& xref);
+
+// A list of them as a JSON array, in its order (`shard list`, `table list`... --format json).
+template <class Item>
+nlohmann::json to_json(const std::vector<Item>& items) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& item : items) out.push_back(to_json(item));
+  return out;
+}
 
 // "10..20", "..5", or the point itself.
 std::string mapping_key_text(const Mapping& mapping);

@@ -11,25 +11,29 @@ routing::KeyType bound_type(MapKind kind, KeyType key_type) {
   return kind == MapKind::hash ? KeyType::int8 : key_type;
 }
 
-std::string range_column(MapKind kind, KeyType key_type) {
+namespace {
+
+// A bound type's range column in the catalog, and the constructor of its values: one row each.
+struct RangeSql {
+  const char* column;
+  const char* constructor;
+};
+
+RangeSql range_sql(MapKind kind, KeyType key_type) {
   switch (bound_type(kind, key_type)) {
     case KeyType::int4:
-    case KeyType::int8: return "int_range";
-    case KeyType::text: return "text_range";
-    case KeyType::uuid: return "uuid_range";
+    case KeyType::int8: return {"int_range", "int8range"};
+    case KeyType::text: return {"text_range", "shardctl.textrange"};
+    case KeyType::uuid: return {"uuid_range", "shardctl.uuidrange"};
   }
-  return "int_range";
+  return {"int_range", "int8range"};
 }
 
-std::string range_constructor(MapKind kind, KeyType key_type) {
-  switch (bound_type(kind, key_type)) {
-    case KeyType::int4:
-    case KeyType::int8: return "int8range";
-    case KeyType::text: return "shardctl.textrange";
-    case KeyType::uuid: return "shardctl.uuidrange";
-  }
-  return "int8range";
-}
+}  // namespace
+
+std::string range_column(MapKind kind, KeyType key_type) { return range_sql(kind, key_type).column; }
+
+std::string range_constructor(MapKind kind, KeyType key_type) { return range_sql(kind, key_type).constructor; }
 
 RangeParams range_params(const routing::KeyRange& range) {
   RangeParams p;
@@ -52,6 +56,15 @@ RangeParams point_params(KeyType type, const routing::Key& point) {
     p.bounds = "[)";
   }
   return p;
+}
+
+RangeParams claim_params(KeyType bound_type, const std::optional<routing::Key>& point, const routing::KeyRange& range) {
+  return point ? point_params(bound_type, *point) : range_params(range);
+}
+
+routing::KeyRange claimed_keys(MapKind kind, KeyType key_type, const routing::KeyRange& stored) {
+  if (kind != MapKind::list || !stored.low) return stored;
+  return routing::point_range(bound_type(kind, key_type), *stored.low);
 }
 
 }  // namespace shardctl::catalog

@@ -23,5 +23,12 @@ struct RangeParams {
 };
 RangeParams range_params(const routing::KeyRange& range);
 RangeParams point_params(routing::KeyType type, const routing::Key& point);
+// An operation's claim or batch as the catalog stores it: a list map's `point` as points are
+// stored, [k,k] (point_params); without one, `range` as [low, high).
+RangeParams claim_params(routing::KeyType bound_type, const std::optional<routing::Key>& point,
+                         const routing::KeyRange& range);
+// The other way: the keys of a claim or batch of a map as code ranges hold them, a list map's
+// point (stored [k,k]) as the half-open [k, successor); any other range as it is.
+routing::KeyRange claimed_keys(routing::MapKind kind, routing::KeyType key_type, const routing::KeyRange& stored);
 
 }  // namespace shardctl::catalog

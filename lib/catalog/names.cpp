@@ -4,8 +4,9 @@
 #include <cstdio>
 
 #include "catalog/sql_keywords.hpp"
-#include "core/utf8.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
+#include "core/utf8.hpp"
 
 namespace shardctl::catalog {
 namespace {
@@ -52,19 +53,9 @@ class Scanner {
     std::string out;
     if (at_end()) fail("has an empty name part");
     if (s_[i_] == '"') {
-      for (++i_;; ++i_) {
-        if (i_ >= s_.size()) fail("has an unbalanced double quote");
-        if (s_[i_] == '"') {
-          if (i_ + 1 < s_.size() && s_[i_ + 1] == '"') {
-            out += '"';
-            ++i_;
-            continue;
-          }
-          ++i_;
-          break;
-        }
-        out += s_[i_];
-      }
+      auto quoted = read_double_quoted(s_, i_);
+      if (!quoted) fail("has an unbalanced double quote");
+      out = std::move(*quoted);
       if (out.empty()) fail("has an empty quoted name \"\"");
     } else {
       auto c = static_cast<unsigned char>(s_[i_]);
@@ -116,18 +107,10 @@ bool plain_lower(const std::string& s) {
 bool stored_part(const std::string& s, std::size_t& i, std::string& out) {
   out.clear();
   if (i < s.size() && s[i] == '"') {
-    for (++i; i < s.size(); ++i) {
-      if (s[i] != '"') {
-        out += s[i];
-      } else if (i + 1 < s.size() && s[i + 1] == '"') {
-        out += '"';
-        ++i;
-      } else {
-        ++i;
-        return i == s.size() || s[i] == '.';
-      }
-    }
-    return false;
+    auto quoted = read_double_quoted(s, i);
+    if (!quoted) return false;
+    out = std::move(*quoted);
+    return i == s.size() || s[i] == '.';
   }
   while (i < s.size() && s[i] != '.') out += s[i++];
   return true;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "catalog/catalog.hpp"
 #include "catalog/key_sql.hpp"
@@ -28,6 +29,45 @@ Map map_from(const pqxx::row& r) {
              routing::parse_map_kind(r["kind"].as<std::string>()),
              routing::parse_key_type(r["key_type"].as<std::string>())};
 }
+
+// Shards and maps are read the same way: all of them by name, or the one an operator names,
+// an unknown name being a usage error that says where the names are listed.
+template <class Row>
+struct NamedRows {
+  const char* select;  // the columns FROM the table
+  Row (*from)(const pqxx::row&);
+  const char* noun;  // "shard": "unknown shard 'x'", "`shardctl shard list` shows the shards"
+
+  std::vector<Row> all(pqxx::work& tx) const {
+    std::vector<Row> out;
+    for (const auto& r : tx.exec(std::string(select) + " ORDER BY name")) out.push_back(from(r));
+    return out;
+  }
+
+  Row named(pqxx::work& tx, const std::string& name) const {
+    auto r = tx.exec_params(std::string(select) + " WHERE name = $1", name);
+    if (r.empty())
+      throw usage_error("unknown " + std::string(noun) + " '" + name + "'",
+                        "`shardctl " + std::string(noun) + " list` shows the " + noun + "s");
+    return from(r[0]);
+  }
+
+  // The same, each in a read transaction of its own.
+  std::vector<Row> all(pg::Connection& conn) const {
+    std::vector<Row> out;
+    conn.read([&](pqxx::work& tx) { out = all(tx); });
+    return out;
+  }
+
+  Row named(pg::Connection& conn, const std::string& name) const {
+    std::optional<Row> out;
+    conn.read([&](pqxx::work& tx) { out = named(tx, name); });
+    return *out;
+  }
+};
+
+constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status FROM shardctl.shards", shard_from, "shard"};
+constexpr NamedRows<Map> map_rows{"SELECT map_id, name, kind, key_type FROM shardctl.maps", map_from, "map"};
 
 std::optional<std::string> opt_text(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
@@ -100,24 +140,9 @@ Shard Store::add_shard(const std::string& name, const std::string& dsn, ShardSta
   return out;
 }
 
-std::vector<Shard> Store::list_shards() {
-  std::vector<Shard> out;
-  conn_.read([&](pqxx::work& tx) {
-    for (const auto& r : tx.exec("SELECT shard_id, name, dsn, status FROM shardctl.shards ORDER BY name"))
-      out.push_back(shard_from(r));
-  });
-  return out;
-}
+std::vector<Shard> Store::list_shards() { return shard_rows.all(conn_); }
 
-Shard Store::get_shard(const std::string& name) {
-  std::optional<Shard> out;
-  conn_.read([&](pqxx::work& tx) {
-    auto r = tx.exec_params("SELECT shard_id, name, dsn, status FROM shardctl.shards WHERE name = $1", name);
-    if (!r.empty()) out = shard_from(r[0]);
-  });
-  if (!out) throw usage_error("unknown shard '" + name + "'", "`shardctl shard list` shows the shards");
-  return *out;
-}
+Shard Store::get_shard(const std::string& name) { return shard_rows.named(conn_, name); }
 
 Shard Store::set_shard_status(const std::string& name, ShardStatus status) {
   Shard out = get_shard(name);
@@ -186,24 +211,9 @@ CreatedMap Store::create_map(const std::string& name, MapKind kind, KeyType key_
   return out;
 }
 
-std::vector<Map> Store::list_maps() {
-  std::vector<Map> out;
-  conn_.read([&](pqxx::work& tx) {
-    for (const auto& r : tx.exec("SELECT map_id, name, kind, key_type FROM shardctl.maps ORDER BY name"))
-      out.push_back(map_from(r));
-  });
-  return out;
-}
+std::vector<Map> Store::list_maps() { return map_rows.all(conn_); }
 
-Map Store::get_map(const std::string& name) {
-  std::optional<Map> out;
-  conn_.read([&](pqxx::work& tx) {
-    auto r = tx.exec_params("SELECT map_id, name, kind, key_type FROM shardctl.maps WHERE name = $1", name);
-    if (!r.empty()) out = map_from(r[0]);
-  });
-  if (!out) throw usage_error("unknown map '" + name + "'", "`shardctl map list` shows the maps");
-  return *out;
-}
+Map Store::get_map(const std::string& name) { return map_rows.named(conn_, name); }
 
 void Store::drop_map(const std::string& name, bool force) {
   Map map = get_map(name);
@@ -241,11 +251,7 @@ void Store::drop_map(const std::string& name, bool force) {
 
 namespace {
 
-Shard shard_in(pqxx::work& tx, const std::string& name) {
-  auto r = tx.exec_params("SELECT shard_id, name, dsn, status FROM shardctl.shards WHERE name = $1", name);
-  if (r.empty()) throw usage_error("unknown shard '" + name + "'", "`shardctl shard list` shows the shards");
-  return shard_from(r[0]);
-}
+Shard shard_in(pqxx::work& tx, const std::string& name) { return shard_rows.named(tx, name); }
 
 // Inserts a mapping after naming any mapping in its way. With `preview`, returns the mapping it
 // would insert (id 0) once the same checks passed.

@@ -9,14 +9,8 @@ namespace shardctl::check {
 
 namespace {
 
-// The words reports, JSON and the [check] config use; a *_name keeps the word it has always
-// printed for a value out of range.
-constexpr auto kind_words = words<Kind>(
-    {{Kind::orphans, "orphans"}, {Kind::strays, "strays"}, {Kind::overlapping_mappings, "overlapping_mappings"},
-     {Kind::unmapped_keys, "unmapped_keys"}, {Kind::mapping_unknown_shard, "mapping_unknown_shard"},
-     {Kind::mapping_offline_shard, "mapping_offline_shard"}, {Kind::mapping_readonly_shard, "mapping_readonly_shard"},
-     {Kind::offline_mapping, "offline_mapping"}, {Kind::leftover_guard, "leftover_guard"},
-     {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"}});
+// The words reports and JSON use; a *_name keeps the word it has always printed for a value
+// out of range. (kind_words, which all_kinds lists, is in finding.hpp.)
 constexpr auto fix_kind_words = words<FixKind>(
     {{FixKind::quarantine, "quarantine"}, {FixKind::remove, "delete"}, {FixKind::rehome, "rehome"}, {FixKind::restore, "restore"}});
 constexpr auto severity_words = words<Severity>({{Severity::warning, "warning"}, {Severity::critical, "critical"}});

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "core/words.hpp"
 
 namespace shardctl::check {
 
@@ -25,11 +26,14 @@ enum class Kind {
   missing_table,           // a sharded table absent on a shard of its map
 };
 
-inline constexpr Kind all_kinds[] = {
-    Kind::orphans,          Kind::strays,           Kind::overlapping_mappings, Kind::unmapped_keys,
-    Kind::mapping_unknown_shard, Kind::mapping_offline_shard, Kind::mapping_readonly_shard,
-    Kind::offline_mapping,  Kind::leftover_guard,   Kind::expired_lease,        Kind::missing_table,
-};
+// The words reports, JSON and the [check] config use, in the order reports list the kinds.
+inline constexpr auto kind_words = words<Kind>(
+    {{Kind::orphans, "orphans"}, {Kind::strays, "strays"}, {Kind::overlapping_mappings, "overlapping_mappings"},
+     {Kind::unmapped_keys, "unmapped_keys"}, {Kind::mapping_unknown_shard, "mapping_unknown_shard"},
+     {Kind::mapping_offline_shard, "mapping_offline_shard"}, {Kind::mapping_readonly_shard, "mapping_readonly_shard"},
+     {Kind::offline_mapping, "offline_mapping"}, {Kind::leftover_guard, "leftover_guard"},
+     {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"}});
+inline constexpr auto all_kinds = kind_words.values();
 
 std::string_view kind_name(Kind kind) noexcept;
 // The check family a kind belongs to: orphans, strays, or map-consistency.

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/nesting.hpp"
+#include "core/words.hpp"
 #include "pg/dsn.hpp"
 
 namespace shardctl::config {
@@ -58,16 +59,11 @@ constexpr KeyDef known_keys[] = {
 };
 
 std::string_view type_name(Type t) {
-  switch (t) {
-    case Type::string: return "a string";
-    case Type::integer: return "an integer";
-    case Type::number: return "a number";
-    case Type::boolean: return "true or false";
-    case Type::table: return "a table";
-    case Type::array_of_tables: return "an array of tables ([[...]])";
-    case Type::string_array: return "an array of strings";
-  }
-  return "?";
+  static constexpr auto table = words<Type>(
+      {{Type::string, "a string"}, {Type::integer, "an integer"}, {Type::number, "a number"},
+       {Type::boolean, "true or false"}, {Type::table, "a table"},
+       {Type::array_of_tables, "an array of tables ([[...]])"}, {Type::string_array, "an array of strings"}});
+  return table.text_or(t, "?");
 }
 
 std::string_view node_type_name(const toml::node& n) {

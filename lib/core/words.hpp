@@ -50,6 +50,13 @@ class Words {
 
   constexpr const std::array<Entry, N>& entries() const noexcept { return table_; }
 
+  // Every value, in the table's order.
+  constexpr std::array<Enum, N> values() const noexcept {
+    std::array<Enum, N> out{};
+    for (std::size_t i = 0; i < N; ++i) out[i] = table_[i].first;
+    return out;
+  }
+
  private:
   std::array<Entry, N> table_;
 };

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "core/lines.hpp"
+
 namespace shardctl::digest {
 
 void RowDigest::add_row(std::string_view row) noexcept {
@@ -12,20 +14,7 @@ void RowDigest::add_row(std::string_view row) noexcept {
 }
 
 void RowDigest::add(std::string_view chunk) {
-  std::size_t start = 0;
-  for (;;) {
-    auto nl = chunk.find('\n', start);
-    if (nl == std::string_view::npos) break;
-    if (partial_.empty()) {
-      add_row(chunk.substr(start, nl + 1 - start));
-    } else {
-      partial_.append(chunk.substr(start, nl + 1 - start));
-      add_row(partial_);
-      partial_.clear();
-    }
-    start = nl + 1;
-  }
-  if (start < chunk.size()) partial_.append(chunk.substr(start));
+  for_each_line(chunk, partial_, [this](std::string_view row) { add_row(row); });
 }
 
 std::string RowDigest::text() const {

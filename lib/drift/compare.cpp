@@ -7,17 +7,15 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/words.hpp"
 #include "digest/sha256.hpp"
 
 namespace shardctl::drift {
 
-const char* change_name(Change c) noexcept {
-  switch (c) {
-    case Change::missing: return "missing";
-    case Change::extra: return "extra";
-    case Change::different: return "different";
-  }
-  return "different";
+std::string_view change_name(Change c) noexcept {
+  static constexpr auto table =
+      words<Change>({{Change::missing, "missing"}, {Change::extra, "extra"}, {Change::different, "different"}});
+  return table.text_or(c, "different");
 }
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "drift/object.hpp"
@@ -18,7 +19,7 @@ struct Snapshot {
 };
 
 enum class Change { missing, extra, different };
-const char* change_name(Change c) noexcept;  // "missing", "extra", "different"
+std::string_view change_name(Change c) noexcept;  // "missing", "extra", "different"
 
 struct Difference {
   Change change;

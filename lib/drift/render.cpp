@@ -18,7 +18,7 @@ std::string diff_text(const Report& r, const ShardReport& s) {
   };
   std::string out;
   for (const auto& d : s.differences) {
-    std::string change = change_name(d.change);
+    std::string change(change_name(d.change));
     change.resize(10, ' ');
     out += "  ";
     out += change;
@@ -41,7 +41,7 @@ std::string diff_text(const Report& r, const ShardReport& s) {
 }
 
 std::string status_of(const ShardReport& s) {
-  if (!s.outcome.ok()) return fanout::state_name(s.outcome.state);
+  if (!s.outcome.ok()) return std::string(fanout::state_name(s.outcome.state));
   return s.differences.empty() ? "ok" : "drift";
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/parallel.hpp"
+#include "core/words.hpp"
 #include "pg/dsn.hpp"
 
 namespace shardctl::fanout {
@@ -43,14 +44,10 @@ Outcome run_one(const Target& t, const Work& work) {
 
 }  // namespace
 
-const char* state_name(State s) noexcept {
-  switch (s) {
-    case State::ok: return "ok";
-    case State::failed: return "failed";
-    case State::unreachable: return "unreachable";
-    case State::skipped: return "skipped";
-  }
-  return "failed";
+std::string_view state_name(State s) noexcept {
+  static constexpr auto table = words<State>(
+      {{State::ok, "ok"}, {State::failed, "failed"}, {State::unreachable, "unreachable"}, {State::skipped, "skipped"}});
+  return table.text_or(s, "failed");
 }
 
 std::vector<std::string> split_shard_list(const std::string& text) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/catalog.hpp"
@@ -47,7 +48,7 @@ struct Policy {
 };
 
 enum class State { ok, failed, unreachable, skipped };
-const char* state_name(State s) noexcept;  // "ok", "failed", "unreachable", "skipped"
+std::string_view state_name(State s) noexcept;  // "ok", "failed", "unreachable", "skipped"
 
 struct Outcome {
   std::string shard;

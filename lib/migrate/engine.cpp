@@ -142,9 +142,7 @@ void prepare_tables(pg::Connection& catalog, catalog::Store& store, RunContext& 
 void refuse_orphans(const RunContext& ctx) {
   shardio::RawConn target(ctx.target.dsn, "shard " + ctx.target.name);
   target.script(shardio::session_settings);
-  KeyRange moved = ctx.range;  // a list map's point is journaled [k,k]
-  if (ctx.map.kind == routing::MapKind::list && moved.low)
-    moved = routing::point_range(catalog::bound_type(ctx.map.kind, ctx.map.key_type), *moved.low);
+  KeyRange moved = catalog::claimed_keys(ctx.map.kind, ctx.map.key_type, ctx.range);  // a point is journaled [k,k]
   auto orphans = orphans_in_range(target, ctx.space, ctx.tables, moved);
   if (orphans.empty()) return;
   std::string all;
@@ -185,8 +183,7 @@ std::string Engine::start(const Plan& plan, bool preview) {
   std::string ctor = catalog::range_constructor(plan.map.kind, plan.map.key_type);
   // The operation's claim: a list point as the catalog stores points, [k,k]; else [low, high).
   catalog::RangeParams claim =
-      plan.point ? catalog::point_params(catalog::bound_type(plan.map.kind, plan.map.key_type), *plan.point)
-                 : catalog::RangeParams{routing::format_bound(plan.range.low), routing::format_bound(plan.range.high), "[)"};
+      catalog::claim_params(catalog::bound_type(plan.map.kind, plan.map.key_type), plan.point, plan.range);
   std::optional<std::int64_t> single_source;
   if (plan.segments.size() == 1) single_source = plan.segments.front().source.id;
   std::string op_id;

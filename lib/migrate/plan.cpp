@@ -406,8 +406,7 @@ void Engine::finish_plan(Plan& plan) {
   catalog::Store store(catalog_);
   // The whole claim, now that it is known (a split's or move's reaches past the requested key).
   refuse_if_operation_overlaps(catalog_, plan.map,
-                               plan.point ? catalog::point_params(catalog::bound_type(plan.map.kind, plan.map.key_type), *plan.point)
-                                          : catalog::range_params(plan.range),
+                               catalog::claim_params(catalog::bound_type(plan.map.kind, plan.map.key_type), plan.point, plan.range),
                                routing::format_range(plan.range));
   refuse_if_offline(plan, store.list_mappings(plan.map.name));
   auto sharded = check_catalog(store, plan);

@@ -42,11 +42,7 @@ Runner::Runner(pg::Connection& catalog, RunContext ctx, std::function<void(const
 Runner::~Runner() = default;
 
 Runner::CatalogRange Runner::catalog_range(const KeyRange& r) const {
-  if (points()) {
-    auto p = catalog::point_params(catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), *r.low);
-    return {p.low, p.high, p.bounds};
-  }
-  return {routing::format_bound(r.low), routing::format_bound(r.high), "[)"};
+  return catalog::claim_params(catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), points() ? r.low : std::nullopt, r);
 }
 
 const catalog::Shard& Runner::shard(std::int64_t id) const {
@@ -92,7 +88,7 @@ std::vector<Runner::Batch> Runner::batches() {
       Batch b{r[0].as<int>(), {}, batch_step_from_text(r[3].as<std::string>()), r[4].as<std::int64_t>(), r[5].as<std::string>()};
       if (!r[1].is_null()) b.range.low = routing::parse_key(bt, r[1].as<std::string>());
       if (!r[2].is_null()) b.range.high = routing::parse_key(bt, r[2].as<std::string>());
-      if (points()) b.range = routing::point_range(bt, *b.range.low);  // journaled as [k,k]
+      b.range = catalog::claimed_keys(ctx_.map.kind, ctx_.map.key_type, b.range);  // a point is journaled [k,k]
       out.push_back(b);
     }
   });

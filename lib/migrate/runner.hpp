@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/key_sql.hpp"
 #include "migrate/batch_step.hpp"
 #include "migrate/guard.hpp"
 #include "migrate/load_path.hpp"
@@ -63,10 +64,7 @@ class Runner {
   };
   // Bound parameters of a batch in the catalog's mappings column: a list map's point is
   // stored [k,k]; everything else [low, high).
-  struct CatalogRange {
-    std::optional<std::string> low, high;
-    std::string bounds;
-  };
+  using CatalogRange = catalog::RangeParams;
 
   bool points() const noexcept { return ctx_.map.kind == routing::MapKind::list; }
   // The context of the batch's fault points (fault/fault.hpp): "b" and its number, the same

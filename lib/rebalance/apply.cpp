@@ -7,6 +7,7 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
+#include "core/words.hpp"
 #include "rebalance/journal.hpp"
 #include "stats/store.hpp"
 
@@ -288,17 +289,14 @@ class StepScheduler {
 }  // namespace
 
 std::string status_text(const StepResult& s) {
-  switch (s.status) {
-    case StepOutcome::pending: return "pending";
-    case StepOutcome::skipped: return "skipped";
-    case StepOutcome::done: return "done";
-    case StepOutcome::failed: return "failed";
-    case StepOutcome::would_run: return "would run";
-    case StepOutcome::would_resume: return "would resume";
-    case StepOutcome::would_run_after: return "would run after step " + std::to_string(s.after);
-    case StepOutcome::would_fail: return "would fail";
-  }
-  return "pending";
+  static constexpr auto table = words<StepOutcome>(
+      {{StepOutcome::pending, "pending"}, {StepOutcome::skipped, "skipped"}, {StepOutcome::done, "done"},
+       {StepOutcome::failed, "failed"}, {StepOutcome::would_run, "would run"}, {StepOutcome::would_resume, "would resume"},
+       {StepOutcome::would_run_after, "would run after step"}, {StepOutcome::would_fail, "would fail"}});
+  std::string text(table.text_or(s.status, "pending"));
+  // The step it waits for is part of the words.
+  if (s.status == StepOutcome::would_run_after) text += " " + std::to_string(s.after);
+  return text;
 }
 
 nlohmann::json to_json(const ApplyResult& r) {

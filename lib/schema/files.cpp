@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/utf8.hpp"
+#include "core/words.hpp"
 #include "digest/sha256.hpp"
 #include "schema/statements.hpp"
 
@@ -44,7 +45,10 @@ std::optional<Version> parse_version(std::string_view text) {
   return v;
 }
 
-const char* kind_name(Kind k) noexcept { return k == Kind::versioned ? "versioned" : "repeatable"; }
+std::string_view kind_name(Kind k) noexcept {
+  static constexpr auto table = words<Kind>({{Kind::versioned, "versioned"}, {Kind::repeatable, "repeatable"}});
+  return table.text_or(k, "repeatable");
+}
 
 std::optional<ParsedName> parse_file_name(std::string_view name) {
   constexpr std::string_view ext = ".sql";

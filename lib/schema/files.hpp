@@ -25,7 +25,7 @@ struct Version {
 std::optional<Version> parse_version(std::string_view text);
 
 enum class Kind { versioned, repeatable };
-const char* kind_name(Kind k) noexcept;  // "versioned" | "repeatable"
+std::string_view kind_name(Kind k) noexcept;  // "versioned" | "repeatable"
 
 struct Migration {
   Kind kind = Kind::versioned;

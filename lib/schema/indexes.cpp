@@ -2,25 +2,12 @@
 
 #include <algorithm>
 
+#include "catalog/names.hpp"
+
 namespace shardctl::schema {
 namespace {
 
 std::string drop_sql(const std::string& index) { return "DROP INDEX CONCURRENTLY IF EXISTS " + index + ";"; }
-
-// A PostgreSQL array literal of text elements, each double-quoted.
-std::string text_array(const std::vector<std::string>& values) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char c : values[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
 
 }  // namespace
 
@@ -57,7 +44,7 @@ std::vector<InvalidIndex> invalid_file_indexes(shardio::RawConn& conn, const std
       "JOIN pg_class t ON t.oid = i.indrelid JOIN pg_namespace tn ON tn.oid = t.relnamespace "
       "WHERE to_regclass(f.tbl) IS NULL OR i.indrelid = to_regclass(f.tbl) "
       "ORDER BY c.oid, f.ord",
-      {text_array(names), text_array(tables), text_array(owners)});
+      {catalog::text_array_literal(names), catalog::text_array_literal(tables), catalog::text_array_literal(owners)});
   std::vector<InvalidIndex> out;
   for (const auto& r : rows) out.push_back({r[0], r[1], drop_sql(r[0]), r[2]});
   std::sort(out.begin(), out.end(), [](const InvalidIndex& a, const InvalidIndex& b) { return a.index < b.index; });

@@ -46,17 +46,22 @@ void run_wave(const std::vector<fanout::Target>& targets, const std::vector<Migr
       });
 }
 
-int apply_exit_code(const std::vector<ShardReport>& reports) {
+// A run's exit code from the states its shards ended in, the worst first: a shard in `failing`
+// (a migration failed, a repair refused) gives `failed_code`, then a locked shard 75, then an
+// unreachable one 69; else 0. (apply, baseline and repair.)
+template <class Report, class State>
+int worst_exit_code(const std::vector<Report>& reports, State failing, int failed_code) {
   bool failed = false, locked = false, unreachable = false;
   for (const auto& r : reports) {
-    if (r.state == ShardState::failed) failed = true;
-    if (r.state == ShardState::locked) locked = true;
-    if (r.state == ShardState::unreachable) unreachable = true;
+    failed = failed || r.state == failing;
+    locked = locked || r.state == State::locked;
+    unreachable = unreachable || r.state == State::unreachable;
   }
-  if (failed) return apply_exit::migration_failed;
-  if (locked) return exit_code::locked;
-  if (unreachable) return exit_code::unavailable;
-  return apply_exit::ok;
+  return failed ? failed_code : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
+}
+
+int apply_exit_code(const std::vector<ShardReport>& reports) {
+  return worst_exit_code(reports, ShardState::failed, apply_exit::migration_failed);
 }
 
 // What apply would do on a shard, from the survey; its edited applied files go to `changed`
@@ -265,13 +270,7 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
     });
   }
   result.shards = std::move(reports);
-  bool failed = false, locked = false, unreachable = false;
-  for (const auto& r : result.shards) {
-    failed = failed || r.state == ShardState::failed;
-    locked = locked || r.state == ShardState::locked;
-    unreachable = unreachable || r.state == ShardState::unreachable;
-  }
-  result.exit_code = failed ? exit_code::data : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
+  result.exit_code = worst_exit_code(result.shards, ShardState::failed, exit_code::data);
   return result;
 }
 
@@ -317,13 +316,7 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
       result.shards[idx.at(t.shard)] = repair_shard(t, file, mark, settings);
     });
   }
-  bool refused_now = false, locked = false, unreachable = false;
-  for (const auto& r : result.shards) {
-    refused_now = refused_now || r.state == RepairState::refused;
-    locked = locked || r.state == RepairState::locked;
-    unreachable = unreachable || r.state == RepairState::unreachable;
-  }
-  result.exit_code = refused_now ? exit_code::data : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
+  result.exit_code = worst_exit_code(result.shards, RepairState::refused, exit_code::data);
   return result;
 }
 

@@ -1,6 +1,8 @@
 #include "shardio/raw_conn.hpp"
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "core/error.hpp"
 #include "pg/dsn.hpp"
@@ -36,6 +38,15 @@ std::vector<std::vector<std::string>> rows_of(const PGresult* r) {
 // Read-only commands use these connections too: the hints say nothing of operations. A
 // journaled operation's failure adds how to resume it, with its id (journal::failed).
 constexpr const char* kLostHint = "the server went away or restarted; run the command again once it is back";
+
+// The text a PQescape* function returned, copied and freed; none where it failed (the
+// connection's error message says why).
+std::optional<std::string> escaped(char* q) {
+  if (!q) return std::nullopt;
+  std::string out = q;
+  PQfreemem(q);
+  return out;
+}
 
 }  // namespace
 
@@ -111,19 +122,13 @@ std::vector<std::vector<std::vector<std::string>>> RawConn::query_each(const std
 }
 
 std::string RawConn::literal(const std::string& value) const {
-  char* q = PQescapeLiteral(conn_, value.c_str(), value.size());
-  if (!q) fail("quoting a value");
-  std::string out = q;
-  PQfreemem(q);
-  return out;
+  if (auto q = escaped(PQescapeLiteral(conn_, value.c_str(), value.size()))) return *q;
+  fail("quoting a value");
 }
 
 std::string RawConn::identifier(const std::string& value) const {
-  char* q = PQescapeIdentifier(conn_, value.c_str(), value.size());
-  if (!q) fail("quoting a name");
-  std::string out = q;
-  PQfreemem(q);
-  return out;
+  if (auto q = escaped(PQescapeIdentifier(conn_, value.c_str(), value.size()))) return *q;
+  fail("quoting a name");
 }
 
 std::uint64_t pump_copy(RawConn& from, const std::string& copy_out_sql, RawConn& to, const std::string& copy_in_sql) {

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/strings.hpp"
 
 namespace shardctl::stats {
 namespace {
@@ -14,19 +15,9 @@ bool split_line(std::string_view line, std::string& key, std::string& weight) {
   key.clear();
   std::size_t i = 0;
   if (!line.empty() && line[0] == '"') {
-    for (i = 1;; ++i) {
-      if (i >= line.size()) return false;  // unterminated quote
-      if (line[i] == '"') {
-        if (i + 1 < line.size() && line[i + 1] == '"') {
-          key += '"';
-          ++i;
-          continue;
-        }
-        ++i;
-        break;
-      }
-      key += line[i];
-    }
+    auto quoted = read_double_quoted(line, i);
+    if (!quoted) return false;  // unterminated quote
+    key = std::move(*quoted);
     if (i >= line.size() || line[i] != ',') return false;
   } else {
     auto comma = line.find(',');

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "archive/zstd_file.hpp"
+#include "itest_pg.hpp"
 #include "pg/connection.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/row_checksum.hpp"
@@ -27,8 +28,7 @@ std::string fingerprint(pg::Connection& c, const std::string& table) {
 }  // namespace
 
 TEST_CASE("archive files load with zstd and psql alone, and through shardctl's reader") {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run through ctest");
+  const std::string dsn = itest::test_dsn();
   pg::Connection conn(dsn, "shard test");
   conn.transact([](pqxx::work& tx) {
     tx.exec("CREATE TABLE src (id bigint PRIMARY KEY, note text, blob bytea, tags text[], at timestamptz)");

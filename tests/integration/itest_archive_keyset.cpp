@@ -8,14 +8,13 @@
 #include <set>
 
 #include "archive/keyset.hpp"
+#include "itest_pg.hpp"
 #include "pg/connection.hpp"
 
 using namespace shardctl;
 
 TEST_CASE("keyset batches walk (cursor, upper] exactly once") {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run through ctest");
-  pg::Connection conn(dsn, "shard test");
+  pg::Connection conn(itest::test_dsn(), "shard test");
   conn.transact([](pqxx::work& tx) {
     tx.exec("CREATE TABLE \"Orders\" (tenant text, id bigint, done bool, PRIMARY KEY (tenant, id))");
     tx.exec("INSERT INTO \"Orders\" SELECT t, i, i % 3 <> 0 FROM unnest(ARRAY['a','b b','c']) t, "

@@ -9,6 +9,7 @@
 
 #include "archive/predicate.hpp"
 #include "core/error.hpp"
+#include "itest_pg.hpp"
 
 using namespace shardctl;
 
@@ -40,9 +41,7 @@ std::string scalar(shardio::RawConn& c, const std::string& sql) { return c.query
 }  // namespace
 
 TEST_CASE("archive predicates: one boolean expression over the root table, rendered by the server") {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run through ctest");
-  shardio::RawConn conn(dsn, "shard test");
+  shardio::RawConn conn(itest::test_dsn(), "shard test");
   // Each SUBCASE runs the case again from the top: the schema is made once.
   if (scalar(conn, "SELECT to_regclass('public.orders') IS NULL") == "t")
     conn.script(

@@ -7,8 +7,6 @@
 // and refuses a CHECK it does not know (a new state column gets its row here).
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -18,6 +16,7 @@
 
 #include "archive/run_journal.hpp"
 #include "catalog/catalog.hpp"
+#include "itest_pg.hpp"
 #include "journal/journal.hpp"
 #include "migrate/batch_step.hpp"
 #include "rebalance/journal.hpp"
@@ -28,13 +27,6 @@ using namespace shardctl;
 namespace {
 
 using Words = std::set<std::string>;
-
-template <typename Enum, typename Text>
-Words words_of(std::initializer_list<Enum> values, Text text) {
-  Words out;
-  for (auto v : values) out.insert(std::string(text(v)));
-  return out;
-}
 
 // Every word of a core/words.hpp table.
 template <typename Table>
@@ -47,8 +39,6 @@ Words all_words(const Table& table) {
 // "table.column" -> the words its enum writes.
 std::map<std::string, Words> enum_words() {
   using journal::OperationStatus;
-  using migrate::BatchStep;
-  using rebalance::StepStatus;
   // `interrupted` is derived (running, and no process holds the runner lock), never stored.
   auto stored_statuses = all_words(journal::operation_status_words);
   stored_statuses.erase(std::string(journal::to_text(OperationStatus::interrupted)));
@@ -59,23 +49,15 @@ std::map<std::string, Words> enum_words() {
       {"maps.kind", all_words(routing::map_kind_words)},
       {"maps.key_type", all_words(routing::key_type_words)},
       {"operations.status", stored_statuses},
-      {"op_batches.step", words_of({BatchStep::planned, BatchStep::streaming, BatchStep::offline, BatchStep::copied, BatchStep::flipped,
-                                    BatchStep::done},
-                                   [](auto v) { return migrate::to_text(v); })},
-      {"archive_shards.state", words_of({archive::ShardState::pending, archive::ShardState::running, archive::ShardState::done},
-                                        [](auto v) { return archive::to_text(v); })},
-      {"archive_batches.step",
-       words_of({archive::BatchStep::selected, archive::BatchStep::delivered, archive::BatchStep::deleted},
-                [](auto v) { return archive::to_text(v); })},
-      {"rebalance_steps.status", words_of({StepStatus::pending, StepStatus::running, StepStatus::done, StepStatus::failed},
-                                          [](auto v) { return rebalance::to_text(v); })},
+      {"op_batches.step", all_words(migrate::batch_step_words)},
+      {"archive_shards.state", all_words(archive::shard_state_words)},
+      {"archive_batches.step", all_words(archive::batch_step_words)},
+      {"rebalance_steps.status", all_words(rebalance::step_status_words)},
   };
 }
 
 pg::Connection connect() {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run through ctest (run_cxx_test.sh)");
-  return pg::Connection(dsn, "catalog");
+  return pg::Connection(itest::test_dsn(), "catalog");
 }
 
 // Every "col = ANY (ARRAY['a'::text, ...])" of every CHECK of schema shardctl, as

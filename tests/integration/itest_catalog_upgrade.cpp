@@ -28,6 +28,7 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
+#include "itest_pg.hpp"
 
 using namespace shardctl;
 
@@ -72,9 +73,7 @@ std::string read_file(const fs::path& path) {
 }
 
 pg::Connection connect() {
-  const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
-  REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run through ctest (run_cxx_test.sh)");
-  return pg::Connection(dsn, "catalog");
+  return pg::Connection(itest::test_dsn(), "catalog");
 }
 
 // Every object of schema shardctl as one line each, names and definitions only (no OIDs, no

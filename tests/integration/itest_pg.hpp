@@ -21,10 +21,15 @@ struct PgResultClear {
 using Conn = std::unique_ptr<PGconn, PgConnClose>;
 using Result = std::unique_ptr<PGresult, PgResultClear>;
 
-inline Conn connect() {
+// The fresh database's connection string; the test fails without it.
+inline std::string test_dsn() {
   const char* dsn = std::getenv("SHARDCTL_TEST_DSN");
   REQUIRE_MESSAGE(dsn != nullptr, "SHARDCTL_TEST_DSN is not set: run this test through ctest (run_cxx_test.sh)");
-  Conn conn(PQconnectdb(dsn));
+  return dsn;
+}
+
+inline Conn connect() {
+  Conn conn(PQconnectdb(test_dsn().c_str()));
   REQUIRE_MESSAGE(PQstatus(conn.get()) == CONNECTION_OK, std::string(PQerrorMessage(conn.get())));
   // Text is compared as UTF-8 bytes; any other client encoding would convert it first.
   REQUIRE_MESSAGE(PQsetClientEncoding(conn.get(), "UTF8") == 0, std::string(PQerrorMessage(conn.get())));

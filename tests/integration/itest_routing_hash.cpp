@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/names.hpp"
 #include "itest_pg.hpp"
 #include "routing/pg_hash.hpp"
 
@@ -37,28 +38,12 @@ using itest::Conn;
 using itest::connect;
 using itest::Result;
 
-// A PostgreSQL array literal: every element double-quoted (so "NULL", commas, braces and spaces
-// stay text) with '"' and '\' backslash-escaped.
-std::string array_literal(const std::vector<std::string>& keys) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char c : keys[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
 // The server's `fn(k, 0)` of every key, in input order, in one round trip.
 std::vector<std::int64_t> server_hashes(PGconn* conn, const std::string& fn, const std::string& sql_type,
                                         const std::vector<std::string>& keys) {
   std::string sql = "SELECT " + fn + "(k, 0) FROM unnest($1::" + sql_type +
                     "[]) WITH ORDINALITY AS t(k, n) ORDER BY n";
-  std::string literal = array_literal(keys);
+  std::string literal = shardctl::catalog::text_array_literal(keys);
   const char* params[] = {literal.c_str()};
   Result res(PQexecParams(conn, sql.c_str(), 1, nullptr, params, nullptr, nullptr, 0));
   REQUIRE_MESSAGE(PQresultStatus(res.get()) == PGRES_TUPLES_OK, PQerrorMessage(conn));

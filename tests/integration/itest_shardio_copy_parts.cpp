@@ -4,6 +4,8 @@
 // stream; and an error between parts leaves the target's connection usable for its rollback.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,17 +44,27 @@ bool same_rows(RawConn& c) {
                  "(TABLE parts_dst EXCEPT ALL TABLE parts_src)) d")[0][0] == "0";
 }
 
+// Each case: fresh tables, a source and a target connection, and the digest of the stream,
+// which says where a part may end (only at the end of a row).
+struct Pump {
+  RawConn src{dsn(), "source"}, dst{dsn(), "target"};
+  CopyDigest digest{true};
+
+  Pump() { fresh_tables(src); }
+
+  // Parts of `part_bytes` each (up to the next row end), `pause` between them; the bytes pumped.
+  std::uint64_t run(std::uint64_t part_bytes, std::function<void()> pause) {
+    CopyParts parts{[&] { return digest.at_row_end(); }, [part_bytes] { return part_bytes; }, std::move(pause)};
+    return pump_copy_in_parts(src, copy_out, dst, copy_in, [&](std::string_view chunk) { digest.add(chunk); }, parts);
+  }
+};
+
 }  // namespace
 
-TEST_CASE("a COPY loaded in parts arrives whole, each pause seeing the rows so far") {
-  RawConn src(dsn(), "source"), dst(dsn(), "target");
-  fresh_tables(src);
-  CopyDigest digest(true);
+TEST_CASE_FIXTURE(Pump, "a COPY loaded in parts arrives whole, each pause seeing the rows so far") {
   std::vector<std::int64_t> seen;
   dst.exec("BEGIN");
-  CopyParts parts{[&] { return digest.at_row_end(); }, [] { return std::uint64_t{64 * 1024}; },
-                  [&] { seen.push_back(count(dst, "parts_dst")); }};
-  auto bytes = pump_copy_in_parts(src, copy_out, dst, copy_in, [&](std::string_view chunk) { digest.add(chunk); }, parts);
+  auto bytes = run(64 * 1024, [&] { seen.push_back(count(dst, "parts_dst")); });
   dst.exec("COMMIT");
   CHECK(bytes > 1000000);
   CHECK(digest.complete());
@@ -65,29 +77,21 @@ TEST_CASE("a COPY loaded in parts arrives whole, each pause seeing the rows so f
   CHECK(same_rows(dst));
 }
 
-TEST_CASE("parts larger than the stream: one COPY, no pause") {
-  RawConn src(dsn(), "source"), dst(dsn(), "target");
-  fresh_tables(src);
-  CopyDigest digest(true);
+TEST_CASE_FIXTURE(Pump, "parts larger than the stream: one COPY, no pause") {
   int pauses = 0;
-  CopyParts parts{[&] { return digest.at_row_end(); }, [] { return UINT64_MAX; }, [&] { ++pauses; }};
-  pump_copy_in_parts(src, copy_out, dst, copy_in, [&](std::string_view chunk) { digest.add(chunk); }, parts);
+  run(UINT64_MAX, [&] { ++pauses; });
   CHECK(pauses == 0);
   CHECK(count(dst, "parts_dst") == 60000);
   CHECK(same_rows(dst));
 }
 
-TEST_CASE("an error between parts aborts the load and leaves both connections usable") {
-  RawConn src(dsn(), "source"), dst(dsn(), "target");
-  fresh_tables(src);
-  CopyDigest digest(true);
+TEST_CASE_FIXTURE(Pump, "an error between parts aborts the load and leaves both connections usable") {
   int pauses = 0;
   dst.exec("BEGIN");
-  CopyParts parts{[&] { return digest.at_row_end(); }, [] { return std::uint64_t{64 * 1024}; },
-                  [&] {
-                    if (++pauses == 3) throw std::runtime_error("stop here");
-                  }};
-  CHECK_THROWS_WITH(pump_copy_in_parts(src, copy_out, dst, copy_in, [&](std::string_view chunk) { digest.add(chunk); }, parts),
+  CHECK_THROWS_WITH(run(64 * 1024,
+                        [&] {
+                          if (++pauses == 3) throw std::runtime_error("stop here");
+                        }),
                     "stop here");
   dst.exec("ROLLBACK");
   CHECK(count(dst, "parts_dst") == 0);

@@ -164,6 +164,14 @@ assert_eq() { [ "$1" == "$2" ] || fail "expected [$2], got [$1]"; }
 assert_contains() { [[ "$1" == *"$2"* ]] || fail "expected to find [$2] in [$1]"; }
 
 pass() { echo "ok - $TEST_NAME"; }
+# skip WHY: the test could not run (all or part of it) here, and says why; CTest reports exit
+# 77 as skipped (SKIP_RETURN_CODE), never as passed.
+skip() {
+  echo "skip - $TEST_NAME: $1"
+  exit 77
+}
+# needs_root WHY: skipped, saying why, unless run as root (CI runs the suite as root).
+needs_root() { [ "$(id -u)" -eq 0 ] || skip "$1"; }
 
 # --- fleet-wide data checks (migration tests) ---------------------------------------------
 
@@ -226,6 +234,20 @@ wait_stopped() {
 }
 
 last_op() { "$SHARDCTL_BIN/shardctl" op list --format json | jq -r '.operations[0].id'; }
+
+# expect_sizes_as_planned PLAN SHARD...: each SHARD's live bytes, measured now (`stats
+# collect`), within 10% of the bytes_after the rebalance plan file PLAN predicted for it.
+expect_sizes_as_planned() {
+  local plan=$1 s predicted measured
+  shift
+  expect_exit 0 shardctl stats collect --format json
+  for s in "$@"; do
+    predicted=$(jq ".plan.shards[] | select(.shard == \"$s\") | .bytes_after" "$plan")
+    measured=$(jq ".shards[] | select(.shard == \"$s\") | .live_bytes" "$STDOUT")
+    awk -v p="$predicted" -v m="$measured" 'BEGIN { d = (p - m) / m; exit !(d < 0.1 && d > -0.1) }' ||
+      fail "$s: predicted $predicted live bytes, measured $measured"
+  done
+}
 
 # --- waiting on the state itself, never on the clock ---------------------------------------
 # The bounds below are hang guards, far above what the state needs even on a loaded machine

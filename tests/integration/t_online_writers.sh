@@ -12,12 +12,10 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/writer_harness.sh"
 source "$(dirname "$0")/zoo_lib.sh"
 
-fresh_fleet online --shards 4 --scale 1
-ZOO_SHARDS=4
-export WRITER_ORDER_BASE=1000000 WRITER_CUSTOMER_BASE=10000 WRITER_CUSTOMERS=1000 WRITER_WAITS="$TEST_TMP/waits"
+writer_fleet online 4
+export WRITER_WAITS="$TEST_TMP/waits"
 : >"$WRITER_WAITS"
 assert_eq "$(zoo_mappings customers)" "..251>shard_1 251..501>shard_2 501..751>shard_3 751..>shard_4"
-old_rows=("customers|x.customer_id <= $WRITER_CUSTOMERS" "orders|x.order_id < $WRITER_ORDER_BASE" order_lines region product)
 before=$(zoo_fingerprint "${old_rows[@]}")
 
 start_writers 20 stale routing routing routing

@@ -62,13 +62,7 @@ assert_eq "$(fleet_fingerprint)" "$before"
 assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.rebalance_steps where status = 'done'")" "$steps"
 # Measured right after the apply (no VACUUM FULL: the rows that left a shard no longer count
 # in its live bytes): each shard within 10% of the size the plan predicted.
-expect_exit 0 shardctl stats collect --format json
-for s in shard_1 shard_2 shard_3; do
-  predicted=$(jq ".plan.shards[] | select(.shard == \"$s\") | .bytes_after" plan.json)
-  measured=$(jq ".shards[] | select(.shard == \"$s\") | .live_bytes" "$STDOUT")
-  awk -v p="$predicted" -v m="$measured" 'BEGIN { d = (p - m) / m; exit !(d < 0.1 && d > -0.1) }' ||
-    fail "$s: predicted $predicted bytes, measured $measured"
-done
+expect_sizes_as_planned plan.json shard_1 shard_2 shard_3
 # Applying a finished plan again runs nothing.
 expect_exit 0 shardctl rebalance apply plan.json
 assert_eq "$(grep -c ' skipped: ' "$STDOUT")" "$steps"

@@ -28,10 +28,8 @@ create table "Billing"."Ledger Entries" (
   primary key ("Account Key", "Entry No")
 );
 SQL
-shardctl map create streams --kind hash --key-type bigint >/dev/null
-shardctl mapping add --map streams --range .. --shard shard_1 >/dev/null
-shardctl map create ledger --kind range --key-type text >/dev/null
-shardctl mapping add --map ledger --range .. --shard shard_1 >/dev/null
+zoo_map streams hash bigint
+zoo_map ledger range text
 zoo_sharded stream_events streams stream_id
 zoo_sharded streams streams stream_id
 zoo_sharded '"Billing"."Ledger Entries"' ledger '"Account Key"'

@@ -8,10 +8,7 @@ source "$(dirname "$0")/lib.sh"
 # Only root switches the servers to another user; anyone else runs them as themselves, and
 # reaches their own directories. CTest reports exit 77 as skipped (SKIP_RETURN_CODE); CI runs
 # the suite as root.
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skip - $TEST_NAME: needs root (not root, so the servers run as this user and any directory of ours is reachable)"
-  exit 77
-fi
+needs_root "needs root (not root, so the servers run as this user and any directory of ours is reachable)"
 user=${SHARDCTL_SANDBOX_USER:-postgres}
 id "$user" >/dev/null 2>&1 || fail "no user $user to run as"
 

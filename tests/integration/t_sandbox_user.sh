@@ -6,10 +6,7 @@ source "$(dirname "$0")/lib.sh"
 # Only root can become that user (runuser). As a normal user the other sandbox tests already
 # run the sandbox unprivileged; this test is then reported as skipped (exit 77, CTest's
 # SKIP_RETURN_CODE), not passed. CI runs the suite as root.
-if [ "$(id -u)" -ne 0 ]; then
-  echo "skip - $TEST_NAME: needs root to run the sandbox as the unprivileged user ${SHARDCTL_SANDBOX_USER:-postgres}"
-  exit 77
-fi
+needs_root "needs root to run the sandbox as the unprivileged user ${SHARDCTL_SANDBOX_USER:-postgres}"
 user=${SHARDCTL_SANDBOX_USER:-postgres}
 id "$user" >/dev/null 2>&1 || fail "no user $user to run as"
 dir="$TEST_TMP/user-sb"

@@ -21,8 +21,7 @@ create table events (
   primary key (account_id, seq)
 );
 SQL
-shardctl map create accounts --kind range --key-type bigint >/dev/null
-shardctl mapping add --map accounts --range .. --shard shard_1 >/dev/null
+zoo_map accounts range bigint
 zoo_sharded accounts accounts id
 zoo_sharded events accounts account_id
 

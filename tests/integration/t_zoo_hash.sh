@@ -17,8 +17,7 @@ create table stream_log (stream_id bigint not null, at int not null, line text);
 create index stream_log_key on stream_log (stream_id);
 create index stream_log_hash on stream_log ((hashint8extended(stream_id, 0)));
 SQL
-shardctl map create streams --kind hash --key-type bigint >/dev/null
-shardctl mapping add --map streams --range .. --shard shard_1 >/dev/null
+zoo_map streams hash bigint
 zoo_sharded stream_log streams stream_id
 zoo_sharded stream_events streams stream_id
 zoo_sharded streams streams stream_id

@@ -35,8 +35,7 @@ create table "Sales".audit_app partition of "Sales".audit for values in ('app', 
 create unique index on "Sales".audit (tenant, channel, msg);
 SQL
 
-shardctl map create sales --kind range --key-type bigint >/dev/null
-shardctl mapping add --map sales --range .. --shard shard_1 >/dev/null
+zoo_map sales range bigint
 zoo_sharded '"Sales"."Order Lines"' sales '"Tenant Id"'
 zoo_sharded '"Sales"."Customers"' sales '"Tenant Id"'
 zoo_sharded '"Sales"."we""ird"' sales '"Tenant Id"'

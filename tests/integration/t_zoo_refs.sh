@@ -45,8 +45,7 @@ create table tenant_tags (
 );
 SQL
 
-shardctl map create tenants --kind range --key-type bigint >/dev/null
-shardctl mapping add --map tenants --range .. --shard shard_1 >/dev/null
+zoo_map tenants range bigint
 # Declared children before parents, on purpose: the engine must order by foreign keys.
 zoo_reference supplier
 zoo_reference nation

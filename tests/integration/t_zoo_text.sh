@@ -22,8 +22,7 @@ create table account_flags (account text not null, flag text not null, set_on da
 create unique index account_flags_uq on account_flags (account, flag);
 SQL
 
-shardctl map create accounts --kind range --key-type text >/dev/null
-shardctl mapping add --map accounts --range .. --shard shard_1 >/dev/null
+zoo_map accounts range text
 zoo_sharded ledger accounts account
 zoo_sharded accounts accounts account
 zoo_sharded account_flags accounts account

@@ -15,8 +15,7 @@ create table readings (
   primary key (device_id, seq)
 );
 SQL
-shardctl map create devices --kind range --key-type uuid >/dev/null
-shardctl mapping add --map devices --range .. --shard shard_1 >/dev/null
+zoo_map devices range uuid
 zoo_sharded readings devices device_id
 zoo_sharded devices devices device_id
 

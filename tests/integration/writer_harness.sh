@@ -1,6 +1,10 @@
-# The harness of the live-writer tests (t_live_writers.sh, t_rebalance_writer.sh), sourced
-# after lib.sh (and zoo_lib.sh, for verify_writes_controlled). Uses WRITER_CUSTOMERS and
+# The harness of the live-writer tests (t_live_writers.sh, t_online_writers.sh,
+# t_rebalance_writer.sh), sourced after lib.sh and zoo_lib.sh. Uses WRITER_CUSTOMERS and
 # WRITER_ORDER_BASE (writer.sh's key spaces).
+#   writer_fleet NAME SHARDS        a sample fleet of SHARDS shards (scale 1, ZOO_SHARDS set),
+#                                   the writers' key spaces exported above every sample key
+#                                   (checked), and old_rows: the sample rows the writers never
+#                                   touch, as zoo_fingerprint specs
 #   start_writers MIN_ACKS MODE...  one writer.sh per MODE (stale|routing), numbered from 1,
 #                                   logging to $TEST_TMP/writer.N.log; returns once MIN_ACKS
 #                                   writes are acknowledged
@@ -21,6 +25,17 @@
 WRITER="$(dirname "${BASH_SOURCE[0]}")/writer.sh"
 stopfile="$TEST_TMP/stop"
 pids=()
+
+writer_fleet() {
+  fresh_fleet "$1" --shards "$2" --scale 1
+  ZOO_SHARDS=$2
+  export WRITER_ORDER_BASE=1000000 WRITER_CUSTOMER_BASE=10000 WRITER_CUSTOMERS=1000
+  local i max_order
+  max_order=$(for ((i = 1; i <= $2; i++)); do psql_shard "$i" -XAtc "select coalesce(max(order_id), 0) from orders"; done |
+    sort -n | tail -1)
+  [ "$max_order" -lt "$WRITER_ORDER_BASE" ] || fail "sample orders reach $max_order"
+  old_rows=("customers|x.customer_id <= $WRITER_CUSTOMERS" "orders|x.order_id < $WRITER_ORDER_BASE" order_lines region product)
+}
 
 start_writers() {
   local min=$1 w=0 mode

@@ -7,6 +7,7 @@
 # calls zoo_verify after every operation:
 #   zoo_fleet NAME                    empty fleet, shards registered as shard_1..shard_N
 #   zoo_all_shards <<'SQL' ... SQL    the same SQL on every shard (one transaction each)
+#   zoo_map MAP KIND KEY_TYPE         a map whose one mapping holds every key on shard_1
 #   zoo_sharded REL MAP KEY           table add-sharded, remembered for the checks
 #   zoo_reference REL                 table add-reference, remembered for the checks
 #   zoo_baseline                      fingerprints of every declared table, taken now
@@ -39,6 +40,11 @@ zoo_all_shards() {
   for ((i = 1; i <= ZOO_SHARDS; i++)); do
     psql_shard "$i" -q -1 <<<"$sql" >/dev/null || fail "SQL failed on shard $i: ${sql:0:200}"
   done
+}
+
+zoo_map() {
+  expect_exit 0 shardctl map create "$1" --kind "$2" --key-type "$3"
+  expect_exit 0 shardctl mapping add --map "$1" --range .. --shard shard_1
 }
 
 zoo_sharded() {

@@ -9,21 +9,34 @@
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "core/error.hpp"
 
 namespace shardctl::test {
 
-// The message of the bad-input error (65) that `body` throws; empty when it throws none.
+// The message of the Error that `body` throws, checked to be of `kind`; empty when it throws none.
 template <class Body>
-std::string data_error_of(Body&& body) {
+std::string error_of(ErrorKind kind, Body&& body) {
   try {
     body();
   } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::data);
+    CHECK(e.kind() == kind);
     return e.what();
   }
   return {};
+}
+
+// The message of the bad-input error (65) that `body` throws; empty when it throws none.
+template <class Body>
+std::string data_error_of(Body&& body) {
+  return error_of(ErrorKind::data, std::forward<Body>(body));
+}
+
+// The message of the usage error (64) that `body` throws; empty when it throws none.
+template <class Body>
+std::string usage_error_of(Body&& body) {
+  return error_of(ErrorKind::usage, std::forward<Body>(body));
 }
 
 // A fresh directory under /tmp, removed with all it holds when it goes out of scope.

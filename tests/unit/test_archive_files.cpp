@@ -92,8 +92,10 @@ TEST_CASE("write_file_atomically replaces the whole file") {
 
 #include "archive/manifest.hpp"
 
-TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
-  test::ScratchDir s;
+namespace {
+
+// A valid manifest of one table and one file.
+archive::Manifest one_file_manifest() {
   archive::Manifest m;
   m.run = "0b1e7c53-8f7e-4bd5-9d51-3b7e0e3d2a11";
   m.job = "old-orders";
@@ -103,6 +105,14 @@ TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
   m.ddl["public.orders"] = "CREATE TABLE public.orders (id bigint PRIMARY KEY)";
   m.files.push_back({"shard_1/public.orders/000001.copy.zst", "shard_1", "public.orders", 1, 10, 100, 50,
                      std::string(64, 'a'), false});
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a manifest round-trips, and an edited one is refused as bad data") {
+  test::ScratchDir s;
+  auto m = one_file_manifest();
   archive::write_manifest(s.dir, m);
   auto back = archive::read_manifest(s.dir);
   CHECK(archive::to_json(back) == archive::to_json(m));
@@ -160,14 +170,7 @@ TEST_CASE("a manifest nested a million deep, a FIFO or a device is refused (65) 
 }
 
 TEST_CASE("manifest counts are whole numbers of their range, never converted") {
-  archive::Manifest m;
-  m.run = "r";
-  m.job = "j";
-  m.root_table = "public.t";
-  m.predicate = "true";
-  m.server_encoding = "UTF8";
-  m.ddl["public.t"] = "CREATE TABLE public.t (id bigint PRIMARY KEY)";
-  m.files.push_back({"f.zst", "s1", "public.t", 1, 10, 100, 50, std::string(64, 'a'), false});
+  auto m = one_file_manifest();
   auto refused = [&](const char* key, nlohmann::json value, const std::string& message) {
     auto doc = archive::to_json(m);
     doc["files"][0][key] = value;

@@ -6,36 +6,31 @@
 #include "catalog/catalog.hpp"
 #include "words_checks.hpp"
 
-// Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
-namespace test_catalog_status {
+// Its own namespace: unit_tests is a unity build, and these names must not meet another file's.
+namespace shardctl::test::catalog_status {
 
-namespace catalog = shardctl::catalog;
-namespace test = shardctl::test;
 using catalog::MappingStatus;
 using catalog::ShardStatus;
 
 TEST_CASE("shard and mapping statuses round-trip through the catalog's words") {
   const std::pair<ShardStatus, const char*> shard_words[] = {
       {ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}};
-  test::check_table(catalog::shard_status_words, shard_words);
-  test::check_words(shard_words, catalog::shard_status_from_text);
-  test::check_words(shard_words, catalog::parse_shard_status);
-  test::check_streamed(shard_words);
-  const std::pair<MappingStatus, const char*> mapping_words[] = {{MappingStatus::online, "online"},
-                                                                 {MappingStatus::offline, "offline"}};
-  test::check_table(catalog::mapping_status_words, mapping_words);
-  test::check_words(mapping_words, catalog::mapping_status_from_text);
+  check_column_words(catalog::shard_status_words, catalog::shard_status_from_text, shard_words);
+  // An operator gives the same words (`shard add|set --status`).
+  check_words(shard_words, catalog::parse_shard_status);
+  check_column_words(catalog::mapping_status_words, catalog::mapping_status_from_text,
+                     {{MappingStatus::online, "online"}, {MappingStatus::offline, "offline"}});
 }
 
 TEST_CASE("an unknown status word from the catalog is an internal error naming it") {
-  test::check_unknown_words(catalog::shard_status_from_text, {"sleeping"}, "unknown shard status '{}' in shardctl.shards");
+  check_unknown_words(catalog::shard_status_from_text, {"sleeping"}, "unknown shard status '{}' in shardctl.shards");
   // readonly: a shard's word, never a mapping's.
-  test::check_unknown_words(catalog::mapping_status_from_text, {"readonly"}, "unknown mapping status '{}' in shardctl.mappings");
+  check_unknown_words(catalog::mapping_status_from_text, {"readonly"}, "unknown mapping status '{}' in shardctl.mappings");
 }
 
 TEST_CASE("an unknown shard status from an operator is a usage error") {
-  test::check_refused_words(catalog::parse_shard_status, {"Online"}, shardctl::ErrorKind::usage, "unknown shard status '{}'",
-                            "use online, readonly or offline");
+  check_refused_words(catalog::parse_shard_status, {"Online"}, ErrorKind::usage, "unknown shard status '{}'",
+                      "use online, readonly or offline");
 }
 
-}  // namespace test_catalog_status
+}  // namespace shardctl::test::catalog_status

@@ -6,17 +6,13 @@
 #include <fstream>
 
 #include "config/config.hpp"
+#include "config_support.hpp"
 #include "core/error.hpp"
-#include "support.hpp"
 
 using namespace shardctl;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string load_error_of(const std::string& text) {
-  return test::data_error_of([&] { config::parse_config(text, "cfg.toml"); });
-}
 
 // A fresh temp dir as cwd with config-related env vars cleared; all restored on exit.
 class Scratch {
@@ -95,20 +91,20 @@ TEST_CASE("fence_grace is a duration, kept as a PostgreSQL interval") {
   CHECK_FALSE(config::grace_interval("1234567890d"));
   CHECK(config::parse_config("[defaults]\nfence_grace = \"2h\"\n", "cfg.toml").fence_grace == "2 hours");
   CHECK_FALSE(config::parse_config("", "cfg.toml").fence_grace);
-  CHECK(load_error_of("[defaults]\nfence_grace = \"soon\"\n").find("cfg.toml:2:15: ") == 0);
+  CHECK(test::config_error_of("[defaults]\nfence_grace = \"soon\"\n").find("cfg.toml:2:15: ") == 0);
 }
 
 TEST_CASE("errors cite file:line:col") {
-  CHECK(load_error_of("catalog = \"x\"\n[defaults]\nbatchsize = 10\n") == "cfg.toml:3:1: unknown key \"defaults.batchsize\"");
-  CHECK(load_error_of("catalgo = \"x\"\n") == "cfg.toml:1:1: unknown key \"catalgo\"");
-  CHECK(load_error_of("[defaults]\nbatch_size = \"ten\"\n") ==
+  CHECK(test::config_error_of("catalog = \"x\"\n[defaults]\nbatchsize = 10\n") == "cfg.toml:3:1: unknown key \"defaults.batchsize\"");
+  CHECK(test::config_error_of("catalgo = \"x\"\n") == "cfg.toml:1:1: unknown key \"catalgo\"");
+  CHECK(test::config_error_of("[defaults]\nbatch_size = \"ten\"\n") ==
         "cfg.toml:2:14: \"defaults.batch_size\" must be an integer, not a string");
-  CHECK(load_error_of("[defaults]\nparallel = 0\n") == "cfg.toml:2:12: \"defaults.parallel\" must be at least 1");
-  CHECK(load_error_of("catalog = \n").rfind("cfg.toml:1:", 0) == 0);
-  CHECK(load_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\n").find("missing the required key \"to\"") !=
+  CHECK(test::config_error_of("[defaults]\nparallel = 0\n") == "cfg.toml:2:12: \"defaults.parallel\" must be at least 1");
+  CHECK(test::config_error_of("catalog = \n").rfind("cfg.toml:1:", 0) == 0);
+  CHECK(test::config_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\n").find("missing the required key \"to\"") !=
         std::string::npos);
-  CHECK(load_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\nto = \"s3:x\"\n").rfind("cfg.toml:5:", 0) == 0);
-  CHECK(load_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"1\"\nto = \"dir:/a\"\nbogus = 1\n") ==
+  CHECK(test::config_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\nto = \"s3:x\"\n").rfind("cfg.toml:5:", 0) == 0);
+  CHECK(test::config_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"1\"\nto = \"dir:/a\"\nbogus = 1\n") ==
         "cfg.toml:6:1: unknown key \"archive.job[0].bogus\"");
 }
 
@@ -179,4 +175,13 @@ max_lag = "30s"
       CHECK(std::string(e.what()).rfind("job.toml:6:", 0) == 0);
     }
   }
+}
+
+TEST_CASE("a value of the wrong type is named with the words it has always had") {
+  CHECK(test::config_error_of("[[archive.job]]\nname = \"a\"\ntable = \"t\"\nwhere = \"true\"\nto = \"dir:/a\"\ncascade = 1\n")
+            .find("\"archive.job[0].cascade\" must be true or false, not an integer") != std::string::npos);
+  CHECK(test::config_error_of("archive = { job = 1 }\n").find("\"archive.job\" must be an array of tables ([[...]]), not") !=
+        std::string::npos);
+  CHECK(test::config_error_of("[check]\nwarning = \"orphans\"\n").find("\"check.warning\" must be an array of strings, not a string") !=
+        std::string::npos);
 }

@@ -2,16 +2,10 @@
 #include <doctest/doctest.h>
 
 #include "config/config.hpp"
+#include "config_support.hpp"
 #include "core/error.hpp"
-#include "support.hpp"
 
 using namespace shardctl;
-
-namespace {
-std::string query_error_of(const std::string& text) {
-  return test::data_error_of([&] { config::parse_config(text, "cfg.toml"); });
-}
-}  // namespace
 
 TEST_CASE("[query] user names the role query connects as; unset by default") {
   CHECK_FALSE(config::parse_config("", "cfg.toml").query.user);
@@ -23,10 +17,10 @@ TEST_CASE("[query] user names the role query connects as; unset by default") {
 }
 
 TEST_CASE("[query] refuses unknown keys and names that are no role name, at file:line:col") {
-  CHECK(query_error_of("[query]\nusr = \"r\"\n") == "cfg.toml:2:1: unknown key \"query.usr\"");
-  CHECK(query_error_of("[query]\nuser = \"\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
-  CHECK(query_error_of("[query]\nuser = \"" + std::string(64, 'r') + "\"\n") ==
+  CHECK(test::config_error_of("[query]\nusr = \"r\"\n") == "cfg.toml:2:1: unknown key \"query.usr\"");
+  CHECK(test::config_error_of("[query]\nuser = \"\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
+  CHECK(test::config_error_of("[query]\nuser = \"" + std::string(64, 'r') + "\"\n") ==
         "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
-  CHECK(query_error_of("[query]\nuser = \"a\\u0000b\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
-  CHECK(query_error_of("[query]\nuser = 5\n").find("\"query.user\" must be a string, not an integer") != std::string::npos);
+  CHECK(test::config_error_of("[query]\nuser = \"a\\u0000b\"\n") == "cfg.toml:2:8: \"query.user\" must be a role name of 1 to 63 bytes");
+  CHECK(test::config_error_of("[query]\nuser = 5\n").find("\"query.user\" must be a string, not an integer") != std::string::npos);
 }

@@ -2,16 +2,10 @@
 #include <doctest/doctest.h>
 
 #include "config/config.hpp"
+#include "config_support.hpp"
 #include "core/error.hpp"
-#include "support.hpp"
 
 using namespace shardctl;
-
-namespace {
-std::string shards_error_of(const std::string& text) {
-  return test::data_error_of([&] { config::parse_config(text, "cfg.toml"); });
-}
-}  // namespace
 
 TEST_CASE("shards tables give capacity and weight per shard name") {
   auto cfg = config::parse_config(
@@ -29,9 +23,9 @@ TEST_CASE("shards tables give capacity and weight per shard name") {
 }
 
 TEST_CASE("shards tables refuse unknown keys and bad values at file:line:col") {
-  CHECK(shards_error_of("[shards.a]\ncapacity = 5\n") == "cfg.toml:2:1: unknown key \"shards.a.capacity\"");
-  CHECK(shards_error_of("[shards.a]\ncapacity_bytes = 0\n") == "cfg.toml:2:18: \"shards.a.capacity_bytes\" must be at least 1");
-  CHECK(shards_error_of("[shards.a]\nweight = -1.0\n") == "cfg.toml:2:10: \"shards.a.weight\" must be above 0");
-  CHECK(shards_error_of("[shards.a]\nweight = \"x\"\n").find("\"shards.a.weight\" must be a number, not a string") != std::string::npos);
-  CHECK(shards_error_of("[shards]\na = 3\n").find("\"shards.a\" must be a table") != std::string::npos);
+  CHECK(test::config_error_of("[shards.a]\ncapacity = 5\n") == "cfg.toml:2:1: unknown key \"shards.a.capacity\"");
+  CHECK(test::config_error_of("[shards.a]\ncapacity_bytes = 0\n") == "cfg.toml:2:18: \"shards.a.capacity_bytes\" must be at least 1");
+  CHECK(test::config_error_of("[shards.a]\nweight = -1.0\n") == "cfg.toml:2:10: \"shards.a.weight\" must be above 0");
+  CHECK(test::config_error_of("[shards.a]\nweight = \"x\"\n").find("\"shards.a.weight\" must be a number, not a string") != std::string::npos);
+  CHECK(test::config_error_of("[shards]\na = 3\n").find("\"shards.a\" must be a table") != std::string::npos);
 }

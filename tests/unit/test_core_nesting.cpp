@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/nesting.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 
@@ -15,13 +16,7 @@ namespace {
 std::string nesting_arrays(int depth) { return std::string(static_cast<std::size_t>(depth), '[') + std::string(static_cast<std::size_t>(depth), ']'); }
 
 std::string nesting_refusal(const std::string& text) {
-  try {
-    require_sound_json_text(text, "f.json");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::data);
-    return e.what();
-  }
-  return {};
+  return test::data_error_of([&] { require_sound_json_text(text, "f.json"); });
 }
 
 }  // namespace

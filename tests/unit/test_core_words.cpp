@@ -1,6 +1,8 @@
 // core/words.hpp: one table per enum gives its words both ways.
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include "catalog/catalog.hpp"
 #include "core/words.hpp"
 #include "journal/journal.hpp"
@@ -21,6 +23,7 @@ TEST_CASE("a table gives each value's word and reads it back") {
   static_assert(colour_words.find("blue") == Colour::blue);
   static_assert(!colour_words.find("Blue"));
   static_assert(colour_words.entries().size() == 3);
+  static_assert(colour_words.values() == std::array{Colour::red, Colour::green, Colour::blue});
   CHECK(colour_words.read("red", "colour", "the palette") == Colour::red);
 }
 

@@ -106,3 +106,9 @@ TEST_CASE("kind and name of a key") {
   CHECK(name_of("column:public.orders.id") == "public.orders.id");
   CHECK(name_of("function:public.f(integer, text)") == "public.f(integer, text)");
 }
+
+TEST_CASE("each change has the word reports and JSON have always shown") {
+  CHECK(change_name(Change::missing) == "missing");
+  CHECK(change_name(Change::extra) == "extra");
+  CHECK(change_name(Change::different) == "different");
+}

@@ -84,3 +84,10 @@ TEST_CASE("dsn_with_timeout sets the connect timeout last, so it wins") {
   CHECK(d.size() > std::string("connect_timeout=3").size());
   CHECK(d.substr(d.size() - std::string(" connect_timeout=3").size()) == " connect_timeout=3");
 }
+
+TEST_CASE("each shard's outcome has the word reports and JSON have always shown") {
+  CHECK(state_name(State::ok) == "ok");
+  CHECK(state_name(State::failed) == "failed");
+  CHECK(state_name(State::unreachable) == "unreachable");
+  CHECK(state_name(State::skipped) == "skipped");
+}

@@ -76,6 +76,22 @@ void two_batches(FaultInjector& f) {
   f.point("finished");
 }
 
+// How a two-batch run under SHARDCTL_FAULT=`fault` ended: its exit code, the boundaries its
+// trace counted, and the last of them ("" for none).
+struct Ended {
+  int exit_code;
+  std::size_t boundaries;
+  std::string last;
+};
+
+Ended two_batches_under(const std::string& fault) {
+  TraceFile trace;
+  int status = in_child(fault, trace.path, two_batches);
+  REQUIRE(WIFEXITED(status));
+  auto lines = trace.lines();
+  return {WEXITSTATUS(status), lines.size(), lines.empty() ? "" : lines.back()};
+}
+
 }  // namespace
 
 TEST_CASE("a fault spec names a step, maybe a context, and an occurrence (1 by default)") {
@@ -123,46 +139,31 @@ TEST_CASE("the trace counts each step per context, and plain steps as before") {
 }
 
 TEST_CASE("STEP@CONTEXT:N exits 99 at that boundary, whatever came before it") {
-  TraceFile trace;
-  int status = in_child("copy.table@b2:2", trace.path, two_batches);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 99);
-  REQUIRE(!trace.lines().empty());
-  CHECK(trace.lines().back() == "copy.table@b2 2");
+  auto ended = two_batches_under("copy.table@b2:2");
+  CHECK(ended.exit_code == 99);
+  CHECK(ended.last == "copy.table@b2 2");
 }
 
 TEST_CASE("STEP:N counts the step over every context (the specs tests used before contexts)") {
-  TraceFile trace;
-  int status = in_child("copy.table:5", trace.path, two_batches);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 99);
-  REQUIRE(!trace.lines().empty());
-  CHECK(trace.lines().back() == "copy.table@b2 2");
-
-  TraceFile t2;
-  status = in_child("offline.mapping:2", t2.path, two_batches);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 99);
-  REQUIRE(!t2.lines().empty());
-  CHECK(t2.lines().back() == "offline.mapping@b2 1");
+  auto ended = two_batches_under("copy.table:5");
+  CHECK(ended.exit_code == 99);
+  CHECK(ended.last == "copy.table@b2 2");
+  ended = two_batches_under("offline.mapping:2");
+  CHECK(ended.exit_code == 99);
+  CHECK(ended.last == "offline.mapping@b2 1");
 }
 
 TEST_CASE("a list of specs exits at the first boundary reached that matches one of them") {
-  TraceFile trace;
-  int status = in_child("finished:1,copy.commit@b2:1,copy.table@b1:3", trace.path, two_batches);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 99);
-  REQUIRE(!trace.lines().empty());
-  CHECK(trace.lines().back() == "copy.table@b1 3");
+  auto ended = two_batches_under("finished:1,copy.commit@b2:1,copy.table@b1:3");
+  CHECK(ended.exit_code == 99);
+  CHECK(ended.last == "copy.table@b1 3");
 }
 
 TEST_CASE("a spec no boundary matches lets the process finish") {
-  TraceFile trace;
   // Wrong context, an occurrence past the last, and a context on a step that has none.
-  int status = in_child("copy.table@b3:1,copy.table@b1:4,finished@b1:1", trace.path, two_batches);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-  CHECK(trace.lines().size() == 12);
+  auto ended = two_batches_under("copy.table@b3:1,copy.table@b1:4,finished@b1:1");
+  CHECK(ended.exit_code == 0);
+  CHECK(ended.boundaries == 12);
 }
 
 TEST_CASE("SHARDCTL_FAULT_PAUSE stops the process at its boundary, and it goes on when continued") {

@@ -6,23 +6,18 @@
 #include "journal/journal.hpp"
 #include "words_checks.hpp"
 
-// Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
-namespace test_journal_operation_words {
+// Its own namespace: unit_tests is a unity build, and these names must not meet another file's.
+namespace shardctl::test::journal_operation_words {
 
-namespace journal = shardctl::journal;
-namespace test = shardctl::test;
 using journal::OperationKind;
 using journal::OperationStatus;
 
 TEST_CASE("operation statuses round-trip through the catalog's words") {
-  const std::pair<OperationStatus, const char*> words[] = {
-      {OperationStatus::planned, "planned"}, {OperationStatus::running, "running"},
-      {OperationStatus::interrupted, "interrupted"}, {OperationStatus::paused, "paused"},
-      {OperationStatus::failed, "failed"}, {OperationStatus::cancelled, "cancelled"},
-      {OperationStatus::done, "done"}};
-  test::check_table(journal::operation_status_words, words);
-  test::check_words(words, journal::operation_status_from_text);
-  test::check_streamed(words);
+  check_column_words(journal::operation_status_words, journal::operation_status_from_text,
+                     {{OperationStatus::planned, "planned"}, {OperationStatus::running, "running"},
+                      {OperationStatus::interrupted, "interrupted"}, {OperationStatus::paused, "paused"},
+                      {OperationStatus::failed, "failed"}, {OperationStatus::cancelled, "cancelled"},
+                      {OperationStatus::done, "done"}});
   CHECK(journal::is_over(OperationStatus::done));
   CHECK(journal::is_over(OperationStatus::cancelled));
   for (auto s : {OperationStatus::planned, OperationStatus::running, OperationStatus::interrupted, OperationStatus::paused,
@@ -36,18 +31,15 @@ TEST_CASE("operation kinds round-trip through the catalog's words") {
       {OperationKind::archive, "archive"}, {OperationKind::archive_restore, "archive-restore"},
       {OperationKind::check_quarantine, "check-quarantine"}, {OperationKind::check_delete, "check-delete"},
       {OperationKind::check_rehome, "check-rehome"}, {OperationKind::check_restore, "check-restore"}};
-  test::check_table(journal::operation_kind_words, words);
-  test::check_words(words, journal::operation_kind_from_text);
-  test::check_streamed(words);
+  check_column_words(journal::operation_kind_words, journal::operation_kind_from_text, words);
   for (const auto& [kind, word] : words)
     CHECK(journal::is_migration(kind) == (kind == OperationKind::split || kind == OperationKind::merge ||
                                           kind == OperationKind::move));
 }
 
 TEST_CASE("an unknown operation status or kind from the catalog is an internal error naming it") {
-  test::check_unknown_words(journal::operation_status_from_text, {"finished"},
-                            "unknown operation status '{}' in shardctl.operations");
-  test::check_unknown_words(journal::operation_kind_from_text, {"check-fix"}, "unknown operation kind '{}' in shardctl.operations");
+  check_unknown_words(journal::operation_status_from_text, {"finished"}, "unknown operation status '{}' in shardctl.operations");
+  check_unknown_words(journal::operation_kind_from_text, {"check-fix"}, "unknown operation kind '{}' in shardctl.operations");
 }
 
-}  // namespace test_journal_operation_words
+}  // namespace shardctl::test::journal_operation_words

@@ -6,25 +6,21 @@
 #include "migrate/batch_step.hpp"
 #include "words_checks.hpp"
 
-// Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
-namespace test_migrate_batch_step {
+// Its own namespace: unit_tests is a unity build, and these names must not meet another file's.
+namespace shardctl::test::migrate_batch_step {
 
-namespace migrate = shardctl::migrate;
-namespace test = shardctl::test;
 using migrate::BatchStep;
 using migrate::ResumeFrom;
 
 TEST_CASE("batch steps round-trip through the journal's words") {
-  const std::pair<BatchStep, const char*> words[] = {{BatchStep::planned, "planned"}, {BatchStep::streaming, "streaming"},
-                                                     {BatchStep::offline, "offline"}, {BatchStep::copied, "copied"},
-                                                     {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}};
-  test::check_table(migrate::batch_step_words, words);
-  test::check_words(words, migrate::batch_step_from_text);
+  check_column_words(migrate::batch_step_words, migrate::batch_step_from_text,
+                     {{BatchStep::planned, "planned"}, {BatchStep::streaming, "streaming"}, {BatchStep::offline, "offline"},
+                      {BatchStep::copied, "copied"}, {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
 }
 
 TEST_CASE("an unknown batch step from the catalog is an internal error naming it") {
-  test::check_unknown_words(migrate::batch_step_from_text, {"", "Done", "flipped ", "purged"},
-                            "unknown batch step '{}' in shardctl.op_batches");
+  check_unknown_words(migrate::batch_step_from_text, {"", "Done", "flipped ", "purged"},
+                      "unknown batch step '{}' in shardctl.op_batches");
 }
 
 TEST_CASE("a run resumes each batch from its journaled step") {
@@ -38,4 +34,4 @@ TEST_CASE("a run resumes each batch from its journaled step") {
   CHECK(migrate::resume_from(BatchStep::done) == ResumeFrom::skip);
 }
 
-}  // namespace test_migrate_batch_step
+}  // namespace shardctl::test::migrate_batch_step

@@ -3,13 +3,13 @@
 // error (exit 65) with the message it has always had.
 #include <doctest/doctest.h>
 
-#include <functional>
 #include <string>
 #include <utility>
 
 #include "core/error.hpp"
 #include "planner/json.hpp"
 #include "planner_fleets.hpp"
+#include "support.hpp"
 #include "words_checks.hpp"
 
 namespace test_planner_words {
@@ -17,17 +17,6 @@ namespace test_planner_words {
 using namespace planner_test;
 namespace test = shardctl::test;
 using nlohmann::json;
-
-std::string data_error_of(const std::function<void()>& read) {
-  try {
-    read();
-  } catch (const shardctl::Error& e) {
-    CHECK(shardctl::exit_code_for(e.kind()) == 65);
-    return e.what();
-  }
-  FAIL("no error");
-  return "";
-}
 
 TEST_CASE("every planner enum reads back from its word, and only from it") {
   const std::pair<ShardStatus, const char*> statuses[] = {
@@ -60,7 +49,7 @@ TEST_CASE("a fleet file keeps its status words, and an unknown one is refused as
   CHECK(back.shards[1].status == ShardStatus::readonly);
   CHECK(back.shards[2].status == ShardStatus::offline);
   j["shards"][1]["status"] = "draining";
-  CHECK(data_error_of([&] { fleet_from_json(j); }) == "fleet.shards[1].status: expected online, readonly or offline");
+  CHECK(test::data_error_of([&] { fleet_from_json(j); }) == "fleet.shards[1].status: expected online, readonly or offline");
 }
 
 TEST_CASE("a plan file's unknown kind, side or objective is refused with the message it always had") {
@@ -70,13 +59,13 @@ TEST_CASE("a plan file's unknown kind, side or objective is refused with the mes
   REQUIRE(!j["steps"].empty());
   auto bad = j;
   bad["steps"][0]["kind"] = "teleport";
-  CHECK(data_error_of([&] { plan_from_json(bad); }) == "plan.steps[0].kind: expected split, move or merge, not 'teleport'");
+  CHECK(test::data_error_of([&] { plan_from_json(bad); }) == "plan.steps[0].kind: expected split, move or merge, not 'teleport'");
   bad = j;
   bad["steps"][0]["move"] = "sideways";
-  CHECK(data_error_of([&] { plan_from_json(bad); }) == "plan.steps[0].move: expected upper or lower");
+  CHECK(test::data_error_of([&] { plan_from_json(bad); }) == "plan.steps[0].move: expected upper or lower");
   bad = j;
   bad["objective"] = "speed";
-  CHECK(data_error_of([&] { plan_from_json(bad); }) == "plan.objective: expected size, load or both, not 'speed'");
+  CHECK(test::data_error_of([&] { plan_from_json(bad); }) == "plan.objective: expected size, load or both, not 'speed'");
 }
 
 }  // namespace test_planner_words

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "query/read_role.hpp"
 #include "query/statement.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 using namespace shardctl::query;
@@ -14,13 +15,7 @@ using namespace shardctl::query;
 namespace {
 
 std::string refusal(const std::string& sql) {
-  try {
-    read_shape(statement_text(sql));
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::usage);
-    return e.what();
-  }
-  return {};
+  return test::usage_error_of([&] { read_shape(statement_text(sql)); });
 }
 
 }  // namespace

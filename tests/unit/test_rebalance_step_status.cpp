@@ -7,21 +7,18 @@
 #include "rebalance/journal.hpp"
 #include "words_checks.hpp"
 
-// Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
-namespace test_rebalance_step_status {
+// Its own namespace: unit_tests is a unity build, and these names must not meet another file's.
+namespace shardctl::test::rebalance_step_status {
 
-namespace rebalance = shardctl::rebalance;
-namespace test = shardctl::test;
 using rebalance::StepStatus;
 
 TEST_CASE("rebalance step statuses round-trip through the catalog's words") {
-  const std::pair<StepStatus, const char*> words[] = {
-      {StepStatus::pending, "pending"}, {StepStatus::running, "running"}, {StepStatus::done, "done"}, {StepStatus::failed, "failed"}};
-  test::check_table(rebalance::step_status_words, words);
-  test::check_words(words, rebalance::step_status_from_text);
+  check_column_words(
+      rebalance::step_status_words, rebalance::step_status_from_text,
+      {{StepStatus::pending, "pending"}, {StepStatus::running, "running"}, {StepStatus::done, "done"}, {StepStatus::failed, "failed"}});
   // skipped: a report's word, never journaled.
-  test::check_unknown_words(rebalance::step_status_from_text, {"skipped"},
-                            "unknown rebalance step status '{}' in shardctl.rebalance_steps");
+  check_unknown_words(rebalance::step_status_from_text, {"skipped"},
+                      "unknown rebalance step status '{}' in shardctl.rebalance_steps");
 }
 
 TEST_CASE("each step outcome reads as apply has always shown it") {
@@ -42,4 +39,4 @@ TEST_CASE("each step outcome reads as apply has always shown it") {
   CHECK(rebalance::status_text(waits) == "would run after step 3");
 }
 
-}  // namespace test_rebalance_step_status
+}  // namespace shardctl::test::rebalance_step_status

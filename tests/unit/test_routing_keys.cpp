@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "routing/key.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 using namespace shardctl::routing;
@@ -16,23 +17,11 @@ namespace {
 
 // The message of the usage Error parse_key throws, or "" when the text parses.
 std::string keys_error_of(KeyType t, std::string_view text) {
-  try {
-    parse_key(t, text);
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::usage);
-    return e.what();
-  }
-  return {};
+  return test::usage_error_of([&] { parse_key(t, text); });
 }
 
 std::string range_error_of(KeyType t, std::string_view text) {
-  try {
-    parse_range(t, text);
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::usage);
-    return e.what();
-  }
-  return {};
+  return test::usage_error_of([&] { parse_range(t, text); });
 }
 
 Key I(std::int64_t v) { return Key{v}; }

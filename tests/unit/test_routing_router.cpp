@@ -11,6 +11,7 @@
 #include "routing/hash_space.hpp"
 #include "routing/pg_hash.hpp"
 #include "routing/router.hpp"
+#include "support.hpp"
 
 using namespace shardctl;
 using namespace shardctl::routing;
@@ -29,22 +30,10 @@ int shard_of(const Router& r, std::string_view key) {
   return route ? route->shard_index : -1;
 }
 std::string data_error_of(MapKind kind, KeyType type, std::vector<MappingEntry> entries) {
-  try {
-    make_router(kind, type, std::move(entries));
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::data);
-    return e.what();
-  }
-  return {};
+  return test::data_error_of([&] { make_router(kind, type, std::move(entries)); });
 }
 std::string usage_error_of(const Router& r, std::string_view key) {
-  try {
-    r.route_text(key);
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::usage);
-    return e.what();
-  }
-  return {};
+  return test::usage_error_of([&] { r.route_text(key); });
 }
 
 }  // namespace

@@ -237,3 +237,8 @@ TEST_CASE("transaction control in a file is refused with its position, in either
                         "select 'rollback';\n");
   CHECK(load_directory(ok.dir).size() == 1);
 }
+
+TEST_CASE("a file's kind has the word JSON has always shown") {
+  CHECK(kind_name(Kind::versioned) == "versioned");
+  CHECK(kind_name(Kind::repeatable) == "repeatable");
+}

@@ -6,30 +6,23 @@
 #include "shardside/schema_history_row.hpp"
 #include "words_checks.hpp"
 
-// Its own namespace: unit_tests is a unity build, and these aliases must not meet another file's.
-namespace test_shardside_schema_history_words {
+// Its own namespace: unit_tests is a unity build, and these names must not meet another file's.
+namespace shardctl::test::shardside_schema_history_words {
 
-namespace ss = shardctl::shardside;
-namespace test = shardctl::test;
+namespace ss = shardside;
 using ss::SchemaHistoryKind;
 using ss::SchemaHistoryOutcome;
 
-TEST_CASE("schema history kinds round-trip through the table's words") {
-  const std::pair<SchemaHistoryKind, const char*> words[] = {
-      {SchemaHistoryKind::versioned, "versioned"}, {SchemaHistoryKind::repeatable, "repeatable"},
-      {SchemaHistoryKind::baseline, "baseline"}};
-  test::check_table(ss::schema_history_kind_words, words);
-  test::check_words(words, ss::schema_history_kind_from_text);
-  test::check_streamed(words);
+TEST_CASE("schema history kinds and outcomes round-trip through the table's words (success::text, NULL read as null)") {
+  check_column_words(ss::schema_history_kind_words, ss::schema_history_kind_from_text,
+                     {{SchemaHistoryKind::versioned, "versioned"}, {SchemaHistoryKind::repeatable, "repeatable"},
+                      {SchemaHistoryKind::baseline, "baseline"}});
+  check_column_words(ss::schema_history_outcome_words, ss::schema_history_outcome_from_text,
+                     {{SchemaHistoryOutcome::succeeded, "true"}, {SchemaHistoryOutcome::failed, "false"},
+                      {SchemaHistoryOutcome::unfinished, "null"}});
 }
 
-TEST_CASE("schema history outcomes round-trip through success::text (NULL read as null)") {
-  const std::pair<SchemaHistoryOutcome, const char*> words[] = {
-      {SchemaHistoryOutcome::succeeded, "true"}, {SchemaHistoryOutcome::failed, "false"},
-      {SchemaHistoryOutcome::unfinished, "null"}};
-  test::check_table(ss::schema_history_outcome_words, words);
-  test::check_words(words, ss::schema_history_outcome_from_text);
-  test::check_streamed(words);
+TEST_CASE("a row whose success is NULL is unfinished, not succeeded") {
   ss::SchemaHistoryRow row;
   row.outcome = SchemaHistoryOutcome::unfinished;
   CHECK(row.unfinished());
@@ -48,9 +41,9 @@ TEST_CASE("a baseline row without a checksum is the marker; with one it names a 
 }
 
 TEST_CASE("an unknown kind or success value from a shard is an internal error naming it") {
-  test::check_unknown_words(ss::schema_history_kind_from_text, {"Versioned", "", "undo"},
-                            "unknown kind '{}' in shardctl.schema_history");
-  test::check_unknown_words(ss::schema_history_outcome_from_text, {"t"}, "unknown success value '{}' in shardctl.schema_history");
+  check_unknown_words(ss::schema_history_kind_from_text, {"Versioned", "", "undo"},
+                      "unknown kind '{}' in shardctl.schema_history");
+  check_unknown_words(ss::schema_history_outcome_from_text, {"t"}, "unknown success value '{}' in shardctl.schema_history");
 }
 
-}  // namespace test_shardside_schema_history_words
+}  // namespace shardctl::test::shardside_schema_history_words

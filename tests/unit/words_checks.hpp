@@ -11,12 +11,15 @@
 #include <initializer_list>
 #include <iterator>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/error.hpp"
+#include "core/words.hpp"
 
 namespace shardctl::test {
 
@@ -51,6 +54,19 @@ void check_streamed(const Expected& expected) {
   }
 }
 
+// An enum that is only printed, never read back (JSON, JUnit and text output): to_text gives
+// each expected word, `out << value` prints it, and no two values share a word.
+template <class Enum>
+void check_printed_words(std::initializer_list<std::pair<Enum, const char*>> expected) {
+  std::set<std::string> seen;
+  for (const auto& [value, word] : expected) {
+    INFO("the word '" << std::string(word) << "'");
+    CHECK(to_text(value) == std::string_view(word));
+    CHECK(seen.insert(std::string(word)).second);
+  }
+  check_streamed(expected);
+}
+
 // A table (core/words.hpp) is one-to-one: no two values share a word or a value two words, and
 // each word reads back as its value. No word is empty: text() says "no word" with an empty one.
 template <class Table>
@@ -72,6 +88,24 @@ void check_table(const Table& table, const Expected& expected) {
   check_words(
       expected, [&](auto value) { return table.text(value); }, [&](std::string_view word) { return table.find(word); });
   CHECK(table.entries().size() == std::size(expected));
+}
+
+// An enum a catalog or shard column stores (its core/words.hpp table, and from_text, the
+// reader of the column): the table holds exactly `expected`, each word both ways; to_text
+// gives each word and from_text reads it back as its value; and, where the enum has an
+// operator<< (`op list`, logs), it prints the word.
+template <class Enum, std::size_t N, class FromText, class Expected>
+void check_column_words(const Words<Enum, N>& table, FromText from_text, const Expected& expected) {
+  check_table(table, expected);
+  check_words(expected, from_text);
+  if constexpr (requires(std::ostream& out, Enum value) { out << value; }) check_streamed(expected);
+}
+
+// The same, with the expected words written in the call.
+template <class Enum, std::size_t N, class FromText>
+void check_column_words(const Words<Enum, N>& table, FromText from_text,
+                        std::initializer_list<std::pair<Enum, const char*>> expected) {
+  check_column_words<Enum, N, FromText, decltype(expected)>(table, from_text, expected);
 }
 
 // `message` with its "{}" replaced by `word`.
