@@ -16,7 +16,8 @@ constexpr auto kind_words = words<Kind>(
      {Kind::unmapped_keys, "unmapped_keys"}, {Kind::mapping_unknown_shard, "mapping_unknown_shard"},
      {Kind::mapping_offline_shard, "mapping_offline_shard"}, {Kind::mapping_readonly_shard, "mapping_readonly_shard"},
      {Kind::offline_mapping, "offline_mapping"}, {Kind::leftover_guard, "leftover_guard"},
-     {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"}});
+     {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"},
+     {Kind::leftover_slot, "leftover_slot"}, {Kind::leftover_replication, "leftover_replication"}});
 constexpr auto fix_kind_words = words<FixKind>(
     {{FixKind::quarantine, "quarantine"}, {FixKind::remove, "delete"}, {FixKind::rehome, "rehome"}, {FixKind::restore, "restore"}});
 constexpr auto severity_words = words<Severity>({{Severity::warning, "warning"}, {Severity::critical, "critical"}});
@@ -43,11 +44,14 @@ Severity default_severity(Kind kind) noexcept {
     case Kind::mapping_unknown_shard:
     case Kind::mapping_offline_shard:
     case Kind::offline_mapping:
-    case Kind::missing_table: return Severity::critical;
+    case Kind::missing_table:
+    // A slot nobody consumes keeps its server's WAL until the disk fills.
+    case Kind::leftover_slot: return Severity::critical;
     // Degraded but nothing is lost: writes may be refused, or an operation waits for resume.
     case Kind::mapping_readonly_shard:
     case Kind::leftover_guard:
-    case Kind::expired_lease: return Severity::warning;
+    case Kind::expired_lease:
+    case Kind::leftover_replication: return Severity::warning;
   }
   return Severity::critical;
 }

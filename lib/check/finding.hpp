@@ -23,12 +23,15 @@ enum class Kind {
   leftover_guard,          // a write guard whose operation is over (catalog row, trigger, range)
   expired_lease,           // an operation still "running" whose lease expired and runner is gone
   missing_table,           // a sharded table absent on a shard of its map
+  leftover_slot,           // a shardctl logical replication slot no live operation owns (keeps WAL)
+  leftover_replication,    // a shardctl publication or subscription no live operation owns
 };
 
 inline constexpr Kind all_kinds[] = {
     Kind::orphans,          Kind::strays,           Kind::overlapping_mappings, Kind::unmapped_keys,
     Kind::mapping_unknown_shard, Kind::mapping_offline_shard, Kind::mapping_readonly_shard,
     Kind::offline_mapping,  Kind::leftover_guard,   Kind::expired_lease,        Kind::missing_table,
+    Kind::leftover_slot,    Kind::leftover_replication,
 };
 
 std::string_view kind_name(Kind kind) noexcept;
@@ -44,7 +47,7 @@ struct Finding {
   Severity severity = Severity::warning;  // grade() sets it
   std::string shard;                      // empty for catalog-wide findings
   std::string table;                      // the table concerned, when there is one
-  std::string object;                     // xref, map, mapping range or operation id
+  std::string object;                     // xref, map, mapping range, operation id or replication object
   std::int64_t count = 0;                 // rows for orphans and strays, else objects
   std::vector<std::string> samples;       // example keys, sorted
   std::string detail;                     // one line for people
