@@ -22,7 +22,9 @@ struct LeftoverStream {
 // `dry_run`, dropped too: subscriptions on every shard first (their senders then let go of the
 // slots), then slots, then publications. Every shard is listed before anything is dropped, so
 // an unreachable shard (69) changes nothing; each drop is idempotent, so running it again after
-// any failure finishes the job. The caller decides that no live operation owns them.
+// any failure finishes the job. Returned in the order they are (or would be) dropped. `op_id`
+// is an operation id (journal::is_operation_id); the caller decides that no live operation
+// owns its objects.
 std::vector<LeftoverStream> drop_leftover_streams(pg::Connection& catalog, const std::string& op_id, bool dry_run);
 
 }  // namespace shardctl::migrate

@@ -13,12 +13,13 @@ objects() {  # every publication, logical slot and subscription of shard N's dat
   psql_shard "$1" -XAt -c "select 'publication ' || pubname from pg_publication
     union all select 'slot ' || slot_name from pg_replication_slots where database = current_database()
     union all select 'subscription ' || subname from pg_subscription s join pg_database d on d.oid = s.subdbid
-      where d.datname = current_database() order by 1" | paste -sd, -
+      where d.datname = current_database()" | LC_ALL=C sort | paste -sd, -
 }
+sorted() { printf '%s\n' "$@" | LC_ALL=C sort | paste -sd, -; }
 publish() { psql_shard "$1" -qc "create publication \"$2\""; }
 slot() { psql_shard "$1" -qAtc "select from pg_create_logical_replication_slot('$2', 'pgoutput')"; }
 subscribe() {  # disabled, never connecting: a target's subscription as a crash may leave it
-  psql_shard "$1" -qc "set client_min_messages = warning;
+  psql_shard "$1" -qc "set client_min_messages = error;
     create subscription \"$2\" connection 'dbname=nowhere' publication \"$2\" with (connect = false)"
 }
 
@@ -80,7 +81,7 @@ assert_eq "$(sed 1d "$STDOUT")" "dropped subscription $D on shard_1
 dropped slot $D on shard_3
 dropped publication $D on shard_3"
 assert_eq "$(objects 3)" "subscription $L"
-assert_eq "$(objects 1)" "publication $L,publication $U,slot $L,slot $U"
+assert_eq "$(objects 1)" "$(sorted "publication $L" "publication $U" "slot $L" "slot $U")"
 assert_eq "$(objects 2)" "$before2"
 assert_eq "$(psql_catalog -XAtc "select status from shardctl.operations where op_id = '$done_op'")" "done"
 expect_exit 0 shardctl op cancel "$done_op" --format json
