@@ -27,8 +27,8 @@ struct CheckCommand {
     app.add_flag("--orphans", opt.orphans, "Child rows whose parent row is missing on the shard the map routes to");
     app.add_flag("--strays", opt.strays, "Rows stored on a shard the map does not route their key to");
     app.add_flag("--map-consistency", opt.map_consistency,
-                 "Overlapping or unmapped key space, mappings to bad shards, offline mappings, left-over guards, "
-                 "expired leases, missing tables");
+                 "Overlapping or unmapped key space, mappings to bad shards, offline mappings, left-over guards "
+                 "and replication objects, expired leases, missing tables");
     app.add_option("--fix", fix, "What to do with bad rows (default report: change nothing)")
         ->check(cli::IsMember({"report", "quarantine", "delete", "rehome"}))
         ->type_name("report|quarantine|delete|rehome");

@@ -7,11 +7,13 @@
 #include "archive/archiver.hpp"
 #include "cli/family.hpp"
 #include "core/error.hpp"
+#include "migrate/leftover_streams.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/render.hpp"
 #include "output/table.hpp"
 #include "run_operation.hpp"
 #include "journal/journal.hpp"
+#include "shardside/replication.hpp"
 
 using namespace shardctl;
 
@@ -100,8 +102,32 @@ void print_cancel_requested(cli::Context& ctx) {
   ctx.out() << "cancellation requested: the running process stops after its current batch\n";
 }
 
+// An operation that is over (or that the catalog does not know) is not cancelled again, but
+// replication objects named after it may still be on shards (`shardctl check` reports them):
+// cancel drops them. A live operation's own are its runner's business.
+void cancel_leftovers(cli::Context& ctx, const std::string& id, const std::optional<journal::OpStatus>& op) {
+  auto found = migrate::drop_leftover_streams(ctx.catalog(), id, ctx.dry_run());
+  if (!op && found.empty()) throw usage_error("no operation " + id, "`shardctl op list` shows the operations");
+  if (ctx.json()) {
+    nlohmann::json doc = op ? journal::to_json(*op) : nlohmann::json{{"id", id}, {"status", nullptr}};
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& f : found)
+      arr.push_back({{"shard", f.shard}, {"kind", shardside::to_text(f.object.kind)}, {"name", f.object.name}});
+    doc["dry_run"] = ctx.dry_run();
+    doc["replication_objects_dropped"] = arr;
+    return ctx.print_json(doc);
+  }
+  if (op) ctx.out() << "operation " << op->id << " is already " << op->status << '\n';
+  else ctx.out() << "no operation " << id << " in the catalog, but replication objects are named after it\n";
+  for (const auto& f : found)
+    ctx.out() << (ctx.dry_run() ? "would drop " : "dropped ") << shardside::to_text(f.object.kind) << ' ' << f.object.name
+              << " on " << f.shard << '\n';
+}
+
 void cancel_operation(cli::Context& ctx, const std::string& id) {
   migrate::Engine engine(ctx.catalog(), apps::engine_options(ctx));
+  auto op = journal::find_operation(ctx.catalog(), id);
+  if (!op || journal::is_over(op->status)) return cancel_leftovers(ctx, id, op);
   if (ctx.dry_run()) {
     auto o = engine.status(id);
     if (ctx.json()) return ctx.print_json(journal::to_json(o));
@@ -182,7 +208,8 @@ int main(int argc, char** argv) {
   resume->add_option("ID", id, "Operation id")->required();
   online.add_settings_to(*resume, "An online move: its --max-lag from now on (journaled for later resumes too)",
                          "An online move: its --cutover-timeout from now on (journaled for later resumes too)");
-  fam.command("cancel", "Stop an operation after its current batch", with_id(cancel_operation))
+  fam.command("cancel", "Stop an operation after its current batch; of one that is over, drop what it left on shards",
+              with_id(cancel_operation))
       ->add_option("ID", id, "Operation id")
       ->required();
   fam.command("unfence", "Lift the fences a finished operation left on its source shards", with_id(unfence_operation))

@@ -37,11 +37,14 @@ Severity default_severity(Kind kind) noexcept {
     case Kind::mapping_unknown_shard:
     case Kind::mapping_offline_shard:
     case Kind::offline_mapping:
-    case Kind::missing_table: return Severity::critical;
+    case Kind::missing_table:
+    // A slot nobody consumes keeps its server's WAL until the disk fills.
+    case Kind::leftover_slot: return Severity::critical;
     // Degraded but nothing is lost: writes may be refused, or an operation waits for resume.
     case Kind::mapping_readonly_shard:
     case Kind::leftover_guard:
-    case Kind::expired_lease: return Severity::warning;
+    case Kind::expired_lease:
+    case Kind::leftover_replication: return Severity::warning;
   }
   return Severity::critical;
 }

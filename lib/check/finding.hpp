@@ -24,6 +24,8 @@ enum class Kind {
   leftover_guard,          // a write guard whose operation is over (catalog row, trigger, range)
   expired_lease,           // an operation still "running" whose lease expired and runner is gone
   missing_table,           // a sharded table absent on a shard of its map
+  leftover_slot,           // a shardctl logical replication slot no live operation owns (keeps WAL)
+  leftover_replication,    // a shardctl publication or subscription no live operation owns
 };
 
 // The words reports, JSON and the [check] config use, in the order reports list the kinds.
@@ -32,7 +34,8 @@ inline constexpr auto kind_words = words<Kind>(
      {Kind::unmapped_keys, "unmapped_keys"}, {Kind::mapping_unknown_shard, "mapping_unknown_shard"},
      {Kind::mapping_offline_shard, "mapping_offline_shard"}, {Kind::mapping_readonly_shard, "mapping_readonly_shard"},
      {Kind::offline_mapping, "offline_mapping"}, {Kind::leftover_guard, "leftover_guard"},
-     {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"}});
+     {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"},
+     {Kind::leftover_slot, "leftover_slot"}, {Kind::leftover_replication, "leftover_replication"}});
 inline constexpr auto all_kinds = kind_words.values();
 
 std::string_view kind_name(Kind kind) noexcept;
@@ -48,7 +51,7 @@ struct Finding {
   Severity severity = Severity::warning;  // grade() sets it
   std::string shard;                      // empty for catalog-wide findings
   std::string table;                      // the table concerned, when there is one
-  std::string object;                     // xref, map, mapping range or operation id
+  std::string object;                     // xref, map, mapping range, operation id or replication object
   std::int64_t count = 0;                 // rows for orphans and strays, else objects
   std::vector<std::string> samples;       // example keys, sorted
   std::string detail;                     // one line for people

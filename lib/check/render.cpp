@@ -33,6 +33,9 @@ std::string phrase(Kind kind, const std::string& table, std::int64_t count, std:
     case Kind::leftover_guard: return plural(count, "left-over write guard", "left-over write guards");
     case Kind::expired_lease: return plural(count, "operation with an expired lease", "operations with an expired lease");
     case Kind::missing_table: return plural(count, "missing sharded table", "missing sharded tables");
+    case Kind::leftover_slot: return plural(count, "left-over replication slot", "left-over replication slots");
+    case Kind::leftover_replication:
+      return plural(count, "left-over publication or subscription", "left-over publications and subscriptions");
   }
   return "?";
 }

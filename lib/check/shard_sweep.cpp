@@ -6,6 +6,7 @@
 #include "catalog/names.hpp"
 #include "check/cascade.hpp"
 #include "check/predicates.hpp"
+#include "check/replication_leftovers.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "fault/fault.hpp"
@@ -13,6 +14,7 @@
 #include "shardio/shard_schema.hpp"
 #include "shardside/guard.hpp"
 #include "shardside/names.hpp"
+#include "shardside/replication.hpp"
 
 namespace shardctl::check {
 namespace {
@@ -164,7 +166,10 @@ void ShardSweep::sweep_pass() {
       if (!missing_.count(t.name)) sweep_strays(t);
   if (options_.orphans)
     for (const auto& x : fleet_.xrefs) sweep_orphans(x);
-  if (options_.map_consistency) sweep_guards();
+  if (options_.map_consistency) {
+    sweep_guards();
+    sweep_replication();
+  }
 }
 
 void ShardSweep::recheck_view() {
@@ -491,12 +496,9 @@ std::optional<std::pair<GuardLeftover, std::string>> guard_leftover(
   return std::nullopt;  // a fence after a move: expected until the operator lifts it
 }
 
-// Each range's operation status from the catalog: op id -> status; absent: unknown to the catalog.
+// Each operation's status from the catalog: op id -> status; absent: unknown to the catalog.
 std::map<std::string, journal::OperationStatus> operation_statuses(pg::Connection& catalog,
-                                                                  const std::vector<shardside::GuardRange>& ranges) {
-  std::vector<std::string> ids;
-  for (const auto& r : ranges)
-    if (ids.empty() || ids.back() != r.op_id) ids.push_back(r.op_id);
+                                                                  const std::vector<std::string>& ids) {
   std::map<std::string, journal::OperationStatus> status;
   if (!ids.empty())
     catalog.read([&](pqxx::work& tx) {
@@ -525,7 +527,10 @@ void ShardSweep::sweep_guards() {
 }
 
 void ShardSweep::leftover_ranges(const std::vector<shardside::GuardRange>& ranges) {
-  auto status = operation_statuses(*catalog_, ranges);
+  std::vector<std::string> ids;
+  for (const auto& r : ranges)
+    if (ids.empty() || ids.back() != r.op_id) ids.push_back(r.op_id);
+  auto status = operation_statuses(*catalog_, ids);
   std::map<std::pair<std::string, GuardLeftover>, Finding> found;
   for (const auto& r : ranges) {
     auto leftover = guard_leftover(r, status);
@@ -573,6 +578,29 @@ void ShardSweep::leftover_triggers(shardio::RawConn& c, const std::set<std::stri
                               : "write guard trigger, but map " + *def->second->map +
                                     " has no guarded key ranges on this shard";
     out_.findings.push_back(std::move(f));
+  }
+}
+
+// shardctl's replication objects on this shard (online moves' publications, slots and
+// subscriptions) that no live operation owns. The runner journals its operation before it
+// creates an object and drops the object before the operation ends, so the statuses are read
+// after the listing: an object made meanwhile has a live operation by then. An operation live
+// when this pass's view was read, or touched since the check began, is left out like its keys:
+// the next run looks again.
+void ShardSweep::sweep_replication() {
+  auto objects = shardside::list_replication_objects(conn());
+  if (objects.empty()) return;
+  std::vector<std::string> ids;
+  for (const auto& o : objects) ids.push_back(o.owner.op_id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto status = operation_statuses(*catalog_, ids);
+  for (const auto& o : objects) {
+    const auto& id = o.owner.op_id;
+    if (fleet_.live_ops.count(id) || fleet_.excluded_ops.count(id)) continue;
+    auto st = status.find(id);
+    auto f = replication_leftover(shard_.name, o, st == status.end() ? std::nullopt : std::optional(st->second));
+    if (f) out_.findings.push_back(std::move(*f));
   }
 }
 

@@ -1,6 +1,7 @@
 // The work of one sweep thread on one shard: strays per sharded table, orphans per xref
 // (within the shard by one anti-join, across shards by streamed keys probed in batches on the
-// parent's shard), and the shard side of map consistency (guards left behind, missing tables).
+// parent's shard), and the shard side of map consistency (guards and replication objects left
+// behind, missing tables).
 #pragma once
 
 #include <map>
@@ -63,6 +64,8 @@ class ShardSweep {
   void sweep_guards();
   void leftover_ranges(const std::vector<shardside::GuardRange>& ranges);
   void leftover_triggers(shardio::RawConn& c, const std::set<std::string>& guarded_maps);
+  // shardctl replication objects here whose operation is over or unknown.
+  void sweep_replication();
   void sweep_pass();
   // "NOT (keys of operations in flight)" for a column routed by `map`, or "true".
   std::string settled(shardio::RawConn& c, const std::string& map, const std::string& quoted_column);

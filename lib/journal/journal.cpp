@@ -227,7 +227,7 @@ Error run_by_another(const OpStatus& op) {
                       "wait for it with `shardctl op wait " + op.id + "`");
 }
 
-OpStatus operation_status(pg::Connection& catalog, const std::string& op_id) {
+std::optional<OpStatus> find_operation(pg::Connection& catalog, const std::string& op_id) {
   if (!is_operation_id(op_id)) throw usage_error("'" + op_id + "' is not an operation id", "`shardctl op list` shows them");
   std::optional<OpStatus> out;
   catalog.read([&](pqxx::work& tx) {
@@ -235,6 +235,11 @@ OpStatus operation_status(pg::Connection& catalog, const std::string& op_id) {
     if (!r.empty()) out = op_from(r[0]);
   });
   if (out) mark_interrupted(catalog, *out);
+  return out;
+}
+
+OpStatus operation_status(pg::Connection& catalog, const std::string& op_id) {
+  auto out = find_operation(catalog, op_id);
   if (!out) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
   return *out;
 }

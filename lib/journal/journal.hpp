@@ -166,6 +166,9 @@ Error run_by_another(const OpStatus& op);
 
 // Usage error when `op_id` is no operation id or names none.
 OpStatus operation_status(pg::Connection& catalog, const std::string& op_id);
+// The same, but none when the catalog has no such operation (still a usage error for text
+// that is no operation id).
+std::optional<OpStatus> find_operation(pg::Connection& catalog, const std::string& op_id);
 // Every operation, newest first.
 std::vector<OpStatus> list_operations(pg::Connection& catalog);
 // Asks the operation's runner to stop at its next step (it reads cancel_requested()).

@@ -29,7 +29,7 @@ TEST_CASE("nagios: one line, status, grouped phrases, perfdata for every kind") 
   CHECK(nagios_line(r) ==
         "SHARDCTL CRITICAL - 12 orphaned order_lines on 2 shards | orphans=12 strays=0 overlapping_mappings=0 "
         "unmapped_keys=0 mapping_unknown_shard=0 mapping_offline_shard=0 mapping_readonly_shard=0 "
-        "offline_mapping=0 leftover_guard=0 expired_lease=0 missing_table=0 unreachable_shards=0");
+        "offline_mapping=0 leftover_guard=0 expired_lease=0 missing_table=0 leftover_slot=0 leftover_replication=0 unreachable_shards=0");
 }
 
 TEST_CASE("nagios: ok, warning and unknown lines") {

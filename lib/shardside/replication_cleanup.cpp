@@ -1,0 +1,50 @@
+#include "shardside/replication_cleanup.hpp"
+
+namespace shardctl::shardside {
+
+namespace {
+
+std::string quoted(const std::string& text, char quote) {
+  std::string out(1, quote);
+  for (char c : text) {
+    if (c == quote) out += quote;
+    out += c;
+  }
+  return out + quote;
+}
+
+}  // namespace
+
+int drop_order(ReplicationObjectKind kind) noexcept {
+  switch (kind) {
+    case ReplicationObjectKind::subscription: return 0;
+    case ReplicationObjectKind::slot: return 1;
+    case ReplicationObjectKind::publication: return 2;
+  }
+  return 2;
+}
+
+bool drop_replication_object(shardio::RawConn& db, const ReplicationObject& object) {
+  switch (object.kind) {
+    case ReplicationObjectKind::subscription: return drop_subscription(db, object.name);
+    case ReplicationObjectKind::slot: return drop_slot(db, object.name);
+    case ReplicationObjectKind::publication: return drop_publication(db, object.name);
+  }
+  return false;
+}
+
+std::string drop_statement(const ReplicationObject& object) {
+  switch (object.kind) {
+    case ReplicationObjectKind::subscription: {
+      // As drop_subscription: never reach the source, whose slot is dropped on its own.
+      auto name = quoted(object.name, '"');
+      return "ALTER SUBSCRIPTION " + name + " DISABLE; ALTER SUBSCRIPTION " + name +
+             " SET (slot_name = NONE); DROP SUBSCRIPTION " + name + ";";
+    }
+    case ReplicationObjectKind::slot: return "SELECT pg_drop_replication_slot(" + quoted(object.name, '\'') + ");";
+    case ReplicationObjectKind::publication: return "DROP PUBLICATION " + quoted(object.name, '"') + ";";
+  }
+  return "";
+}
+
+}  // namespace shardctl::shardside
