@@ -42,6 +42,7 @@ struct Commands {
   std::optional<std::string> map, max_bytes, output, max_age;
   std::string objective = "size";
   std::optional<int> max_moves, parallel, batch_size;
+  apps::OnlineFlags online;  // apply --online
   std::vector<std::string> exclude, drain;
   std::optional<double> threshold, min_improvement;
   std::string plan_path;
@@ -118,6 +119,7 @@ struct Commands {
     }
     opt.dry_run = ctx.dry_run();
     opt.batch_keys = batch_size;
+    opt.online = online.settings();
     opt.engine.fence_grace = ctx.config().fence_grace;
     opt.catalog_dsn = ctx.catalog_dsn();
     opt.note = [&](const std::string& line) { ctx.note(line); };
@@ -170,6 +172,7 @@ int main(int argc, char** argv) {
       ->check(cli::whole_number(1))
       ->type_name("N");
   apps::add_batch_size(*apply, c.batch_size);
+  c.online.add_to(*apply);
   apply->add_option("--max-age", c.max_age, "Refuse stats older than this (e.g. 30m, 2h; default: no limit)")->type_name("DURATION");
   return fam.main(argc, argv);
 }

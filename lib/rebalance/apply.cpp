@@ -5,9 +5,12 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
 #include "core/words.hpp"
+#include "migrate/online.hpp"
 #include "rebalance/journal.hpp"
 #include "stats/store.hpp"
 
@@ -38,17 +41,34 @@ StepRun step_run(const planner::Step& s, routing::MapKind kind, const std::optio
   return r;
 }
 
+// The step's command line as typed by hand with --online and the apply's settings.
+void add_online(StepRun& r, const std::optional<migrate::OnlineSettings>& online) {
+  if (!online) return;
+  r.command += " --online";
+  migrate::OnlineSettings defaults;
+  if (online->max_lag_seconds != defaults.max_lag_seconds) r.command += fmt::format(" --max-lag {}", online->max_lag_seconds);
+  if (online->cutover_timeout_ms != defaults.cutover_timeout_ms)
+    r.command += fmt::format(" --cutover-timeout {}", online->cutover_timeout_ms / 1000.0);
+}
+
 // The step's operation, planned as `run.command` typed by hand would plan it: the same request,
 // batched by the same rule (migrate::batch_sizing).
 migrate::Plan plan_step(migrate::Engine& engine, const planner::Step& s, const StepRun& run, const ApplyOptions& o) {
+  migrate::Plan plan;
   if (run.point) {
     migrate::MoveRequest req{s.map, run.key_or_range, s.to};
     migrate::batch_sizing(o.batch_keys, req.batch_size, req.batch_bytes);
-    return engine.plan_move(req);
+    plan = engine.plan_move(req);
+  } else {
+    migrate::MergeRequest req{s.map, run.key_or_range, s.to};
+    migrate::batch_sizing(o.batch_keys, req.batch_size, req.batch_bytes);
+    plan = engine.plan_merge(req);
   }
-  migrate::MergeRequest req{s.map, run.key_or_range, s.to};
-  migrate::batch_sizing(o.batch_keys, req.batch_size, req.batch_bytes);
-  return engine.plan_merge(req);
+  if (o.online) {
+    plan.online = o.online;
+    engine.check_online(plan);
+  }
+  return plan;
 }
 
 bool shares_shard(const planner::Step& a, const planner::Step& b) {
@@ -71,6 +91,7 @@ void run_step(const PlanFile& pf, std::size_t i, const JournalStep& js, routing:
   }
   if (op.empty()) {
     auto run = step_run(s, kind, o.batch_keys);
+    add_online(run, o.online);
     migrate::Plan p = plan_step(engine, s, run, o);
     p.args["rebalance"] = {{"plan", pf.fingerprint}, {"step", i + 1}};
     set_step(cat, pf.fingerprint, i + 1, StepStatus::running, "");
@@ -119,6 +140,7 @@ void preview_steps(pg::Connection& catalog, const PlanFile& pf, const std::vecto
         }
       }
       auto run = step_run(steps[i], kinds[i], o.batch_keys);
+      add_online(run, o.online);
       migrate::Plan p = plan_step(engine, steps[i], run, o);
       engine.start(p, true);
       r.batches = static_cast<int>(p.batches.size());
@@ -171,6 +193,7 @@ std::vector<StepResult> step_results(const PlanFile& pf, const std::vector<routi
     r.from = s.from;
     r.to = s.to;
     auto run = step_run(s, kinds[i], o.batch_keys);
+    add_online(run, o.online);
     r.range = run.key_or_range;
     r.command = run.command;
     r.op_id = journal[i].op_id;

@@ -25,6 +25,8 @@ struct ApplyOptions {
   // --batch-size: distinct keys per batch; none: batches of about migrate::default_batch_bytes,
   // as split, merge and move batch without it.
   std::optional<int> batch_keys;
+  // --online: every step runs as an online move (migrate/online.hpp), checked for it first.
+  std::optional<migrate::OnlineSettings> online;
   migrate::EngineOptions engine;
   std::string catalog_dsn;  // each parallel step opens its own catalog connection
   std::function<void(const std::string&)> note;  // progress lines

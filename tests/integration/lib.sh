@@ -140,6 +140,18 @@ shard_dsn() { _fleet_load; echo "${_fleet_dsns[$1 - 1]}"; }
 psql_catalog() { psql -X -v ON_ERROR_STOP=1 "$SHARDCTL_CATALOG" "$@"; }
 psql_shard() { local n=$1; shift; _fleet_load; psql -X -v ON_ERROR_STOP=1 "${_fleet_dsns[n - 1]}" "$@"; }
 
+# shardctl_streams I: the names of shardctl's publications, slots and subscriptions (online
+# moves) in shard I's database, space-separated; empty when there are none. Slots and
+# subscriptions are listed cluster-wide by the server: only this database's count.
+shardctl_streams() {
+  psql_shard "$1" -XAtc "select coalesce(string_agg(n, ' ' order by n), '') from (
+    select pubname n from pg_publication
+    union all select slot_name from pg_replication_slots where database = current_database()
+    union all select subname from pg_subscription
+               where subdbid = (select oid from pg_database where datname = current_database())) o
+    where n like 'shardctl_op_%'"
+}
+
 # The catalog's contents, for "nothing changed" checks.
 catalog_dump() {
   pg_dump --data-only --schema=shardctl --no-owner --inserts "$SHARDCTL_CATALOG" | grep -v -e '^--' -e '^SET ' -e '^SELECT pg_catalog' -e '^$' -e '^\\restrict' -e '^\\unrestrict'

@@ -1,0 +1,64 @@
+# Online moves through server restarts (shardctl-split(1), "Online moves"): the source's
+# server, then the target's, stops hard while a batch's stream waits to catch up. The run exits
+# 69 naming the shard, resumable; after the server is back, `op resume` catches up (the
+# subscription's worker reconnects; the slot kept every change) and finishes: the rows written
+# on the source during the stream are on the target, every row exactly once, no replication
+# object left. A private sandbox, so stopping its clusters disturbs no other test.
+source "$(dirname "$0")/lib.sh"
+
+dir="$TEST_TMP/sb"
+trap 'shardctl sandbox down --dir "$dir" >/dev/null 2>&1 || true' EXIT
+shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null
+FLEET_JSON="$TEST_TMP/fleet.json"
+shardctl sandbox fleet restart --dir "$dir" --shards 2 --scale 1 --format json > "$FLEET_JSON"
+export SHARDCTL_CATALOG=$(jq -r .catalog "$FLEET_JSON")
+pg_ctl=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")/pg_ctl
+stop_cluster() {  # CLUSTER: stopped hard, as a crash would
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u "${SHARDCTL_SANDBOX_USER:-postgres}" -- "$pg_ctl" -D "$dir/$1" -m immediate stop >/dev/null
+  else
+    "$pg_ctl" -D "$dir/$1" -m immediate stop >/dev/null
+  fi
+}
+before=$(fleet_fingerprint)
+
+# online_through_restart CLUSTER SHARD KEY TO: a move of KEY's mapping to TO held after its
+# first batch's stream is made, 5 orders written to the moving keys on the source, CLUSTER
+# (holding SHARD) stopped; the run exits 69 naming SHARD; resumed once CLUSTER is back.
+online_through_restart() {
+  local cluster=$1 shard=$2 key=$3 to=$4 src pid rc op i
+  SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" move --map customers --key "$key" --to "$to" \
+    --online >"$TEST_TMP/move.out" 2>&1 &
+  pid=$!
+  wait_stopped "$pid" "the move" "$TEST_TMP/move.out"
+  op=$(last_op)
+  src=$(shardctl lookup --map customers "$key" | cut -f2)
+  # Committed durably: the fixture's servers run synchronous_commit = off, whose last commits
+  # an immediate stop may lose on the source itself.
+  psql_shard "${src#shard_}" -qc "set synchronous_commit = on" -c "insert into orders
+    select $key, $((9000000 + key * 10)) + i, timestamptz '2025-01-01 00:00+00', 'restart' from generate_series(1, 5) i"
+  stop_cluster "$cluster"
+  kill -CONT "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 69 ] || fail "the move exited $rc, not 69: $(cat "$TEST_TMP/move.out")"
+  grep -q "$shard" "$TEST_TMP/move.out" || fail "the error does not name $shard: $(cat "$TEST_TMP/move.out")"
+  shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null   # restarts the stopped cluster
+  expect_exit 0 shardctl op resume "$op"
+  assert_eq "$(psql_shard "${to#shard_}" -XAtc "select count(*) from orders where status = 'restart' and customer_id = $key")" "5"
+}
+step "the source restarts"
+online_through_restart shards2 shard_2 700 shard_1
+step "the target restarts"
+online_through_restart shards2 shard_2 300 shard_2
+
+for i in 1 2; do
+  left=$(shardctl_streams "$i")
+  [ -z "$left" ] || fail "replication objects of shardctl left on shard_$i: $left"
+done
+step "the fleet"
+assert_fleet_consistent
+# The rows written during the streams are the only change.
+after=$(fleet_fingerprint)
+assert_eq "$(diff <(echo "$before") <(echo "$after") | grep '^>' | cut -d' ' -f2)" "orders"
+pass
