@@ -152,10 +152,15 @@ int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_
   with_lock_retries(shard, tables, [&] {
     shardside::delete_op_ranges(shard, op_id, fences);
     left = shardside::op_range_count(shard, op_id);
+    // Children first: DROP TRIGGER locks its table ACCESS EXCLUSIVE, and an application's
+    // insert into a child holds the child while its foreign key check waits for the parent.
+    // Parents first, this transaction would hold the parent while waiting for the child: a
+    // deadlock the server breaks by failing the application's write (t_online_writers moves
+    // keys back to a shard whose last fence this lifts).
     if (!shardside::map_has_ranges(shard, map_id))
-      for (const auto& t : tables) {
-        if (shard.query("SELECT to_regclass($1) IS NOT NULL", {t.quoted_table})[0][0] != "t") continue;
-        shardside::drop_guard_triggers(shard, t.quoted_table);
+      for (auto t = tables.rbegin(); t != tables.rend(); ++t) {
+        if (shard.query("SELECT to_regclass($1) IS NOT NULL", {t->quoted_table})[0][0] != "t") continue;
+        shardside::drop_guard_triggers(shard, t->quoted_table);
       }
   });
   return left;

@@ -88,7 +88,8 @@ void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyTy
 void bypass_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range);
 
 // Removes the op's offline ranges (and its fences too when `fences` is set) in one
-// transaction, and drops the map's triggers when the map has no range left. Returns the
+// transaction, and drops the map's triggers when the map has no range left, children first
+// (`tables` are parents first). Returns the
 // number of fence ranges of the op left on the shard.
 int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
                   bool fences);

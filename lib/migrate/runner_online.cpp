@@ -170,35 +170,40 @@ std::optional<std::string> Runner::cut_over(const Batch& b) {
 }
 
 // Waits until the target applies everything the source committed up to a fresh position within
-// --max-lag. False when a cancel is asked for meanwhile.
+// --max-lag. False when a cancel is asked for meanwhile. A subscription whose apply worker keeps
+// failing (a moving table changed by DDL on one side: the stream carries no DDL; a row the
+// target already has) stops it: waiting would change nothing.
 bool Runner::catch_up(const Batch& b) {
   const auto& s = *ctx_.online;
   shardio::RawConn& src = source(b);
   std::string name = stream_name(b);
   auto lag_limit = std::chrono::milliseconds(static_cast<long>(s.max_lag_seconds * 1000));
-  auto started = clock::now(), last_cancel_check = clock::now();
+  auto errors_before = shardside::subscription_progress(*target_, name).apply_errors;
+  auto worker_seen = clock::now();
   for (;;) {
     auto position = shardside::flushed_wal_position(src);
     auto r = shardside::wait_applied(*target_, name, position, lag_limit);
     if (r.outcome == shardside::WaitOutcome::applied) return true;
+    // Behind by more than --max-lag: wait for that position a second at a time, then measure again.
+    while (r.outcome == shardside::WaitOutcome::timed_out) {
+      if (r.last.worker_pid) worker_seen = clock::now();
+      if (r.last.apply_errors > errors_before)
+        throw locked_error("the subscription " + name + " on " + ctx_.target.name + " failed to apply batch " + std::to_string(b.no) +
+                               "'s changes " + std::to_string(r.last.apply_errors - errors_before) +
+                               " time(s): a moving table differs between the shards (DDL during an online move is not "
+                               "replicated), or " + ctx_.target.name + " has a row the stream inserts",
+                           ctx_.target.name + "'s server log names the table and the error; make the table match, then `shardctl op resume " +
+                               ctx_.op_id + "`, or `shardctl op cancel " + ctx_.op_id + "`");
+      if (clock::now() - worker_seen > std::chrono::seconds(60))
+        throw unavailable_error("the subscription " + name + " on " + ctx_.target.name + " has had no apply worker for a minute",
+                                ctx_.target.name + "'s server log says why (max_logical_replication_workers, the source's "
+                                "reachability from the target); then `shardctl op resume " + ctx_.op_id + "`");
+      if (cancel_requested()) return false;
+      r = shardside::wait_applied(*target_, name, position, std::chrono::seconds(1));
+    }
     if (r.outcome == shardside::WaitOutcome::stopped)
       throw internal_error("the subscription " + name + " on " + ctx_.target.name + " stopped (dropped or disabled) while batch " +
                            std::to_string(b.no) + " caught up");
-    // Behind by more than --max-lag: wait for that position, then measure again.
-    r = shardside::wait_applied(*target_, name, position, std::chrono::seconds(60));
-    if (r.outcome == shardside::WaitOutcome::stopped)
-      throw internal_error("the subscription " + name + " on " + ctx_.target.name + " stopped while batch " +
-                           std::to_string(b.no) + " caught up");
-    if (r.outcome == shardside::WaitOutcome::timed_out && !r.last.worker_pid &&
-        clock::now() - started > std::chrono::seconds(60))
-      throw unavailable_error("the subscription " + name + " on " + ctx_.target.name + " has had no apply worker for a minute" +
-                                  (r.last.apply_errors ? " (" + std::to_string(r.last.apply_errors) + " apply errors)" : ""),
-                              ctx_.target.name + "'s server log says why (max_logical_replication_workers, the source's "
-                              "reachability from the target); then `shardctl op resume " + ctx_.op_id + "`");
-    if (clock::now() - last_cancel_check > std::chrono::seconds(1)) {
-      last_cancel_check = clock::now();
-      if (cancel_requested()) return false;
-    }
   }
 }
 

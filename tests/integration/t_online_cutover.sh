@@ -8,7 +8,10 @@
 #    naming what held it, and `op resume --cutover-timeout 5` (journaled) finishes the move with
 #    the written row on the target;
 #  - usage: --max-lag or --cutover-timeout without --online, a timeout of 0, and a moving table
-#    whose replica identity lacks the key column are refused (64), nothing journaled.
+#    whose replica identity lacks the key column are refused (64), nothing journaled;
+#  - DDL on a moving table during the stream (a column added on the source) is detected: the
+#    subscription fails to apply, the run exits 75 saying so; once the target's table matches,
+#    `op resume` finishes with the new column's value moved.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet cutover --shards 2
@@ -75,5 +78,23 @@ after=$(fleet_fingerprint)
 # Exactly one row changed: customer 700's name.
 assert_eq "$(diff <(echo "$before") <(echo "$after") | grep -c '^>')" "1"
 assert_eq "$(diff <(echo "$before") <(echo "$after") | grep '^>' | cut -d' ' -f2-3)" "customers 1000"
+assert_fleet_consistent
+
+step "DDL on a moving table during the stream is detected"
+SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 300 --to shard_2 \
+  --online >"$TEST_TMP/ddl.out" 2>&1 &
+pid=$!
+wait_stopped "$pid" "the move" "$TEST_TMP/ddl.out"
+op=$(last_op)
+psql_shard 1 -qc "alter table orders add column note text" \
+  -c "insert into orders values (300, 9100001, timestamptz '2025-01-01 00:00+00', 'ddl', 'x')"
+kill -CONT "$pid"
+got=0
+wait "$pid" || got=$?
+[ "$got" = 75 ] || fail "the move exited $got, not 75: $(cat "$TEST_TMP/ddl.out")"
+grep -q "failed to apply batch 1's changes" "$TEST_TMP/ddl.out" || fail "no word of the failed apply: $(cat "$TEST_TMP/ddl.out")"
+psql_shard 2 -qc "alter table orders add column note text"
+expect_exit 0 shardctl op resume "$op"
+assert_eq "$(psql_shard 2 -XAtc "select note from orders where order_id = 9100001")" "x"
 assert_fleet_consistent
 pass
