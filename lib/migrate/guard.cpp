@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "catalog/names.hpp"
 #include "core/error.hpp"
@@ -113,17 +114,37 @@ void wait_for_older_transactions(shardio::RawConn& shard, int seconds) {
   }
 }
 
-void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range) {
-  if (!shardside::has_guard_table(shard)) return;
+namespace {
+
+// A fence of the map that overlaps a range, locked, with its bounds parsed.
+struct OverlappingFence {
+  shardside::GuardRange row;
+  routing::KeyRange range;
+};
+
+// Every fence of the map overlapping `range`, locked FOR UPDATE, with the shard's guard
+// changes serialized (in the caller's transaction); none when the shard has no guard table.
+std::vector<OverlappingFence> fences_overlapping(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type,
+                                                 const routing::KeyRange& range) {
+  std::vector<OverlappingFence> out;
+  if (!shardside::has_guard_table(shard)) return out;
   shardside::lock_guard_changes(shard);
   for (const auto& r : shardside::lock_fences_of_map(shard, map_id)) {
     routing::KeyRange fence;
     if (r.lo) fence.low = routing::parse_key(bound_type, *r.lo);
     if (r.hi) fence.high = routing::parse_key(bound_type, *r.hi);
-    if (!routing::ranges_overlap(fence, range)) continue;
+    if (routing::ranges_overlap(fence, range)) out.push_back({r, fence});
+  }
+  return out;
+}
+
+}  // namespace
+
+void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range) {
+  for (const auto& [r, fence] : fences_overlapping(shard, map_id, bound_type, range)) {
     shardside::delete_guard_range(shard, r.range_id);
     // What is left of the fence on either side of the range keeps refusing writes.
-    auto keep = [&](const std::optional<routing::Key>& lo, const std::optional<routing::Key>& hi) {
+    auto keep = [&, &r = r](const std::optional<routing::Key>& lo, const std::optional<routing::Key>& hi) {
       shardside::GuardRange part = r;
       part.lo = routing::format_bound(lo);
       part.hi = routing::format_bound(hi);
@@ -135,14 +156,7 @@ void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyTy
 }
 
 void bypass_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range) {
-  if (!shardside::has_guard_table(shard)) return;
-  shardside::lock_guard_changes(shard);
-  for (const auto& r : shardside::lock_fences_of_map(shard, map_id)) {
-    routing::KeyRange fence;
-    if (r.lo) fence.low = routing::parse_key(bound_type, *r.lo);
-    if (r.hi) fence.high = routing::parse_key(bound_type, *r.hi);
-    if (routing::ranges_overlap(fence, range)) shardside::bypass_range(shard, r.range_id);
-  }
+  for (const auto& f : fences_overlapping(shard, map_id, bound_type, range)) shardside::bypass_range(shard, f.row.range_id);
 }
 
 int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,

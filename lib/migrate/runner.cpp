@@ -277,11 +277,17 @@ void Runner::pump_reading_back(shardio::RawConn& src, const PlannedTable& t, con
 }
 
 // Points the batch's mapping at the target, online, and journals the step with what was
-// verified, in one catalog transaction.
-void Runner::flip(const Batch& b, const std::string& verified) {
+// verified, in one catalog transaction. An online batch never went offline, so its range may
+// still be part of a larger mapping of the source: `cut` cuts it out first (cut_mapping).
+void Runner::flip(const Batch& b, const std::string& verified, bool cut) {
   CatalogRange c = catalog_range(b.range);
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
+    if (cut && tx.exec_params("SELECT 1 FROM shardctl.mappings WHERE map_id = $1 AND shard_id IN ($2, $6) AND " + ctx_.column +
+                                  " = " + ctx_.ctor + "($3, $4, $5)",
+                              ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id)
+                   .empty())
+      cut_mapping(tx, b, c, catalog::MappingStatus::online);
     tx.exec_params("UPDATE shardctl.mappings SET shard_id = $6, status = 'online' WHERE map_id = $1 AND shard_id IN ($2, $6) AND " +
                        ctx_.column + " = " + ctx_.ctor + "($3, $4, $5)",
                    ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);

@@ -101,7 +101,6 @@ class Runner {
   std::optional<std::string> cut_over(const Batch& b);
   bool catch_up(const Batch& b);
   std::optional<std::string> try_cut_over(const Batch& b, std::string& why);
-  void flip_online(const Batch& b, const std::string& verified);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);
   void lift_target_fences(const Batch& b);
@@ -120,7 +119,7 @@ class Runner {
   void pump_reading_back(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const CopyStatements& sql,
                          const std::vector<shardio::ValueKind>& kinds, shardio::CopyDigest& digest);
   std::string verify(const Batch& b);
-  void flip(const Batch& b, const std::string& verified);
+  void flip(const Batch& b, const std::string& verified, bool cut = false);
   void purge(const Batch& b, const std::string& verified);
   bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
   void purge_commit(shardio::RawConn& src, const Batch& b);

@@ -249,31 +249,10 @@ std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why
   // on a shard that is about to give them away.
   shardside::end_cutover(src, ctx_.op_id, b.no, true);
   faults_.point("online.offline", context(b));
-  flip_online(b, verified);
+  flip(b, verified, true);
   shardside::unlock_cutover(src, ctx_.op_id, b.no);
   faults_.point("journal.flipped", context(b));
   return verified;
-}
-
-// Points the batch's keys at the target (cutting its range out of the source's mapping first)
-// and journals the flip, in one catalog transaction.
-void Runner::flip_online(const Batch& b, const std::string& verified) {
-  CatalogRange c = catalog_range(b.range);
-  catalog_.transact([&](pqxx::work& tx) {
-    fence(tx);
-    auto exact = tx.exec_params("SELECT 1 FROM shardctl.mappings WHERE map_id = $1 AND shard_id IN ($2, $6) AND " + ctx_.column +
-                                    " = " + ctx_.ctor + "($3, $4, $5)",
-                                ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
-    if (exact.empty()) cut_mapping(tx, b, c, catalog::MappingStatus::online);
-    tx.exec_params("UPDATE shardctl.mappings SET shard_id = $6, status = 'online' WHERE map_id = $1 AND shard_id IN ($2, $6) AND " +
-                       ctx_.column + " = " + ctx_.ctor + "($3, $4, $5)",
-                   ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
-    tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, online_at = clock_timestamp(), updated_at = now() "
-                   "WHERE op_id = $1 AND batch_no = $2",
-                   ctx_.op_id, b.no, verified);
-    journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
-  });
-  faults_.point("flip", context(b));
 }
 
 // The target's fences on the batch's keys (it gave them away once), lifted once they are its

@@ -140,6 +140,30 @@ shard_dsn() { _fleet_load; echo "${_fleet_dsns[$1 - 1]}"; }
 psql_catalog() { psql -X -v ON_ERROR_STOP=1 "$SHARDCTL_CATALOG" "$@"; }
 psql_shard() { local n=$1; shift; _fleet_load; psql -X -v ON_ERROR_STOP=1 "${_fleet_dsns[n - 1]}" "$@"; }
 
+# private_fleet NAME SHARDS SCALE: a fleet on clusters of the test's own (a sandbox in
+# $PRIVATE_SANDBOX, taken down on exit), for a test that stops servers without disturbing
+# the others; exports SHARDCTL_CATALOG and FLEET_JSON. stop_cluster CLUSTER stops one of its
+# clusters hard, as a crash would; `shardctl sandbox up --dir "$PRIVATE_SANDBOX" --no-fleet`
+# starts it again.
+private_fleet() {
+  PRIVATE_SANDBOX="$TEST_TMP/sb"
+  trap 'shardctl sandbox down --dir "$PRIVATE_SANDBOX" >/dev/null 2>&1 || true' EXIT
+  shardctl sandbox up --dir "$PRIVATE_SANDBOX" --no-fleet -q >/dev/null
+  FLEET_JSON="$TEST_TMP/fleet.json"
+  shardctl sandbox fleet "$1" --dir "$PRIVATE_SANDBOX" --shards "$2" --scale "$3" --format json > "$FLEET_JSON"
+  SHARDCTL_CATALOG=$(jq -r .catalog "$FLEET_JSON")
+  export SHARDCTL_CATALOG FLEET_JSON
+}
+stop_cluster() {
+  local pg_ctl
+  pg_ctl=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")/pg_ctl
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u "${SHARDCTL_SANDBOX_USER:-postgres}" -- "$pg_ctl" -D "$PRIVATE_SANDBOX/$1" -m immediate stop >/dev/null
+  else
+    "$pg_ctl" -D "$PRIVATE_SANDBOX/$1" -m immediate stop >/dev/null
+  fi
+}
+
 # shardctl_streams I: the names of shardctl's publications, slots and subscriptions (online
 # moves) in shard I's database, space-separated; empty when there are none. Slots and
 # subscriptions are listed cluster-wide by the server: only this database's count.

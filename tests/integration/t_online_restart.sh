@@ -6,20 +6,7 @@
 # object left. A private sandbox, so stopping its clusters disturbs no other test.
 source "$(dirname "$0")/lib.sh"
 
-dir="$TEST_TMP/sb"
-trap 'shardctl sandbox down --dir "$dir" >/dev/null 2>&1 || true' EXIT
-shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null
-FLEET_JSON="$TEST_TMP/fleet.json"
-shardctl sandbox fleet restart --dir "$dir" --shards 2 --scale 1 --format json > "$FLEET_JSON"
-export SHARDCTL_CATALOG=$(jq -r .catalog "$FLEET_JSON")
-pg_ctl=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")/pg_ctl
-stop_cluster() {  # CLUSTER: stopped hard, as a crash would
-  if [ "$(id -u)" -eq 0 ]; then
-    runuser -u "${SHARDCTL_SANDBOX_USER:-postgres}" -- "$pg_ctl" -D "$dir/$1" -m immediate stop >/dev/null
-  else
-    "$pg_ctl" -D "$dir/$1" -m immediate stop >/dev/null
-  fi
-}
+private_fleet restart 2 1
 before=$(fleet_fingerprint)
 
 # online_through_restart CLUSTER SHARD KEY TO: a move of KEY's mapping to TO held after its
@@ -43,7 +30,7 @@ online_through_restart() {
   wait "$pid" || rc=$?
   [ "$rc" = 69 ] || fail "the move exited $rc, not 69: $(cat "$TEST_TMP/move.out")"
   grep -q "$shard" "$TEST_TMP/move.out" || fail "the error does not name $shard: $(cat "$TEST_TMP/move.out")"
-  shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null   # restarts the stopped cluster
+  shardctl sandbox up --dir "$PRIVATE_SANDBOX" --no-fleet -q >/dev/null   # restarts the stopped cluster
   expect_exit 0 shardctl op resume "$op"
   assert_eq "$(psql_shard "${to#shard_}" -XAtc "select count(*) from orders where status = 'restart' and customer_id = $key")" "5"
 }

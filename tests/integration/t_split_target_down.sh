@@ -3,12 +3,7 @@
 # so stopping a cluster does not disturb other tests.
 source "$(dirname "$0")/lib.sh"
 
-dir="$TEST_TMP/sb"
-trap 'shardctl sandbox down --dir "$dir" >/dev/null 2>&1 || true' EXIT
-shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null
-FLEET_JSON="$TEST_TMP/fleet.json"
-shardctl sandbox fleet down --dir "$dir" --shards 2 --scale 2 --format json > "$FLEET_JSON"
-export SHARDCTL_CATALOG=$(jq -r .catalog "$FLEET_JSON")
+private_fleet down 2 2
 before=$(fleet_fingerprint)
 
 "$SHARDCTL_BIN/shardctl" split --map customers --at 100 --to shard_2 --batch-size 5 >"$TEST_TMP/split.out" 2>&1 &
@@ -20,12 +15,7 @@ for _ in $(seq 1 200); do
 done
 [ "$done_batches" -ge 2 ] || fail "the split made no progress"
 # shard_2 lives on cluster shards2; stop it hard, as a crash would.
-pg_ctl=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")/pg_ctl
-if [ "$(id -u)" -eq 0 ]; then
-  runuser -u "${SHARDCTL_SANDBOX_USER:-postgres}" -- "$pg_ctl" -D "$dir/shards2" -m immediate stop >/dev/null
-else
-  "$pg_ctl" -D "$dir/shards2" -m immediate stop >/dev/null
-fi
+stop_cluster shards2
 rc=0
 wait "$pid" || rc=$?
 assert_eq "$rc" "69"
@@ -36,7 +26,7 @@ assert_eq "$(jq -r .status "$STDOUT")" "failed"
 # The hint names the command that finishes this operation, with its id (not a placeholder).
 grep -qF "shardctl op resume $op" "$TEST_TMP/split.out" || fail "the error does not say how to resume: $(cat "$TEST_TMP/split.out")"
 
-shardctl sandbox up --dir "$dir" --no-fleet -q >/dev/null   # restarts the stopped cluster
+shardctl sandbox up --dir "$PRIVATE_SANDBOX" --no-fleet -q >/dev/null   # restarts the stopped cluster
 expect_exit 0 shardctl op resume "$op"
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
