@@ -573,7 +573,8 @@ void check_replica_identity(RawConn& source, const MovingTable& table, Precondit
     auto rows = source.query(
         "SELECT c.oid::regclass::text, c.relreplident::text, "
         "coalesce((SELECT i.indexrelid::regclass::text FROM pg_index i WHERE i.indrelid = c.oid AND "
-        "((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))), '') "
+        "((c.relreplident = 'd' AND i.indisprimary) OR (c.relreplident = 'i' AND i.indisreplident))), ''), "
+        "(c.oid = $1::regclass)::text "
         "FROM (SELECT $1::regclass AS relid, 0 AS level UNION SELECT relid, level FROM "
         "pg_partition_tree($1::regclass)) t "
         "JOIN pg_class c ON c.oid = t.relid "
@@ -589,8 +590,7 @@ void check_replica_identity(RawConn& source, const MovingTable& table, Precondit
                              : r[2].empty() ? "DEFAULT, and it has no primary key"
                              : r[1] == "d"  ? "its primary key " + r[2]
                                             : "index " + r[2];
-      std::string what =
-          r[0] == table.quoted ? "table " + table.quoted : "table " + table.quoted + " (partition " + r[0] + ")";
+      std::string what = r[3] == "true" ? "table " + table.quoted : "table " + table.quoted + " (partition " + r[0] + ")";
       report.unmet.push_back(
           {Requirement::replica_identity,
            source.role() + ": " + what + ": its replica identity (" + identity + ") does not include key column " +

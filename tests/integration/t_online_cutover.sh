@@ -25,7 +25,7 @@ expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online --c
 expect_stderr_contains "--cutover-timeout must be above 0"
 psql_shard 2 -qc "alter table orders replica identity nothing"
 expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online
-expect_stderr_contains 'its replica identity (NOTHING) does not include key column customer_id'
+expect_stderr_contains 'table "public"."orders": its replica identity (NOTHING) does not include key column customer_id'
 expect_stderr_contains 'REPLICA IDENTITY USING INDEX'
 psql_shard 2 -qc "alter table orders replica identity default"
 assert_eq "$(ops_before)" "$n"

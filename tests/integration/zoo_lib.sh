@@ -224,7 +224,8 @@ zoo_mappings() {
   "$SHARDCTL_BIN/shardctl" mapping list --map "$1" --format json | jq -r '.mappings | map((.range // .point) + ">" + .shard) | join(" ")'
 }
 
-# zoo_op LABEL CMD...: runs a split/merge/move, which must exit 0, end "done" and run in more
+# zoo_op LABEL CMD...: runs a split/merge/move (with --online when ZOO_ONLINE is set: the
+# t_zoo_online_*.sh wrappers run a zoo test's moves that way), which must exit 0, end "done" and run in more
 # than one batch (the zoo tests exist to take unusual schemas across batch boundaries: a
 # single batch would hide what the second one gets wrong), then verifies. The batches are
 # counted twice and must agree: the flips the process itself reached (SHARDCTL_FAULT_TRACE
@@ -236,7 +237,7 @@ zoo_op() {
   local label=$1; shift
   local trace="$TEST_TMP/zoo_op.trace" op map rows flips journal
   rm -f "$trace"
-  SHARDCTL_FAULT_TRACE=$trace expect_exit 0 shardctl "$@" --format json
+  SHARDCTL_FAULT_TRACE=$trace expect_exit 0 shardctl "$@" ${ZOO_ONLINE:+--online} --format json
   [ "$(jq -r .status "$STDOUT")" = done ] || { cat "$STDOUT" >&2; fail "$label: operation not done"; }
   IFS=$'\t' read -r op map rows journal < <(jq -r '[.id, .map, .rows_moved, "\(.batches_done)/\(.batches)"] | @tsv' "$STDOUT")
   flips=0
