@@ -90,26 +90,28 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
   });
 }
 
+std::string transactions_older_than(shardio::RawConn& shard, const std::string& since) {
+  std::string who;
+  for (const auto& r : shard.query(
+           "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?') "
+           "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+           "AND backend_type = 'client backend' AND xact_start < $1::timestamptz ORDER BY xact_start LIMIT 5",
+           {since}))
+    who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " + r[3] + ")";
+  return who;
+}
+
 void wait_for_older_transactions(shardio::RawConn& shard, int seconds) {
   std::string since = shard.query("SELECT clock_timestamp()::text")[0][0];
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   for (int sleep_ms = 10;; sleep_ms = std::min(sleep_ms * 2, 500)) {
-    auto older = shard.query(
-        "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?') "
-        "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-        "AND backend_type = 'client backend' AND xact_start < $1::timestamptz ORDER BY xact_start LIMIT 5",
-        {since});
-    if (older.empty()) return;
-    if (std::chrono::steady_clock::now() > deadline) {
-      std::string who;
-      for (const auto& r : older)
-        who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " +
-               r[3] + ")";
+    auto who = transactions_older_than(shard, since);
+    if (who.empty()) return;
+    if (std::chrono::steady_clock::now() > deadline)
       throw locked_error("transactions that began before the write guard on " + shard.role() + " are still open after " +
                              std::to_string(seconds) + " s: " + who,
                          "they could write rows the copy would miss; end them, then `shardctl op resume ID` "
                          "(or `shardctl op cancel ID`)");
-    }
     std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
   }
 }

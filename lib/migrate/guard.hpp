@@ -69,6 +69,9 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
 // whose row is uncommitted would commit it after the copy read the batch. Gives up after
 // `seconds` with a locked Error naming the sessions.
 void wait_for_older_transactions(shardio::RawConn& shard, int seconds);
+// The client sessions of the shard's database whose transaction began before `since` (a
+// timestamptz the shard wrote), "pid N (user, application, state)" each; empty when none.
+std::string transactions_older_than(shardio::RawConn& shard, const std::string& since);
 
 // The batch's guard state on the source (none: it has no range); inside the caller's open
 // transaction on the source, the purge's bypass of the batch's range (this transaction only),

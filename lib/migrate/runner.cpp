@@ -175,14 +175,26 @@ void Runner::cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c, 
 std::int64_t Runner::copy(const Batch& b) {
   shardio::RawConn& src = source(b);
   bool present = on_target(b);
-  // What the last load streamed and read back is another batch's.
+  forget_last_load();
+  std::int64_t rows = present ? 0 : load(src, b);
+  faults_.point("copy.commit", context(b));
+  return present ? rows_on_target(b) : rows;
+}
+
+// What the last load streamed and read back is another batch's (or of another snapshot).
+void Runner::forget_last_load() {
   streamed_.clear();
   loaded_.clear();
   read_in_load_ = {};
   streamed_batch_ = -1;
-  std::int64_t rows = present ? 0 : load(src, b);
-  faults_.point("copy.commit", context(b));
-  return present ? rows_on_target(b) : rows;
+}
+
+// Deletes the batch's rows from the target, children first, in one transaction.
+void Runner::delete_from_target(const Batch& b) {
+  target_->exec("BEGIN");
+  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
+    target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
+  target_->exec("COMMIT");
 }
 
 // Whether any table has a row of the batch on the target.
@@ -407,10 +419,7 @@ std::string Runner::verify_flip_beside_purge(const Batch& b, const Flipped& p) {
 // mapping goes back online on the source, in that order; the guard goes with the rest of the
 // operation's in finish(). Idempotent.
 void Runner::roll_back(const Batch& b) {
-  target_->exec("BEGIN");
-  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
-    target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
-  target_->exec("COMMIT");
+  delete_from_target(b);
   faults_.point("rollback.target", context(b));
   CatalogRange c = catalog_range(b.range);
   catalog_.transact([&](pqxx::work& tx) {

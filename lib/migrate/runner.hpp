@@ -108,6 +108,8 @@ class Runner {
   void roll_back_online(const Batch& b);
   std::int64_t timed_copy(const Batch& b);
   std::int64_t copy(const Batch& b);
+  void forget_last_load();
+  void delete_from_target(const Batch& b);
   bool on_target(const Batch& b);
   std::int64_t rows_on_target(const Batch& b);
   std::int64_t load(shardio::RawConn& src, const Batch& b);

@@ -24,21 +24,6 @@ int ms_left(clock::time_point deadline) {
   return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count());
 }
 
-// Client sessions of the database whose transaction began before `since` (the cut-over's range
-// committed): their writes may have passed the guard unseen. Empty once they have all ended.
-std::string older_transactions(shardio::RawConn& shard, const std::string& since) {
-  std::string who;
-  for (const auto& r : shard.query(
-           "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?'), "
-           "round(extract(epoch FROM clock_timestamp() - xact_start))::text FROM pg_stat_activity "
-           "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
-           "AND xact_start < $1::timestamptz ORDER BY xact_start LIMIT 3",
-           {since}))
-    who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " + r[3] +
-           ", transaction open " + r[4] + " s)";
-  return who;
-}
-
 // The sequences a table's columns own (serial and identity columns), as regclass text.
 std::vector<std::string> owned_sequences(shardio::RawConn& conn, const std::string& quoted_table) {
   std::vector<std::string> out;
@@ -127,17 +112,14 @@ std::int64_t Runner::start_stream(const Batch& b) {
   {
     shardside::ExportedSlot slot(from.dsn, "shard " + from.name, name);
     faults_.point("online.slot", context(b));
-    streamed_.clear();
-    loaded_.clear();
-    read_in_load_ = {};
-    streamed_batch_ = -1;
+    forget_last_load();
     Stopwatch w(stats_.copy_seconds);
     shardside::begin_snapshot_transaction(src, slot.snapshot_name());
-    rows = load(src, b);  // one target transaction; lifts the target's fences in the range
+    rows = load(src, b);  // one target transaction, let through the target's fences in the range
     src.exec("COMMIT");
   }
   // The copy's digests are of the snapshot: the cut-over digests the range afresh.
-  streamed_batch_ = -1;
+  forget_last_load();
   faults_.point("online.copied", context(b));
   shardside::create_subscription(*target_, {name, from.dsn, name, name, false});
   journal(b, BatchStep::copied, rows);
@@ -228,7 +210,7 @@ std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why
   std::string since = src.query("SELECT clock_timestamp()::text")[0][0];
   faults_.point("online.cutover", context(b));
   for (int sleep_ms = 1;; sleep_ms = std::min(sleep_ms * 2, 20)) {
-    auto who = older_transactions(src, since);
+    auto who = transactions_older_than(src, since);
     if (who.empty()) break;
     if (ms_left(deadline) <= 0) return give_up("transactions older than the cut-over were still open: " + who);
     std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
@@ -277,10 +259,7 @@ void Runner::drop_stream(const Batch& b) {
 // (a copy that committed before the run was killed). The source keeps no range of it.
 void Runner::roll_back_stream(const Batch& b) {
   drop_stream(b);
-  target_->exec("BEGIN");
-  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
-    target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
-  target_->exec("COMMIT");
+  delete_from_target(b);
 }
 
 // Undoes a batch that is streaming or copied (`op cancel`): its stream, its rows on the target,
