@@ -40,7 +40,9 @@ summary() {
       # CTest's JUnit file has one <testcase name="..." ... time="..."> per test.
       grep -o '<testcase name="[^"]*"[^>]*time="[0-9.]*"' "${junits[i + 1]}" |
         sed -E "s/<testcase name=\"([^\"]*)\".*time=\"([0-9.]*)\"/\2 ${junits[i]} \1/"
-    done | sort -rn | head -15 | awk '{ printf "%8.1f  %-8s %s\n", $1, $2, $3 }'
+    # awk reads to the end: `head` would close the pipe early, and under pipefail sort's
+    # SIGPIPE (exit 141) turned a green run red.
+    done | sort -rn | awk 'NR <= 15 { printf "%8.1f  %-8s %s\n", $1, $2, $3 }'
   fi
 }
 
