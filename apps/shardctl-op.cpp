@@ -129,6 +129,7 @@ void cancel_operation(cli::Context& ctx, const std::string& id) {
   auto op = journal::find_operation(ctx.catalog(), id);
   if (!op || journal::is_over(op->status)) return cancel_leftovers(ctx, id, op);
   if (ctx.dry_run()) {
+    engine.check_cancellable(id);
     auto o = engine.status(id);
     if (ctx.json()) return ctx.print_json(journal::to_json(o));
     ctx.out() << "would request cancellation of operation " << o.id << " (" << o.status << ")\n";

@@ -253,7 +253,10 @@ journal::OpStatus Engine::run(const std::string& op_id, const std::function<void
   return done;
 }
 
-void Engine::request_cancel(const std::string& op_id) { journal::request_cancel(catalog_, op_id); }
+void Engine::request_cancel(const std::string& op_id) {
+  check_cancellable(op_id);
+  journal::request_cancel(catalog_, op_id);
+}
 
 journal::OpStatus Engine::preview_run(const std::string& op_id) {
   auto op = status(op_id);  // "running" only while a live process holds its runner lock

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "journal/journal.hpp"
 
 #include "migrate/operation.hpp"
 #include "shardside/replication.hpp"
@@ -37,6 +38,30 @@ void Engine::retune_online(const std::string& op_id, std::optional<double> max_l
     if (cutover_timeout_ms) online->cutover_timeout_ms = *cutover_timeout_ms;
     args["online"] = online_json(*online);
     tx.exec_params("UPDATE shardctl.operations SET args = $2::jsonb WHERE op_id::text = $1", op_id, args.dump());
+  });
+}
+
+void Engine::check_cancellable(const std::string& op_id) {
+  if (!journal::is_operation_id(op_id)) return;  // journal::request_cancel() names the mistake
+  catalog_.transact([&](pqxx::work& tx) {
+    // The operation's row first, as the runner's own catalog writes lock it: a flip cannot
+    // land between this read and the answer.
+    tx.exec_params("SELECT 1 FROM shardctl.operations WHERE op_id::text = $1 FOR UPDATE", op_id);
+    auto r = tx.exec_params(
+        "SELECT o.args::text, o.status, coalesce(t.name, ''), "
+        "       count(b.batch_no), count(b.batch_no) FILTER (WHERE b.step IN ('flipped', 'done')) "
+        "FROM shardctl.operations o LEFT JOIN shardctl.op_batches b USING (op_id) "
+        "LEFT JOIN shardctl.shards t ON t.shard_id = o.target_shard_id "
+        "WHERE o.op_id::text = $1 GROUP BY o.op_id, t.name",
+        op_id);
+    if (r.empty()) return;
+    if (!online_from_args(nlohmann::json::parse(r[0][0].as<std::string>()))) return;
+    if (journal::is_over(journal::operation_status_from_text(r[0][1].as<std::string>()))) return;
+    auto batches = r[0][3].as<std::int64_t>(), flipped = r[0][4].as<std::int64_t>();
+    if (batches == 0 || flipped < batches) return;
+    throw usage_error("operation " + op_id + " has flipped every batch: the map routes its keys to " + r[0][2].as<std::string>() +
+                          ", where applications already write, and a cancel cannot take that back",
+                      "`shardctl op resume " + op_id + "` finishes it; to undo it, move the keys back with a new operation");
   });
 }
 

@@ -187,7 +187,12 @@ class Engine {
   // failed, then rethrown). Exit 75 when another live process runs it.
   journal::OpStatus run(const std::string& op_id, const std::function<void(const Progress&)>& progress = {});
 
+  // Asks the operation's runner to stop after its current batch. Usage error (64, nothing
+  // changed) for an online operation whose every batch has flipped: the application already
+  // writes to the target, and a cancel cannot take that back (op(1), "op cancel").
   void request_cancel(const std::string& op_id);
+  // That refusal alone, for `op cancel --dry-run` (engine_online.cpp).
+  void check_cancellable(const std::string& op_id);
   journal::OpStatus status(const std::string& op_id);
   std::vector<journal::OpStatus> list();
   // Lifts the fences a finished operation left on its source shards (`dry_run`: only counts

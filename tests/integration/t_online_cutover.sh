@@ -11,7 +11,9 @@
 #    whose replica identity lacks the key column are refused (64), nothing journaled;
 #  - DDL on a moving table during the stream (a column added on the source) is detected: the
 #    subscription fails to apply, the run exits 75 saying so; once the target's table matches,
-#    `op resume` finishes with the new column's value moved.
+#    `op resume` finishes with the new column's value moved;
+#  - `op cancel` of a move killed after its last flip is refused (64, nothing changed), and
+#    resume finishes it.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet cutover --shards 2
@@ -96,5 +98,21 @@ grep -q "failed to apply batch 1's changes" "$TEST_TMP/ddl.out" || fail "no word
 psql_shard 2 -qc "alter table orders add column note text"
 expect_exit 0 shardctl op resume "$op"
 assert_eq "$(psql_shard 2 -XAtc "select note from orders where order_id = 9100001")" "x"
+assert_fleet_consistent
+
+step "cancel after the last flip is refused: the keys already live on the target"
+SHARDCTL_FAULT=journal.flipped@b1:1 expect_exit 99 shardctl move --map customers --key 300 --to shard_1 --online
+op=$(last_op)
+expect_exit 64 shardctl op cancel "$op" --dry-run
+expect_stderr_contains "has flipped every batch"
+expect_exit 64 shardctl op cancel "$op"
+expect_stderr_contains "operation $op has flipped every batch: the map routes its keys to shard_1"
+expect_stderr_contains "shardctl op resume $op"
+assert_eq "$(psql_catalog -XAtc "select cancel_requested from shardctl.operations where op_id = '$op'")" "f"
+expect_exit 0 shardctl op resume "$op"
+expect_exit 0 shardctl op show "$op" --format json
+assert_eq "$(jq -r .status "$STDOUT")" "done"
+assert_eq "$(psql_shard 1 -XAtc "select note from orders where order_id = 9100001")" "x"
+assert_eq "$(psql_shard 2 -XAtc "select count(*) from orders where customer_id = 300")" "0"
 assert_fleet_consistent
 pass
