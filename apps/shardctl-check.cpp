@@ -29,6 +29,8 @@ struct CheckCommand {
     app.add_flag("--map-consistency", opt.map_consistency,
                  "Overlapping or unmapped key space, mappings to bad shards, offline mappings, left-over guards "
                  "and replication objects, expired leases, missing tables");
+    app.add_flag("--references", opt.references,
+                 "Every shard's copy of each reference table against the source of truth, chunk by chunk");
     app.add_option("--fix", fix, "What to do with bad rows (default report: change nothing)")
         ->check(cli::IsMember({"report", "quarantine", "delete", "rehome"}))
         ->type_name("report|quarantine|delete|rehome");
@@ -68,13 +70,14 @@ struct CheckCommand {
   }
 
   check::Report restore_rows(cli::Context& ctx) const {
-    if (opt.orphans || opt.strays || opt.map_consistency || opt.fix != check::FixMode::report)
+    if (opt.orphans || opt.strays || opt.map_consistency || opt.references || opt.fix != check::FixMode::report)
       throw usage_error("--restore takes no kind flag and no --fix", "run `shardctl check --restore` on its own");
     return check::restore_quarantined(ctx.catalog(), opt);
   }
 
   check::Report sweep(cli::Context& ctx) {
-    if (!opt.orphans && !opt.strays && !opt.map_consistency) opt.orphans = opt.strays = opt.map_consistency = true;
+    if (!opt.orphans && !opt.strays && !opt.map_consistency && !opt.references)
+      opt.orphans = opt.strays = opt.map_consistency = opt.references = true;
     if (opt.fix == check::FixMode::remove && !opt.dry_run && !ctx.options().yes) confirm_delete(ctx);
     return check::run_check(ctx.catalog(), opt, ctx.config().check);
   }
@@ -93,7 +96,7 @@ struct CheckCommand {
 }  // namespace
 
 int main(int argc, char** argv) {
-  cli::Family fam("check", "Find orphans, strays and map inconsistencies across the fleet; optionally fix them");
+  cli::Family fam("check", "Find orphans, strays, map inconsistencies and differing reference copies across the fleet; optionally fix them");
   fam.allow_formats({"nagios"});
   CheckCommand command;
   command.define(fam.app());

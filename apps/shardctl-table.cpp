@@ -1,16 +1,21 @@
 // shardctl table: declare which tables are sharded (and by what key) and which are replicated.
 #include "catalog/catalog.hpp"
+#include "cli/checks.hpp"
 #include "catalog/json.hpp"
 #include "catalog/names.hpp"
 #include "cli/family.hpp"
 #include "output/table.hpp"
+#include "refdata/render.hpp"
+#include "refdata/sync.hpp"
 
 using namespace shardctl;
 
 int main(int argc, char** argv) {
   cli::Family fam("table", "Declare sharded and reference tables");
   std::string table, map, key;
-  bool force = false;
+  std::optional<std::string> source, from, only_table;
+  bool force = false, no_source = false, allow_no_pk = false;
+  std::optional<int> parallel;
 
   auto* sharded = fam.command("add-sharded", "Declare a table present on every shard of a map", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
@@ -25,19 +30,74 @@ int main(int argc, char** argv) {
 
   auto* reference = fam.command("add-reference", "Declare a small table replicated to every shard", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto t = store.add_reference_table(table);
+    auto t = store.add_reference_table(table, source);
     if (ctx.json()) return ctx.print_json(catalog::to_json(t));
-    ctx.out() << (ctx.dry_run() ? "would declare " : "declared ") << t.name << " a reference table\n";
+    ctx.out() << (ctx.dry_run() ? "would declare " : "declared ") << t.name << " a reference table"
+              << (t.source ? ", its rows of truth on " + *t.source : "") << '\n';
   });
   reference->add_option("TABLE", table, "Table name ([schema.]table)")->required();
+  reference->add_option("--source", source, "The shard whose copy is the source of truth (default: the majority of the copies)")
+      ->type_name("SHARD");
+
+  auto* set = fam.command("set", "Change a reference table's source of truth", [&](cli::Context& ctx) {
+    if (source.has_value() == no_source) throw usage_error("give exactly one of --source SHARD and --no-source");
+    catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
+    auto t = store.set_reference_source(table, source);
+    if (ctx.json()) return ctx.print_json(catalog::to_json(t));
+    ctx.out() << (ctx.dry_run() ? "would set " : "set ") << t.name << "'s source of truth to "
+              << (t.source ? *t.source : std::string("the majority of its copies")) << '\n';
+  });
+  set->add_option("TABLE", table, "A reference table")->required();
+  set->add_option("--source", source, "The shard whose copy is the source of truth")->type_name("SHARD");
+  set->add_flag("--no-source", no_source, "Forget the named source: the majority of the copies is the source");
+
+  auto* sync = fam.command("sync-reference", "Make every shard's copy of reference tables identical to the source's", [&](cli::Context& ctx) {
+    catalog::Store store(ctx.catalog());
+    std::vector<refdata::RefTable> tables;
+    auto declared = store.list_tables();
+    std::string wanted = only_table ? catalog::display_name(catalog::parse_qualified_name(*only_table)) : "";
+    for (const auto& t : declared)
+      if (t.kind == catalog::TableKind::reference && (wanted.empty() || t.name == wanted))
+        tables.push_back({t.name, catalog::quote_qualified(t.name), t.source});
+    if (only_table && tables.empty())
+      throw usage_error("no reference table " + wanted + " is declared", "`shardctl table list` shows the declared tables");
+    std::vector<refdata::ShardRef> shards;
+    for (const auto& s : store.list_shards())
+      if (s.status != catalog::ShardStatus::offline) shards.push_back({s.name, s.dsn});
+    refdata::SyncOptions opt;
+    opt.from = from;
+    opt.dry_run = ctx.dry_run();
+    opt.allow_no_pk = allow_no_pk;
+    opt.parallel = parallel ? *parallel : static_cast<int>(ctx.config().parallel);
+    auto report = refdata::sync_references(shards, tables, opt);
+    if (ctx.json()) ctx.print_json(refdata::sync_to_json(report));
+    else refdata::print_sync_text(ctx.out(), report, static_cast<int>(ctx.config().check.sample));
+    std::string down, refused;
+    for (const auto& s : report.shards) {
+      if (!s.unreachable.empty()) down += (down.empty() ? "" : ", ") + s.shard;
+      if (!s.refused.empty()) refused += (refused.empty() ? "" : "; ") + s.shard + ": " + s.refused;
+    }
+    if (!down.empty())
+      throw unavailable_error("could not sync the reference tables on " + down + "; the other shards were synced",
+                              "run it again once the shard is back");
+    if (!refused.empty()) throw usage_error("refused on " + refused);
+  });
+  sync->add_option("TABLE", only_table, "Only this reference table (default: every reference table, in foreign-key order)");
+  sync->add_option("--from", from, "Copy from this shard (default: each table's source, else the majority of its copies)")
+      ->type_name("SHARD");
+  sync->add_flag("--allow-no-pk", allow_no_pk, "Replace a differing table without a primary key whole, in one transaction");
+  sync->add_option("--parallel", parallel, "Shards synced at once (default: [defaults] parallel)")
+      ->check(cli::whole_number(1))
+      ->type_name("N");
 
   fam.command("list", "List declared tables", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog());
     auto tables = store.list_tables();
     if (ctx.json()) return ctx.print_json({{"tables", catalog::to_json(tables)}});
-    output::TextTable out({"TABLE", "KIND", "MAP", "KEY"});
+    output::TextTable out({"TABLE", "KIND", "MAP", "KEY", "SOURCE"});
     for (const auto& t : tables)
-      out.add_row({t.name, std::string(catalog::to_text(t.kind)), t.map.value_or("-"), t.key_column ? catalog::display_ident(*t.key_column) : "-"});
+      out.add_row({t.name, std::string(catalog::to_text(t.kind)), t.map.value_or("-"), t.key_column ? catalog::display_ident(*t.key_column) : "-",
+                   t.kind == catalog::TableKind::reference ? t.source.value_or("majority") : "-"});
     out.print(ctx.out());
   });
 

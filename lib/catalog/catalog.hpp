@@ -18,7 +18,7 @@
 namespace shardctl::catalog {
 
 // The catalog schema version this binary creates and understands.
-inline constexpr int schema_version = 9;
+inline constexpr int schema_version = 11;
 
 struct InitResult {
   int previous_version;  // 0 when the catalog was empty
@@ -87,6 +87,7 @@ struct TableDef {
   TableKind kind = TableKind::sharded;
   std::optional<std::string> map;
   std::optional<std::string> key_column;  // raw
+  std::optional<std::string> source;      // reference tables: the shard holding the rows of truth
 };
 
 struct Xref {
@@ -160,7 +161,11 @@ class Store {
   // Tables and xrefs. `table` and `key_column` are operator input in SQL syntax
   // (parse_qualified_name, parse_column_name); a table is found by its raw parts, however spelled.
   TableDef add_sharded_table(const std::string& table, const std::string& map, const std::string& key_column);
-  TableDef add_reference_table(const std::string& table);
+  // `source`: the shard whose copy the others are compared with and synced from (none: the
+  // majority of the copies); a usage Error when no such shard is declared.
+  TableDef add_reference_table(const std::string& table, const std::optional<std::string>& source = std::nullopt);
+  // Names (or, with none, forgets) the source shard of a declared reference table.
+  TableDef set_reference_source(const std::string& table, const std::optional<std::string>& source);
   std::vector<TableDef> list_tables();
   void remove_table(const std::string& table, bool force);  // refuses while an xref uses it
   Xref add_xref(const Xref& xref);

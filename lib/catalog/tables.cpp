@@ -19,12 +19,13 @@ TableDef table_from(const pqxx::row& r) {
   t.kind = table_kind_from_text(r["kind"].as<std::string>());
   if (!r["map"].is_null()) t.map = r["map"].as<std::string>();
   if (!r["key_column"].is_null()) t.key_column = r["key_column"].as<std::string>();
+  if (!r["source"].is_null()) t.source = r["source"].as<std::string>();
   return t;
 }
 
 constexpr const char* table_select =
-    "SELECT t.name, t.kind, mp.name AS map, t.key_column FROM shardctl.tables t "
-    "LEFT JOIN shardctl.maps mp USING (map_id) ";
+    "SELECT t.name, t.kind, mp.name AS map, t.key_column, src.name AS source FROM shardctl.tables t "
+    "LEFT JOIN shardctl.maps mp USING (map_id) LEFT JOIN shardctl.shards src ON src.shard_id = t.source_shard_id ";
 
 std::vector<std::string> text_array(const pqxx::field& f) {
   std::vector<std::string> out;
@@ -73,30 +74,53 @@ TableDef Store::add_sharded_table(const std::string& table, const std::string& m
   if (key_text.empty()) throw usage_error("--key must name the key column");
   std::string key_column = parse_column_name(key_text);
   Map map = get_map(map_name);
-  TableDef out{name, TableKind::sharded, map.name, key_column};
+  TableDef out{name, TableKind::sharded, map.name, key_column, std::nullopt};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
     if (previewing()) return;
     out = table_from(tx.exec_params1(
         "WITH ins AS (INSERT INTO shardctl.tables (name, kind, map_id, key_column) "
         "VALUES ($1, 'sharded', $2, $3) RETURNING *) "
-        "SELECT ins.name, ins.kind, $4::text AS map, ins.key_column FROM ins",
+        "SELECT ins.name, ins.kind, $4::text AS map, ins.key_column, NULL::text AS source FROM ins",
         name, map.id, key_column, map.name));
   });
   return out;
 }
 
-TableDef Store::add_reference_table(const std::string& table) {
+TableDef Store::add_reference_table(const std::string& table, const std::optional<std::string>& source) {
   auto parsed = parse_qualified_name(table);
   std::string name = display_name(parsed);
-  TableDef out{name, TableKind::reference, std::nullopt, std::nullopt};
+  std::optional<Shard> shard;
+  if (source) shard = get_shard(*source);
+  TableDef out{name, TableKind::reference, std::nullopt, std::nullopt, source};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
     if (previewing()) return;
     out = table_from(tx.exec_params1(
-        "WITH ins AS (INSERT INTO shardctl.tables (name, kind) VALUES ($1, 'reference') RETURNING *) "
-        "SELECT ins.name, ins.kind, NULL::text AS map, ins.key_column FROM ins",
-        name));
+        "WITH ins AS (INSERT INTO shardctl.tables (name, kind, source_shard_id) VALUES ($1, 'reference', $2) RETURNING *) "
+        "SELECT ins.name, ins.kind, NULL::text AS map, ins.key_column, $3::text AS source FROM ins",
+        name, shard ? std::optional<std::int64_t>(shard->id) : std::nullopt, source));
+  });
+  return out;
+}
+
+TableDef Store::set_reference_source(const std::string& table, const std::optional<std::string>& source) {
+  auto parsed = parse_qualified_name(table);
+  std::optional<Shard> shard;
+  if (source) shard = get_shard(*source);
+  TableDef out;
+  conn_.transact([&](pqxx::work& tx) {
+    auto found = find_table(tx, parsed);
+    if (!found)
+      throw usage_error("unknown table " + display_name(parsed), "`shardctl table list` shows the declared tables");
+    if (found->kind != "reference")
+      throw usage_error("table " + display_name(parsed) + " is " + found->kind + ", not a reference table",
+                        "only a reference table has a source shard");
+    if (!previewing())
+      tx.exec_params("UPDATE shardctl.tables SET source_shard_id = $2 WHERE name = $1", found->stored,
+                     shard ? std::optional<std::int64_t>(shard->id) : std::nullopt);
+    out = table_from(tx.exec_params1(std::string(table_select) + "WHERE t.name = $1", found->stored));
+    out.source = source;
   });
   return out;
 }

@@ -12,6 +12,7 @@
 #include "check/fix_lock.hpp"
 #include "check/fleet.hpp"
 #include "check/journal.hpp"
+#include "check/references.hpp"
 #include "check/rehome.hpp"
 #include "check/shard_sweep.hpp"
 #include "core/error.hpp"
@@ -100,9 +101,11 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
   if (options.fix != FixMode::report && !options.dry_run) lock.emplace(catalog, fleet);
   Report report;
   for (Kind k : all_kinds) {
+    bool sweeps = options.orphans || options.strays || options.map_consistency;
     bool on = k == Kind::orphans ? options.orphans
               : k == Kind::strays ? options.strays
-              : k == Kind::missing_table ? true  // every sweep needs the tables, so it always reports them
+              : is_reference(k) ? options.references
+              : k == Kind::missing_table ? sweeps  // every sweep needs the tables, so it always reports them
                                          : options.map_consistency;
     if (on) report.checked.push_back(k);
   }
@@ -113,10 +116,13 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
   // Quarantine and delete run inside the sweep (per batch); rehome runs after it.
   Options sweep_options = options;
   if (options.fix == FixMode::rehome) sweep_options.fix = FixMode::report;
-  auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
-    return ShardSweep(shard, sweep_options, since, fleet).run();
-  });
-  merge(outcomes, report);
+  if (options.orphans || options.strays || options.map_consistency) {
+    auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
+      return ShardSweep(shard, sweep_options, since, fleet).run();
+    });
+    merge(outcomes, report);
+  }
+  if (options.references) compare_references(catalog, shards, options, report);
   grade(report.findings, cfg);
   // Rehome routes with the catalog as it is now, leaving out operations touched since `since`.
   if (options.fix == FixMode::rehome) {

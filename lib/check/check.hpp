@@ -18,6 +18,7 @@ struct Options {
   bool orphans = false;
   bool strays = false;
   bool map_consistency = false;
+  bool references = false;     // every shard's copy of each reference table against the source of truth
   int parallel = 4;            // shards swept at once, one connection each
   int sample = 10;             // example keys kept per finding
   int probe_batch = 5000;      // child keys per cross-shard probe round trip

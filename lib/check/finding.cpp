@@ -24,7 +24,10 @@ std::string_view fix_kind_name(FixKind kind) noexcept { return fix_kind_words.te
 std::string_view severity_name(Severity s) noexcept { return severity_words.text_or(s, "warning"); }
 std::string_view status_name(Status s) noexcept { return status_words.text_or(s, "UNKNOWN"); }
 
-bool is_map_consistency(Kind kind) noexcept { return kind != Kind::orphans && kind != Kind::strays; }
+bool is_reference(Kind kind) noexcept {
+  return kind == Kind::reference_differs || kind == Kind::reference_tie || kind == Kind::reference_drift;
+}
+bool is_map_consistency(Kind kind) noexcept { return kind != Kind::orphans && kind != Kind::strays && !is_reference(kind); }
 
 Severity default_severity(Kind kind) noexcept {
   switch (kind) {
@@ -38,6 +41,10 @@ Severity default_severity(Kind kind) noexcept {
     case Kind::mapping_offline_shard:
     case Kind::offline_mapping:
     case Kind::missing_table:
+    // A reference copy that differs breaks the joins and foreign keys of the shard's own rows.
+    case Kind::reference_differs:
+    case Kind::reference_tie:
+    case Kind::reference_drift:
     // A slot nobody consumes keeps its server's WAL until the disk fills.
     case Kind::leftover_slot: return Severity::critical;
     // Degraded but nothing is lost: writes may be refused, or an operation waits for resume.

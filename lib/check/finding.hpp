@@ -26,6 +26,9 @@ enum class Kind {
   missing_table,           // a sharded table absent on a shard of its map
   leftover_slot,           // a shardctl logical replication slot no live operation owns (keeps WAL)
   leftover_replication,    // a shardctl publication or subscription no live operation owns
+  reference_differs,       // a shard's copy of a reference table differs from the source of truth's
+  reference_tie,           // a reference table's copies differ and no majority (nor a named source) says which is right
+  reference_drift,         // a shard's copy of a reference table has other columns or key (or is missing)
 };
 
 // The words reports, JSON and the [check] config use, in the order reports list the kinds.
@@ -35,12 +38,15 @@ inline constexpr auto kind_words = words<Kind>(
      {Kind::mapping_offline_shard, "mapping_offline_shard"}, {Kind::mapping_readonly_shard, "mapping_readonly_shard"},
      {Kind::offline_mapping, "offline_mapping"}, {Kind::leftover_guard, "leftover_guard"},
      {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"},
-     {Kind::leftover_slot, "leftover_slot"}, {Kind::leftover_replication, "leftover_replication"}});
+     {Kind::leftover_slot, "leftover_slot"}, {Kind::leftover_replication, "leftover_replication"},
+     {Kind::reference_differs, "reference_differs"}, {Kind::reference_tie, "reference_tie"},
+     {Kind::reference_drift, "reference_drift"}});
 inline constexpr auto all_kinds = kind_words.values();
 
 std::string_view kind_name(Kind kind) noexcept;
-// The check family a kind belongs to: orphans, strays, or map-consistency.
+// The check family a kind belongs to: orphans, strays, references, or map-consistency.
 bool is_map_consistency(Kind kind) noexcept;
+bool is_reference(Kind kind) noexcept;
 
 enum class Severity { warning, critical };
 std::string_view severity_name(Severity s) noexcept;
@@ -52,7 +58,7 @@ struct Finding {
   std::string shard;                      // empty for catalog-wide findings
   std::string table;                      // the table concerned, when there is one
   std::string object;                     // xref, map, mapping range, operation id or replication object
-  std::int64_t count = 0;                 // rows for orphans and strays, else objects
+  std::int64_t count = 0;                 // rows for orphans, strays and reference_differs, else objects
   std::vector<std::string> samples;       // example keys, sorted
   std::string detail;                     // one line for people
 };

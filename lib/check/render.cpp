@@ -36,6 +36,10 @@ std::string phrase(Kind kind, const std::string& table, std::int64_t count, std:
     case Kind::leftover_slot: return plural(count, "left-over replication slot", "left-over replication slots");
     case Kind::leftover_replication:
       return plural(count, "left-over publication or subscription", "left-over publications and subscriptions");
+    case Kind::reference_differs:
+      return plural(count, "differing " + short_table(table) + " row", "differing " + short_table(table) + " rows") + on;
+    case Kind::reference_tie: return short_table(table) + " copies without a majority";
+    case Kind::reference_drift: return "other columns of " + short_table(table) + on;
   }
   return "?";
 }
@@ -143,7 +147,7 @@ std::string nagios_line(const Report& report) {
       std::map<std::string, std::pair<std::int64_t, std::set<std::string>>> groups;
       for (const auto& f : report.findings)
         if (f.kind == k && f.severity == sev) {
-          auto& g = groups[k == Kind::orphans || k == Kind::strays ? f.table : ""];
+          auto& g = groups[k == Kind::orphans || k == Kind::strays || is_reference(k) ? f.table : ""];
           g.first += f.count;
           if (!f.shard.empty()) g.second.insert(f.shard);
         }
@@ -167,7 +171,7 @@ std::string prometheus_text(const Report& report, double now_seconds) {
   // empty shard label.
   std::map<std::pair<std::string, std::string>, std::int64_t> values;
   for (Kind k : report.checked) {
-    if (is_map_consistency(k)) values[{std::string(kind_name(k)), ""}] += 0;
+    if (is_map_consistency(k) || k == Kind::reference_tie) values[{std::string(kind_name(k)), ""}] += 0;
     for (const auto& s : report.shards) values[{std::string(kind_name(k)), s}] += 0;
   }
   for (const auto& f : report.findings) values[{std::string(kind_name(f.kind)), f.shard}] += f.count;

@@ -31,7 +31,7 @@ inline constexpr std::string_view check_finding_kinds[] = {
     "orphans",        "strays",          "overlapping_mappings", "unmapped_keys",
     "mapping_unknown_shard", "mapping_offline_shard", "mapping_readonly_shard",
     "offline_mapping", "leftover_guard", "expired_lease", "missing_table",
-    "leftover_slot",  "leftover_replication",
+    "leftover_slot",  "leftover_replication", "reference_differs", "reference_tie", "reference_drift",
 };
 
 // [check]: how `shardctl check` grades what it finds.

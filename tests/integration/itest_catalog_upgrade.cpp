@@ -297,9 +297,13 @@ TEST_CASE("every schema version older than the current one has a fixture") {
                   fx.name() << " is not older than version " << catalog::schema_version);
     if (!fx.variant) have.insert(fx.version);
   }
-  for (int v = 1; v < catalog::schema_version; ++v)
+  // Every version a step makes (a number no step makes, another branch's, has no catalog).
+  for (const auto& step : catalog::schema_steps()) {
+    int v = step.version;
+    if (v >= catalog::schema_version) continue;
     CHECK_MESSAGE(have.count(v) == 1, "no catalog_versions/v" << v << ".sql: add the catalog version " << v
                                                               << " made (catalog_versions/README.md)");
+  }
 }
 
 TEST_CASE("init upgrades a catalog of every older version to the current one with its data") {

@@ -1,0 +1,58 @@
+#include "refdata/copy.hpp"
+
+namespace shardctl::refdata {
+
+bool Shape::operator==(const Shape& o) const {
+  if (exists != o.exists || key != o.key || columns.size() != o.columns.size()) return false;
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (columns[i].name != o.columns[i].name || columns[i].type != o.columns[i].type) return false;
+  return true;
+}
+
+std::string Shape::column_list() const {
+  if (!exists) return "no such table";
+  std::string out;
+  for (const auto& c : columns) out += (out.empty() ? "" : ", ") + c.name + " " + c.type;
+  out += key.empty() ? "; no primary key" : "; primary key (";
+  for (std::size_t i = 0; i < key.size(); ++i) out += (i ? ", " : "") + key[i];
+  if (!key.empty()) out += ")";
+  return out;
+}
+
+Shape read_shape(shardio::RawConn& conn, const std::string& quoted_table) {
+  Shape s;
+  s.exists = conn.query("SELECT to_regclass($1) IS NOT NULL", {quoted_table})[0][0] == "t";
+  if (!s.exists) return s;
+  s.columns = shardio::table_columns(conn, quoted_table);
+  s.key = shardio::primary_key(conn, quoted_table);
+  return s;
+}
+
+KeySpec key_spec(shardio::RawConn& conn, const Shape& shape) {
+  KeySpec k;
+  for (const auto& c : shape.key) k.quoted_key.push_back(conn.identifier(c));
+  return k;
+}
+
+std::int64_t estimate_rows(shardio::RawConn& conn, const std::string& quoted_table) {
+  auto r = conn.query("SELECT reltuples::bigint, pg_relation_size(oid) FROM pg_class WHERE oid = $1::regclass", {quoted_table});
+  std::int64_t tuples = std::stoll(r[0][0]);
+  return tuples >= 0 ? tuples : std::stoll(r[0][1]) / 32;
+}
+
+ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks) {
+  ChunkDigests out;
+  for (auto& row : conn.query(chunk_digest_sql(quoted_table, key, chunks)))
+    out[std::stoll(row[0])] = ChunkDigest{std::stoll(row[1]), row[2]};
+  return out;
+}
+
+std::vector<ChunkRow> chunk_rows(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key,
+                                 std::int64_t chunks, const std::vector<std::int64_t>& which) {
+  std::vector<ChunkRow> out;
+  if (which.empty()) return out;
+  for (auto& row : conn.query(row_hashes_sql(quoted_table, key, chunks), {chunk_array(which)})) out.push_back({std::stoll(row[0]), {row[1], row[2]}});
+  return out;
+}
+
+}  // namespace shardctl::refdata

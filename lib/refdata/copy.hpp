@@ -1,0 +1,40 @@
+// One shard's copy of a reference table, read on its server: its shape (columns, primary key),
+// its size estimate, its chunk digests and, for some chunks, its rows' keys and hashes.
+// The connection runs shardio::session_settings first (row text identical on every server).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "refdata/diff.hpp"
+#include "refdata/plan.hpp"
+#include "shardio/raw_conn.hpp"
+#include "shardio/shard_schema.hpp"
+
+namespace shardctl::refdata {
+
+struct Shape {
+  bool exists = false;
+  std::vector<shardio::Column> columns;  // attribute order, no dropped or generated columns
+  std::vector<std::string> key;          // primary key columns, raw; empty without one
+  bool operator==(const Shape& o) const;
+  // "region_id integer, name text" (for a drift finding).
+  std::string column_list() const;
+};
+
+Shape read_shape(shardio::RawConn& conn, const std::string& quoted_table);
+KeySpec key_spec(shardio::RawConn& conn, const Shape& shape);
+// The planner's row estimate (reltuples), or, for a table never analyzed, its size / 32 bytes:
+// an estimate too high only costs more digest rows, one too low more rows in the per-row pass.
+std::int64_t estimate_rows(shardio::RawConn& conn, const std::string& quoted_table);
+ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks);
+// The rows of `chunks` (keys and hashes), with the chunk of each.
+struct ChunkRow {
+  std::int64_t chunk;
+  RowHash row;
+};
+std::vector<ChunkRow> chunk_rows(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key,
+                                 std::int64_t chunks, const std::vector<std::int64_t>& which);
+
+}  // namespace shardctl::refdata

@@ -1,0 +1,84 @@
+# check --references compares every shard's copy of each reference table with the source of
+# truth chunk by chunk (man/shardctl-check.1, REFERENCE TABLES): a named source shard, else the
+# majority; missing, extra and changed rows per shard; no primary key compared by whole-row
+# digest; other columns are drift, never compared; copies without a majority are a tie; an
+# unreachable shard makes the run UNKNOWN (3). Text, JSON, Nagios and Prometheus.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/refs_lib.sh"
+
+refs_fleet check_refs
+
+step "identical copies: no finding, exit 0, also in a plain check"
+expect_exit 0 shardctl check --references --format json
+assert_eq "$(jq -c '[.checks, .findings]' "$STDOUT")" '[["reference_differs","reference_tie","reference_drift"],[]]'
+expect_exit 0 shardctl check
+
+step "missing, extra and changed rows, found per shard and table"
+refs_damage
+before=$(refs_all_fingerprints)
+expect_exit 2 shardctl check --references --format json
+assert_eq "$(jq -r '.status + " " + (.exit_code | tostring)' "$STDOUT")" "critical 2"
+assert_eq "$(jq -c '[.findings[] | [.kind, .severity, .shard, .table, .count]] | sort' "$STDOUT")" '[["reference_differs","critical","shard_2","public.ref_city",1],["reference_differs","critical","shard_2","public.ref_country",1],["reference_differs","critical","shard_2","public.ref_site",3],["reference_differs","critical","shard_3","public.ref_city",1],["reference_differs","critical","shard_3","public.ref_note",2]]'
+finding() { jq -r --arg s "$1" --arg t "$2" ".findings[] | select(.shard == \$s and .table == \$t) | $3" "$STDOUT"; }
+assert_eq "$(finding shard_2 public.ref_site '.samples | join(" ")')" "missing (17) changed (5) changed (1000)"
+assert_eq "$(finding shard_2 public.ref_site .object)" "source shard_1"
+detail=$(finding shard_2 public.ref_site .detail)
+[[ "$detail" =~ ^[0-9]+\ of\ [0-9]+\ chunk\(s\)\ differ\ from\ shard_1:\ 1\ missing,\ 0\ extra,\ 2\ changed\ row\(s\)\; ]] ||
+  fail "detail: $detail"
+assert_eq "$(finding shard_2 public.ref_country '.samples | join(" ")')" "extra (ZZ)"
+assert_eq "$(finding shard_2 public.ref_city '.samples | join(" ")')" "extra (ZZ,1)"
+assert_eq "$(finding shard_3 public.ref_city '.samples | join(" ")')" "changed (C2,1)"
+assert_eq "$(finding shard_3 public.ref_note .object)" "source shard_1 (majority of 3 copies)"
+assert_contains "$(finding shard_3 public.ref_note .detail)" ": 1 missing, 1 extra, 0 changed row(s); no primary key: rows compared by their whole-row digest"
+assert_eq "$(jq -r '.summary.reference_differs' "$STDOUT")" 8
+assert_eq "$(refs_all_fingerprints)" "$before"  # a check changes nothing
+
+step "text, Nagios and Prometheus"
+expect_exit 2 shardctl check --references
+expect_stdout_contains "reference_differs"
+expect_stdout_contains "\`shardctl table sync-reference public.ref_site\` fixes it"
+expect_exit 2 shardctl check --references --format nagios --prometheus "$TEST_TMP/refs.prom"
+expect_stdout_contains "SHARDCTL CRITICAL - 2 differing ref_city rows on 2 shards, 1 differing ref_country row on 1 shard, 2 differing ref_note rows on 1 shard, 3 differing ref_site rows on 1 shard |"
+expect_stdout_contains "reference_differs=8 reference_tie=0 reference_drift=0"
+grep -qxF 'shardctl_check_findings{kind="reference_differs",shard="shard_2"} 5' "$TEST_TMP/refs.prom" || fail "prometheus: $(cat "$TEST_TMP/refs.prom")"
+grep -qxF 'shardctl_check_findings{kind="reference_tie",shard=""} 0' "$TEST_TMP/refs.prom" || fail "prometheus tie"
+
+step "the source named with table set: the other copies are compared with it"
+expect_exit 0 shardctl table set ref_note --source shard_3
+expect_exit 2 shardctl check --references --format json
+assert_eq "$(jq -c '[.findings[] | select(.table == "public.ref_note") | [.shard, .object, .count]] | sort' "$STDOUT")" '[["shard_1","source shard_3",2],["shard_2","source shard_3",2]]'
+expect_exit 0 shardctl table set ref_note --no-source
+expect_exit 64 shardctl table set ref_note --source nowhere
+expect_stderr_contains "nowhere"
+expect_exit 64 shardctl table set customers --source shard_1
+expect_stderr_contains "table public.customers is sharded, not a reference table"
+assert_eq "$(shardctl table list --format json | jq -c '[.tables[] | select(.kind == "reference") | [.name, .source]]')" '[["public.product",null],["public.ref_city","shard_1"],["public.ref_country","shard_1"],["public.ref_note",null],["public.ref_site","shard_1"],["public.region",null]]'
+
+step "other columns on one shard: drift, never compared; copies without a majority: a tie"
+for i in 1 2 3; do psql_shard "$i" -qc "create table ref_wide (id int primary key, v text); insert into ref_wide values (1, 'a');
+  create table ref_split (id int primary key, v text); insert into ref_split values (1, 'shard $i')"; done
+psql_shard 3 -qc "alter table ref_wide add column w int; update ref_wide set v = 'changed'"
+expect_exit 0 shardctl table add-reference ref_wide
+expect_exit 0 shardctl table add-reference ref_split
+expect_exit 2 shardctl check --references --format json
+assert_eq "$(jq -c '[.findings[] | select(.table == "public.ref_wide" or .table == "public.ref_split") | [.kind, .shard, .object, .count]] | sort' "$STDOUT")" '[["reference_drift","shard_3",null,1],["reference_tie",null,"shard_1 | shard_2 | shard_3",3]]'
+assert_eq "$(jq -r '.findings[] | select(.kind == "reference_drift") | .detail' "$STDOUT")" "columns id integer, v text, w integer; primary key (id); the majority's: id integer, v text; primary key (id); never compared row by row"
+expect_exit 0 shardctl table remove ref_wide
+expect_exit 0 shardctl table remove ref_split
+
+step "an unreachable shard: UNKNOWN (3) when nothing critical is found elsewhere"
+mkdir -p "$TEST_TMP/nosock"
+expect_exit 0 shardctl shard add shard_4 --dsn "host=$TEST_TMP/nosock port=1 dbname=x"
+expect_exit 2 shardctl check --references --format json  # the differences still show
+assert_eq "$(jq -r '.unreachable[].shard' "$STDOUT")" "shard_4"
+for i in 2 3; do psql_shard "$i" -qc "truncate ref_note; truncate ref_site, ref_city, ref_country"; done
+psql_shard 1 -XAtc "copy ref_note to stdout" | psql_shard 2 -qc "copy ref_note from stdin"
+psql_shard 1 -XAtc "copy ref_note to stdout" | psql_shard 3 -qc "copy ref_note from stdin"
+for t in ref_country ref_city ref_site; do
+  for i in 2 3; do psql_shard 1 -XAtc "copy $t to stdout" | psql_shard "$i" -qc "copy $t from stdin"; done
+done
+expect_exit 3 shardctl check --references --format json
+assert_eq "$(jq -c '[.status, .findings, [.unreachable[].shard]]' "$STDOUT")" '["unknown",[],["shard_4"]]'
+expect_exit 3 shardctl check --references --format nagios
+expect_stdout_contains "SHARDCTL UNKNOWN - shard shard_4 unreachable"
+pass

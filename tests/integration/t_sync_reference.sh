@@ -1,0 +1,71 @@
+# table sync-reference makes every shard's copy of the reference tables identical to the
+# source's by changing only the rows of differing chunks, one transaction per shard, in
+# foreign-key order, and verifies the digests (man/shardctl-table.1): --dry-run changes
+# nothing; a reference row that sharded rows still reference is never deleted (64, nothing
+# changes on that shard); a table without a primary key only with --allow-no-pk; copies
+# without a majority need a named source; an unreachable shard is skipped and named (69).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/refs_lib.sh"
+
+refs_fleet sync_refs
+good=$(refs_fingerprint 1)
+refs_damage
+# shard_2 also holds an extra product that one of its order lines (a sharded row) references.
+psql_shard 2 -q <<'SQL'
+insert into product select 201, 'extra', 1, 1;
+insert into order_lines select customer_id, order_id, 99, 201, 1, 1 from orders order by 1, 2 limit 1;
+SQL
+ref_line=$(psql_shard 2 -XAtc "select (customer_id, order_id, line_no)::text from order_lines where product_id = 201")
+damaged=$(refs_all_fingerprints)
+
+step "a row sharded rows still reference is never deleted: 64, nothing changes on that shard"
+expect_exit 64 shardctl table sync-reference product
+expect_stderr_contains "refused on shard_2: rows of public.product that are not on the source shard_1 are still referenced by public.order_lines through foreign key order_lines_product_id_fkey (for example $ref_line); nothing was deleted"
+assert_eq "$(refs_all_fingerprints)" "$damaged"
+psql_shard 2 -qc "delete from order_lines where product_id = 201"
+damaged=$(refs_all_fingerprints)
+
+step "--dry-run says per shard what it would change, and changes nothing"
+expect_exit 0 shardctl table sync-reference --dry-run --allow-no-pk --format json
+assert_eq "$(jq -c '[.dry_run, [.shards[] | .shard as $s | .tables[] | [$s, .table, (.inserted | length), (.updated | length), (.deleted | length), .replaced]]]' "$STDOUT")" '[true,[["shard_2","public.product",0,0,1,false],["shard_2","public.ref_country",0,0,1,false],["shard_2","public.ref_city",0,0,1,false],["shard_2","public.ref_site",1,2,0,false],["shard_3","public.ref_city",0,1,0,false],["shard_3","public.ref_note",100,0,100,true]]]'
+assert_eq "$(jq -c '[.shards[] | .tables[] | select(.table == "public.ref_site") | .inserted, .updated]' "$STDOUT")" '[["(17)"],["(1000)","(5)"]]'
+expect_exit 0 shardctl table sync-reference ref_site --dry-run
+expect_stdout_contains "shard_2: public.ref_site from shard_1: would insert 1, update 2, delete 0"
+expect_stdout_contains "  would update: (1000) (5)"
+assert_eq "$(refs_all_fingerprints)" "$damaged"
+
+step "without a primary key only with --allow-no-pk: shard_3 refused (64), shard_2 synced"
+expect_exit 64 shardctl table sync-reference
+expect_stderr_contains "refused on shard_3: public.ref_note has no primary key and its copy differs from the source shard_1; pass --allow-no-pk to replace the whole table"
+expect_stdout_contains "shard_2: public.ref_site from shard_1: inserted 1, updated 2, deleted 0"
+assert_eq "$(refs_fingerprint 2)" "$good"
+[ "$(refs_fingerprint 3)" = "$(echo "$damaged" | cut -d'|' -f3)" ] || fail "shard_3 changed although refused"
+
+step "with --allow-no-pk every copy is the source's, and check is clean"
+expect_exit 0 shardctl table sync-reference --allow-no-pk
+expect_stdout_contains "shard_3: public.ref_note from shard_1: replaced whole (no primary key), inserted 100, updated 0, deleted 100"
+assert_eq "$(refs_all_fingerprints)" "$good|$good|$good"
+expect_exit 0 shardctl check --references
+expect_exit 0 shardctl table sync-reference --format json
+assert_eq "$(jq -c '[.shards[].tables[]]' "$STDOUT")" '[]'
+
+step "a tie needs a source: 64 and nothing changes; --from names one"
+for i in 1 2; do psql_shard "$i" -qc "update ref_note set n = $i where line = 'note 7'"; done
+psql_shard 3 -qc "update ref_note set n = 5 where line = 'note 7'"
+tied=$(refs_all_fingerprints)
+expect_exit 64 shardctl table sync-reference ref_note --allow-no-pk
+expect_stderr_contains "the copies of public.ref_note have no majority (shard_1 against shard_2 against shard_3) and no source is named"
+assert_eq "$(refs_all_fingerprints)" "$tied"
+expect_exit 0 shardctl table sync-reference ref_note --allow-no-pk --from shard_2
+assert_eq "$(refs_fingerprint 1)" "$(refs_fingerprint 2)"
+assert_eq "$(refs_fingerprint 3)" "$(refs_fingerprint 2)"
+
+step "an unreachable shard: the others are synced, exit 69 names it"
+psql_shard 2 -qc "update ref_site set note = 'x' where site_id = 9"
+mkdir -p "$TEST_TMP/nosock"
+expect_exit 0 shardctl shard add shard_4 --dsn "host=$TEST_TMP/nosock port=1 dbname=x"
+expect_exit 69 shardctl table sync-reference ref_site
+expect_stderr_contains "could not sync the reference tables on shard_4; the other shards were synced"
+expect_stdout_contains "shard_2: public.ref_site from shard_1: inserted 0, updated 1, deleted 0"
+assert_eq "$(refs_fingerprint 2)" "$(refs_fingerprint 1)"
+pass
