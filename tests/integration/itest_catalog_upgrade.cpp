@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "catalog/catalog.hpp"
+#include "catalog/schema.hpp"
 #include "core/error.hpp"
 #include "itest_pg.hpp"
 
