@@ -20,7 +20,7 @@ expect_exit 2 shardctl check --references --format json
 assert_eq "$(jq -r '.status + " " + (.exit_code | tostring)' "$STDOUT")" "critical 2"
 assert_eq "$(jq -c '[.findings[] | [.kind, .severity, .shard, .table, .count]] | sort' "$STDOUT")" '[["reference_differs","critical","shard_2","public.ref_city",1],["reference_differs","critical","shard_2","public.ref_country",1],["reference_differs","critical","shard_2","public.ref_site",3],["reference_differs","critical","shard_3","public.ref_city",1],["reference_differs","critical","shard_3","public.ref_note",2]]'
 finding() { jq -r --arg s "$1" --arg t "$2" ".findings[] | select(.shard == \$s and .table == \$t) | $3" "$STDOUT"; }
-assert_eq "$(finding shard_2 public.ref_site '.samples | join(" ")')" "missing (17) changed (5) changed (1000)"
+assert_eq "$(finding shard_2 public.ref_site '.samples | join(" ")')" "missing (17) changed (1000) changed (5)"
 assert_eq "$(finding shard_2 public.ref_site .object)" "source shard_1"
 detail=$(finding shard_2 public.ref_site .detail)
 [[ "$detail" =~ ^[0-9]+\ of\ [0-9]+\ chunk\(s\)\ differ\ from\ shard_1:\ 1\ missing,\ 0\ extra,\ 2\ changed\ row\(s\)\; ]] ||

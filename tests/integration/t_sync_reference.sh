@@ -20,7 +20,7 @@ damaged=$(refs_all_fingerprints)
 
 step "a row sharded rows still reference is never deleted: 64, nothing changes on that shard"
 expect_exit 64 shardctl table sync-reference product
-expect_stderr_contains "refused on shard_2: rows of public.product that are not on the source shard_1 are still referenced by public.order_lines through foreign key order_lines_product_id_fkey (for example $ref_line); nothing was deleted"
+expect_stderr_contains "refused on shard_2: rows of public.product that are not on the source shard_1 are still referenced by public.order_lines through foreign key \"order_lines_product_id_fkey\" (for example $ref_line); nothing was deleted"
 assert_eq "$(refs_all_fingerprints)" "$damaged"
 psql_shard 2 -qc "delete from order_lines where product_id = 201"
 damaged=$(refs_all_fingerprints)
