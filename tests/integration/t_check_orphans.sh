@@ -51,7 +51,7 @@ assert_eq "$(jq -c '[.findings[] | select(.kind == "strays") | [.shard, .table, 
 
 total=$((lines_5_1 + 1 + lines_700_1))
 expect_exit 2 shardctl check --orphans --format nagios
-assert_eq "$(cat "$STDOUT")" "SHARDCTL CRITICAL - $total orphaned order_lines on 2 shards | orphans=$total strays=0 overlapping_mappings=0 unmapped_keys=0 mapping_unknown_shard=0 mapping_offline_shard=0 mapping_readonly_shard=0 offline_mapping=0 leftover_guard=0 expired_lease=0 missing_table=0 leftover_slot=0 leftover_replication=0 unreachable_shards=0"
+assert_eq "$(cat "$STDOUT")" "SHARDCTL CRITICAL - $total orphaned order_lines on 2 shards | orphans=$total strays=0 overlapping_mappings=0 unmapped_keys=0 mapping_unknown_shard=0 mapping_offline_shard=0 mapping_readonly_shard=0 offline_mapping=0 leftover_guard=0 expired_lease=0 missing_table=0 leftover_slot=0 leftover_replication=0 reference_differs=0 reference_tie=0 reference_drift=0 unreachable_shards=0"
 
 expect_exit 2 shardctl check --orphans
 expect_stdout_contains "status: CRITICAL (2 critical, 0 warning finding(s); 3 shard(s) checked, 0 unreachable)"

@@ -29,7 +29,8 @@ TEST_CASE("nagios: one line, status, grouped phrases, perfdata for every kind") 
   CHECK(nagios_line(r) ==
         "SHARDCTL CRITICAL - 12 orphaned order_lines on 2 shards | orphans=12 strays=0 overlapping_mappings=0 "
         "unmapped_keys=0 mapping_unknown_shard=0 mapping_offline_shard=0 mapping_readonly_shard=0 "
-        "offline_mapping=0 leftover_guard=0 expired_lease=0 missing_table=0 leftover_slot=0 leftover_replication=0 unreachable_shards=0");
+        "offline_mapping=0 leftover_guard=0 expired_lease=0 missing_table=0 leftover_slot=0 leftover_replication=0 reference_differs=0 "
+        "reference_tie=0 reference_drift=0 unreachable_shards=0");
 }
 
 TEST_CASE("nagios: ok, warning and unknown lines") {
@@ -103,4 +104,23 @@ TEST_CASE("json: top-level status, summary and findings") {
   std::ostringstream text;
   print_text(text, r);
   CHECK(text.str().find("status: CRITICAL") != std::string::npos);
+}
+
+TEST_CASE("reference findings: grouped per table in Nagios; the tie's gauge zero-filled without a shard") {
+  Report r;
+  r.checked = {Kind::reference_differs, Kind::reference_tie, Kind::reference_drift};
+  r.shards = {"shard_1", "shard_2"};
+  Finding d;
+  d.kind = Kind::reference_differs;
+  d.severity = Severity::critical;
+  d.shard = "shard_2";
+  d.table = "public.product";
+  d.count = 3;
+  r.findings = {d};
+  CHECK(nagios_line(r).rfind("SHARDCTL CRITICAL - 3 differing product rows on 1 shard | ", 0) == 0);
+  std::string text = prometheus_text(r, 0);
+  CHECK(text.find("shardctl_check_findings{kind=\"reference_differs\",shard=\"shard_2\"} 3\n") != std::string::npos);
+  CHECK(text.find("shardctl_check_findings{kind=\"reference_differs\",shard=\"shard_1\"} 0\n") != std::string::npos);
+  CHECK(text.find("shardctl_check_findings{kind=\"reference_tie\",shard=\"\"} 0\n") != std::string::npos);
+  CHECK(text.find("shardctl_check_findings{kind=\"reference_differs\",shard=\"\"}") == std::string::npos);
 }
