@@ -215,7 +215,9 @@ zoo_verify() {
   _zoo_unchanged_collected "$1"
   _zoo_routed_collected "$1"
   local got=0
-  "$SHARDCTL_BIN/shardctl" check >"$STDOUT" 2>"$STDERR" || got=$?
+  # Not --references: a zoo loads its reference rows on shard_1 only, and a move copies them to
+  # an empty target, so the other copies differ by design (t_check_references tests those).
+  "$SHARDCTL_BIN/shardctl" check --orphans --strays --map-consistency >"$STDOUT" 2>"$STDERR" || got=$?
   [ "$got" = 0 ] || { cat "$STDOUT" "$STDERR" >&2; fail "$1: shardctl check exited $got"; }
 }
 
