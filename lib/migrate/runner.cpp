@@ -4,6 +4,7 @@
 // flight, and each step checks what is already done. `op cancel` of a batch that is offline
 // or copied rolls it back; a flipped batch is finished (its keys already live on the target).
 #include "migrate/runner.hpp"
+#include "migrate/server_digest.hpp"
 
 #include "migrate/copy_sql.hpp"
 #include "migrate/load_digest.hpp"
@@ -338,7 +339,13 @@ bool Runner::purge_rows(shardio::RawConn& src, const Batch& b, const std::string
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it) {
     std::string got;
     std::string want = expected.contains(it->name) ? expected[it->name].get<std::string>() : "";
-    if (want.empty() || shardio::is_copy_digest(want)) {
+    if (auto how = server_digest_of(want)) {
+      // Digested by both servers at an online cut-over: the source computes the same aggregate
+      // over the rows it deletes.
+      got = src.query("WITH " + std::string(shardio::row_alias) + " AS (DELETE FROM " + it->quoted + " WHERE " +
+                      filter(src, *it, b.range) + " RETURNING " + column_list(it->columns) + ") SELECT " +
+                      server_digest_select(*it, *how) + " FROM " + shardio::row_alias)[0][0];
+    } else if (want.empty() || shardio::is_copy_digest(want)) {
       // The deleted rows stream out and are hashed as verify hashed them.
       bool binary = want.empty() ? it->binary : want.find(":xxh3t:") == std::string::npos;
       shardio::CopyDigest digest(binary);

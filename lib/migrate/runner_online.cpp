@@ -223,7 +223,7 @@ std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why
   std::string verified;
   {
     Stopwatch w(stats_.verify_seconds);
-    verified = verify(b);
+    verified = verify_at_cut_over(b);
   }
   if (ms_left(deadline) < 0) return give_up("the verify of the batch took longer than the cut-over's time");
   sync_sequences(b);
