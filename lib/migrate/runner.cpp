@@ -193,6 +193,9 @@ void Runner::forget_last_load() {
 // Deletes the batch's rows from the target, children first, in one transaction.
 void Runner::delete_from_target(const Batch& b) {
   target_->exec("BEGIN");
+  // A target that gave these keys away once keeps a fence on them until a flip brings them
+  // back (an online copy passes it, the fence stays): this transaction passes it too.
+  bypass_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
     target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
   target_->exec("COMMIT");

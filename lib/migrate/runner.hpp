@@ -100,6 +100,7 @@ class Runner {
   std::int64_t start_stream(const Batch& b);
   std::optional<std::string> cut_over(const Batch& b);
   bool catch_up(const Batch& b);
+  void require_slot(const Batch& b);
   std::optional<std::string> try_cut_over(const Batch& b, std::string& why);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);
