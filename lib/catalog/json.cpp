@@ -9,7 +9,10 @@ std::string mapping_key_text(const Mapping& m) {
 }
 
 nlohmann::json to_json(const Shard& s) {
-  return {{"name", s.name}, {"dsn", pg::display_dsn(s.dsn)}, {"status", std::string(to_text(s.status))}};
+  return {{"name", s.name},
+          {"dsn", pg::display_dsn(s.dsn)},
+          {"status", std::string(to_text(s.status))},
+          {"replication_dsn", s.replication_dsn ? nlohmann::json(pg::display_dsn(*s.replication_dsn)) : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json to_json(const Map& m) {
