@@ -90,14 +90,15 @@ assert_eq "$(shardctl_streams 1)$(shardctl_streams 2)" ""
 assert_fleet_consistent
 
 step "a replication DSN the target's server cannot connect with: 69 before anything is created"
-expect_exit 0 shardctl shard set shard_2 --replication-dsn "$(shard_dsn 2) port=1"
+# shard_1 holds every key now: it is the source.
+expect_exit 0 shardctl shard set shard_1 --replication-dsn "$(shard_dsn 1) port=1"
 before=$(catalog_dump)
 data=$(fleet_fingerprint)
-expect_exit 69 shardctl move --map customers --key 701 --to shard_1 --online
-expect_stderr_contains "the server of shard shard_1 cannot reach shard shard_2 with its replication DSN ("
+expect_exit 69 shardctl move --map customers --key 300 --to shard_2 --online
+expect_stderr_contains "the server of shard shard_2 cannot reach shard shard_1 with its replication DSN ("
 expect_stderr_contains "port=1"
 expect_stderr_contains "could not connect to the publisher"
-expect_stderr_contains "shardctl shard set shard_2 --replication-dsn DSN"
+expect_stderr_contains "shardctl shard set shard_1 --replication-dsn DSN"
 assert_eq "$(catalog_dump)" "$before"
 assert_eq "$(fleet_fingerprint)" "$data"
 assert_eq "$(shardctl_streams 1)$(shardctl_streams 2)" ""
