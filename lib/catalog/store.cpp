@@ -81,8 +81,8 @@ struct NamedRows {
   }
 };
 
-constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status, replication_dsn FROM shardctl.shards", shard_from,
-                                      "shard"};
+constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status, replication_dsn FROM shardctl.shards",
+                                      shard_from, "shard"};
 constexpr NamedRows<Map> map_rows{"SELECT map_id, name, kind, key_type FROM shardctl.maps", map_from, "map"};
 
 // Columns that read a mapping's range back as text bounds, whichever column holds it.
