@@ -125,7 +125,7 @@ std::int64_t Runner::start_stream(const Batch& b) {
   // The copy's digests are of the snapshot: the cut-over digests the range afresh.
   forget_last_load();
   faults_.point("online.copied", context(b));
-  shardside::create_subscription(*target_, {name, from.dsn, name, name, false});
+  shardside::create_subscription(*target_, {name, from.subscription_dsn(), name, name, false});
   journal(b, BatchStep::copied, rows);
   faults_.point("journal.copied", context(b));
   return rows;

@@ -29,6 +29,7 @@
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
 #include "itest_pg.hpp"
+#include "pg/dsn.hpp"
 
 using namespace shardctl;
 
@@ -275,8 +276,18 @@ void upgrade_one(pg::Connection& conn, const Fixture& fx, const std::set<std::st
   if (!had_map_versions)
     for (const auto& [map, v] : versions)
       CHECK_MESSAGE(v == 1, name << ": map " << map << " upgraded to version " << v);
+  for (const auto& s : store.list_shards())
+    CHECK_MESSAGE(!s.replication_dsn, name << ": shard " << s.name << " upgraded with a replication DSN");
   auto added = store.add_shard("d", "host=/run/postgresql port=5432 dbname=shard_d");
   CHECK_MESSAGE(added.id > 0, name);
+  // Step 10's column: a replication DSN is stored, read back, and removed.
+  catalog::ShardChange replication;
+  replication.replication_dsn = "host=replica.internal port=5433 dbname=shard_d";
+  store.set_shard("d", replication);
+  CHECK_MESSAGE(store.get_shard("d").replication_dsn == pg::redact_dsn(*replication.replication_dsn), name);
+  replication.replication_dsn = "";
+  store.set_shard("d", replication);
+  CHECK_MESSAGE(!store.get_shard("d").replication_dsn, name);
   store.add_point("tenants", "initech", "d");
   auto want_versions = versions;
   want_versions["tenants"] += 1;
