@@ -10,21 +10,30 @@ using namespace shardctl;
 
 namespace {
 
+// The replication DSN as `list` and `show` print it: "-" when the shard has none.
+std::string replication_text(const catalog::Shard& s) {
+  return s.replication_dsn ? pg::display_dsn(*s.replication_dsn) : "-";
+}
+
 void print_shard(cli::Context& ctx, const catalog::Shard& s) {
   if (ctx.json()) return ctx.print_json(catalog::to_json(s));
-  ctx.out() << "name:   " << s.name << "\ndsn:    " << pg::display_dsn(s.dsn) << "\nstatus: " << s.status << '\n';
+  ctx.out() << "name:            " << s.name << "\ndsn:             " << pg::display_dsn(s.dsn)
+            << "\nstatus:          " << s.status << "\nreplication dsn: " << replication_text(s) << '\n';
 }
 
 // The options main() defines; each command runs as one member function.
 struct Commands {
   std::string name, dsn, status = "online";
+  std::optional<std::string> new_status, replication_dsn;
   bool force = false;
 
   void add(cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto s = store.add_shard(name, dsn, catalog::parse_shard_status(status));
+    auto s = store.add_shard(name, dsn, catalog::parse_shard_status(status), replication_dsn);
     if (ctx.json()) return ctx.print_json(catalog::to_json(s));
-    if (ctx.dry_run()) ctx.out() << "would add shard " << s.name << " (" << s.dsn << ", " << s.status << ")\n";
+    if (ctx.dry_run())
+      ctx.out() << "would add shard " << s.name << " (" << s.dsn << ", " << s.status
+                << (s.replication_dsn ? ", replication DSN " + *s.replication_dsn : std::string()) << ")\n";
     else ctx.out() << "added shard " << s.name << " (" << s.status << ")\n";
   }
 
@@ -32,8 +41,9 @@ struct Commands {
     catalog::Store store(ctx.catalog());
     auto shards = store.list_shards();
     if (ctx.json()) return ctx.print_json({{"shards", catalog::to_json(shards)}});
-    output::TextTable t({"NAME", "STATUS", "DSN"});
-    for (const auto& s : shards) t.add_row({s.name, std::string(catalog::to_text(s.status)), pg::display_dsn(s.dsn)});
+    output::TextTable t({"NAME", "STATUS", "DSN", "REPLICATION DSN"});
+    for (const auto& s : shards)
+      t.add_row({s.name, std::string(catalog::to_text(s.status)), pg::display_dsn(s.dsn), replication_text(s)});
     t.print(ctx.out());
   }
 
@@ -56,10 +66,17 @@ struct Commands {
   }
 
   void set(cli::Context& ctx) {
+    catalog::ShardChange change;
+    if (new_status) change.status = catalog::parse_shard_status(*new_status);
+    change.replication_dsn = replication_dsn;
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto s = store.set_shard_status(name, catalog::parse_shard_status(status));
-    if (ctx.dry_run() && !ctx.json()) ctx.out() << "would set shard " << s.name << " status to " << s.status << '\n';
-    else print_shard(ctx, s);
+    auto s = store.set_shard(name, change);
+    if (!ctx.dry_run() || ctx.json()) return print_shard(ctx, s);
+    if (change.status) ctx.out() << "would set shard " << s.name << " status to " << s.status << '\n';
+    if (change.replication_dsn)
+      ctx.out() << (s.replication_dsn ? "would set shard " + s.name + " replication DSN to " + *s.replication_dsn
+                                      : "would remove the replication DSN of shard " + s.name)
+                << '\n';
   }
 
   void remove(cli::Context& ctx) {
@@ -85,18 +102,27 @@ int main(int argc, char** argv) {
   add->add_option("--status", c.status, "Initial status")
       ->check(cli::IsMember({"online", "readonly", "offline"}))
       ->type_name("online|readonly|offline");
+  add->add_option("--replication-dsn", c.replication_dsn,
+                  "Connection string other shards' servers subscribe to this one with in online moves (default: --dsn; "
+                  "no password)")
+      ->type_name("DSN");
 
   fam.command("list", "List the shards", [&](cli::Context& ctx) { c.list(ctx); });
 
   auto* show = fam.command("show", "Show one shard and the mappings it holds", [&](cli::Context& ctx) { c.show(ctx); });
   show->add_option("NAME", c.name, "Shard name")->required();
 
-  auto* set = fam.command("set", "Change a shard's status", [&](cli::Context& ctx) { c.set(ctx); });
+  auto* set = fam.command("set", "Change a shard's status or replication DSN", [&](cli::Context& ctx) { c.set(ctx); });
   set->add_option("NAME", c.name, "Shard name")->required();
-  set->add_option("--status", c.status, "New status")
-      ->required()
+  set->add_option("--status", c.new_status, "New status")
       ->check(cli::IsMember({"online", "readonly", "offline"}))
       ->type_name("online|readonly|offline");
+  set->add_option("--replication-dsn", c.replication_dsn,
+                  "New connection string for subscriptions to this shard (online moves); '' removes it (no password)")
+      ->type_name("DSN");
+  set->callback([&] {
+    if (!c.new_status && !c.replication_dsn) throw cli::RequiredError("--status or --replication-dsn");
+  });
 
   auto* remove = fam.command("remove", "Remove a shard from the catalog (never touches its data)",
                              [&](cli::Context& ctx) { c.remove(ctx); });

@@ -62,6 +62,20 @@ struct Shard {
   std::string name;
   std::string dsn;  // never holds a password
   ShardStatus status = ShardStatus::online;
+  // How another shard's server reaches this one to subscribe to it in an online move, when that
+  // differs from how shardctl's host does (another host name, port, a replication user); never
+  // holds a password: the subscribing server's OS user's ~/.pgpass supplies it.
+  std::optional<std::string> replication_dsn{};
+
+  // The connection string a subscription to this shard uses: replication_dsn, else dsn.
+  const std::string& subscription_dsn() const noexcept { return replication_dsn ? *replication_dsn : dsn; }
+};
+
+// What `shard set` changes; a field left empty keeps its value.
+struct ShardChange {
+  std::optional<ShardStatus> status{};
+  // A new replication DSN; "" removes it (subscriptions then use the shard's DSN).
+  std::optional<std::string> replication_dsn{};
 };
 
 struct Map {
@@ -133,11 +147,13 @@ class Store {
   explicit Store(pg::Connection& conn, Writes writes = Writes::apply);
   bool previewing() const noexcept { return writes_ == Writes::preview; }
 
-  // Shards. add_shard refuses a DSN with a password (usage Error).
-  Shard add_shard(const std::string& name, const std::string& dsn, ShardStatus status = ShardStatus::online);
+  // Shards. add_shard and set_shard refuse a DSN or replication DSN with a password (usage
+  // Error); an empty replication DSN is none.
+  Shard add_shard(const std::string& name, const std::string& dsn, ShardStatus status = ShardStatus::online,
+                  const std::optional<std::string>& replication_dsn = std::nullopt);
   std::vector<Shard> list_shards();
   Shard get_shard(const std::string& name);  // usage Error when unknown
-  Shard set_shard_status(const std::string& name, ShardStatus status);
+  Shard set_shard(const std::string& name, const ShardChange& change);
   void remove_shard(const std::string& name, bool force);  // refuses while mappings use it unless force
 
   // Maps. `hash_shards` (hash maps only) spreads the hash space evenly over those shards, in

@@ -1,5 +1,7 @@
 #include "catalog/json.hpp"
 
+#include <utility>
+
 #include "pg/dsn.hpp"
 
 namespace shardctl::catalog {
@@ -9,7 +11,11 @@ std::string mapping_key_text(const Mapping& m) {
 }
 
 nlohmann::json to_json(const Shard& s) {
-  return {{"name", s.name}, {"dsn", pg::display_dsn(s.dsn)}, {"status", std::string(to_text(s.status))}};
+  auto replication = s.replication_dsn ? nlohmann::json(pg::display_dsn(*s.replication_dsn)) : nlohmann::json(nullptr);
+  return {{"name", s.name},
+          {"dsn", pg::display_dsn(s.dsn)},
+          {"status", std::string(to_text(s.status))},
+          {"replication_dsn", std::move(replication)}};
 }
 
 nlohmann::json to_json(const Map& m) {

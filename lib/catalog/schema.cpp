@@ -311,10 +311,18 @@ ALTER TABLE shardctl.op_batches ADD CONSTRAINT op_batches_step_check
   CHECK (step IN ('planned', 'streaming', 'offline', 'copied', 'flipped', 'done'));
 )SQL";
 
+// Version 10: a shard's replication DSN, the connection string a subscription on another
+// shard's server uses to reach it during an online move (shardctl-shard(1)): that server may
+// need another host, port or user than shardctl's host does. NULL: the shard's DSN. Never empty
+// (`shard set --replication-dsn ''` stores NULL), never a password, like dsn.
+constexpr std::string_view v10_replication_dsn = R"SQL(
+ALTER TABLE shardctl.shards ADD COLUMN replication_dsn text CHECK (replication_dsn <> '');
+)SQL";
+
 // Version 11: the source of truth of a reference table's rows (`table add-reference --source`,
 // `table set --source`): the shard whose copy `check --references` compares the others with and
 // `table sync-reference` copies from. NULL: the majority of the copies. Forgetting a shard
-// forgets it as a source. (Independent of step 10, which another change numbers before it.)
+// forgets it as a source.
 constexpr std::string_view v11_reference_source = R"SQL(
 ALTER TABLE shardctl.tables ADD COLUMN source_shard_id bigint REFERENCES shardctl.shards ON DELETE SET NULL;
 ALTER TABLE shardctl.tables ADD CONSTRAINT tables_source_reference_only CHECK (kind = 'reference' OR source_shard_id IS NULL);
@@ -325,7 +333,8 @@ ALTER TABLE shardctl.tables ADD CONSTRAINT tables_source_reference_only CHECK (k
 const std::vector<SchemaStep>& schema_steps() {
   static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows},
                                                  {6, v6_rebalance}, {7, v7_batch_keys}, {8, v8_live_bytes},
-                                                 {9, v9_online_steps}, {11, v11_reference_source}};
+                                                 {9, v9_online_steps}, {10, v10_replication_dsn},
+                                                 {11, v11_reference_source}};
   return steps;
 }
 

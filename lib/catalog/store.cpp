@@ -19,9 +19,24 @@ using routing::MapKind;
 
 namespace {
 
+std::optional<std::string> opt_text(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<std::string>();
+}
+
 Shard shard_from(const pqxx::row& r) {
-  return Shard{r["shard_id"].as<std::int64_t>(), r["name"].as<std::string>(),
-               r["dsn"].as<std::string>(), shard_status_from_text(r["status"].as<std::string>())};
+  return Shard{r["shard_id"].as<std::int64_t>(), r["name"].as<std::string>(), r["dsn"].as<std::string>(),
+               shard_status_from_text(r["status"].as<std::string>()), opt_text(r["replication_dsn"])};
+}
+
+constexpr const char* shard_columns = "shard_id, name, dsn, status, replication_dsn";
+
+// A replication DSN as stored: none for none or "", else checked like a shard's DSN (no
+// password) and kept in key=value form.
+std::optional<std::string> stored_replication_dsn(const std::optional<std::string>& dsn, const std::string& shard) {
+  if (!dsn || dsn->empty()) return std::nullopt;
+  pg::require_passwordless_dsn(*dsn, "the replication DSN of shard " + shard);
+  return pg::redact_dsn(*dsn);
 }
 
 Map map_from(const pqxx::row& r) {
@@ -66,13 +81,9 @@ struct NamedRows {
   }
 };
 
-constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status FROM shardctl.shards", shard_from, "shard"};
+constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status, replication_dsn FROM shardctl.shards",
+                                      shard_from, "shard"};
 constexpr NamedRows<Map> map_rows{"SELECT map_id, name, kind, key_type FROM shardctl.maps", map_from, "map"};
-
-std::optional<std::string> opt_text(const pqxx::field& f) {
-  if (f.is_null()) return std::nullopt;
-  return f.as<std::string>();
-}
 
 // Columns that read a mapping's range back as text bounds, whichever column holds it.
 constexpr const char* mapping_select =
@@ -122,20 +133,21 @@ Store::Store(pg::Connection& conn, Writes writes) : conn_(conn), writes_(writes)
 
 // ---- shards -------------------------------------------------------------------------------
 
-Shard Store::add_shard(const std::string& name, const std::string& dsn, ShardStatus status) {
+Shard Store::add_shard(const std::string& name, const std::string& dsn, ShardStatus status,
+                       const std::optional<std::string>& replication_dsn) {
   require_name("shard", name);
   pg::require_passwordless_dsn(dsn, "the DSN of shard " + name);
   std::string clean = pg::redact_dsn(dsn);
-  Shard out{0, name, clean, status};
+  Shard out{0, name, clean, status, stored_replication_dsn(replication_dsn, name)};
   conn_.transact([&](pqxx::work& tx) {
     auto existing = tx.exec_params("SELECT 1 FROM shardctl.shards WHERE name = $1", name);
     if (!existing.empty())
       throw usage_error("shard " + name + " already exists", "see `shardctl shard show " + name + "`");
     if (previewing()) return;
     out = shard_from(tx.exec_params1(
-        "INSERT INTO shardctl.shards (name, dsn, status) VALUES ($1, $2, $3) "
-        "RETURNING shard_id, name, dsn, status",
-        name, clean, std::string(to_text(status))));
+        "INSERT INTO shardctl.shards (name, dsn, status, replication_dsn) VALUES ($1, $2, $3, $4) RETURNING " +
+            std::string(shard_columns),
+        name, clean, std::string(to_text(status)), out.replication_dsn));
   });
   return out;
 }
@@ -144,14 +156,21 @@ std::vector<Shard> Store::list_shards() { return shard_rows.all(conn_); }
 
 Shard Store::get_shard(const std::string& name) { return shard_rows.named(conn_, name); }
 
-Shard Store::set_shard_status(const std::string& name, ShardStatus status) {
+Shard Store::set_shard(const std::string& name, const ShardChange& change) {
   Shard out = get_shard(name);
-  out.status = status;
+  if (change.status) out.status = *change.status;
+  if (change.replication_dsn) out.replication_dsn = stored_replication_dsn(change.replication_dsn, name);
   if (previewing()) return out;
+  // Only what the change names is written: two `shard set` runs that change different fields
+  // both keep theirs.
+  std::optional<std::string> status;
+  if (change.status) status = std::string(to_text(*change.status));
   conn_.transact([&](pqxx::work& tx) {
     out = shard_from(tx.exec_params1(
-        "UPDATE shardctl.shards SET status = $2 WHERE name = $1 RETURNING shard_id, name, dsn, status",
-        name, std::string(to_text(status))));
+        "UPDATE shardctl.shards SET status = coalesce($2, status), "
+        "replication_dsn = CASE WHEN $3 THEN $4 ELSE replication_dsn END WHERE name = $1 RETURNING " +
+            std::string(shard_columns),
+        name, status, change.replication_dsn.has_value(), out.replication_dsn));
   });
   return out;
 }

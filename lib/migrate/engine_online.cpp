@@ -6,22 +6,47 @@
 #include "journal/journal.hpp"
 
 #include "migrate/operation.hpp"
+#include "pg/dsn.hpp"
 #include "shardside/replication.hpp"
+#include "shardside/subscription_probe.hpp"
 
 namespace shardctl::migrate {
+
+namespace {
+
+// The target's server must reach each source with the connection string its subscription will
+// use (the source's replication DSN, else its DSN: runner_online.cpp), which may work from here
+// and not from there. Unreachable (69) before anything is created, naming that string.
+void require_subscribable(shardio::RawConn& target, const catalog::Shard& to, const catalog::Shard& from) {
+  auto error = shardside::subscription_connect_error(target, from.subscription_dsn());
+  if (!error) return;
+  const std::string which = from.replication_dsn ? "its replication DSN" : "its DSN";
+  throw unavailable_error(
+      "the server of shard " + to.name + " cannot reach shard " + from.name + " with " + which + " (" +
+          pg::describe_dsn(from.subscription_dsn()) + ") to subscribe to it: " + *error,
+      "an online move's subscription connects from the target's server, not from shardctl's host: "
+      "`shardctl shard set " + from.name + " --replication-dsn DSN` gives it a connection string that works there "
+      "(host, port, pg_hba.conf; a password in that server's OS user's ~/.pgpass)" +
+          (from.replication_dsn ? ", `--replication-dsn ''` removes it" : std::string()));
+}
+
+}  // namespace
 
 void Engine::check_online(const Plan& plan) {
   std::vector<shardside::MovingTable> tables;
   for (const auto& t : plan.tables) tables.push_back({t.quoted, {t.key_column}});
   // One stream at a time per source: batches cut over one after another.
   std::set<std::int64_t> seen;
+  std::vector<const catalog::Shard*> sources;
   for (const auto& seg : plan.segments) {
     if (!seen.insert(seg.source.id).second) continue;
     shardio::RawConn source(seg.source.dsn, "shard " + seg.source.name);
     shardside::check_source(source, tables, 1).require();
+    sources.push_back(&seg.source);
   }
   shardio::RawConn target(plan.target.dsn, "shard " + plan.target.name);
   shardside::check_target(target, 1).require();
+  for (const auto* from : sources) require_subscribable(target, plan.target, *from);
 }
 
 void Engine::retune_online(const std::string& op_id, std::optional<double> max_lag_seconds, std::optional<int> cutover_timeout_ms) {

@@ -4,6 +4,7 @@
 // flight, and each step checks what is already done. `op cancel` of a batch that is offline
 // or copied rolls it back; a flipped batch is finished (its keys already live on the target).
 #include "migrate/runner.hpp"
+#include "migrate/server_digest.hpp"
 
 #include "migrate/copy_sql.hpp"
 #include "migrate/load_digest.hpp"
@@ -192,6 +193,9 @@ void Runner::forget_last_load() {
 // Deletes the batch's rows from the target, children first, in one transaction.
 void Runner::delete_from_target(const Batch& b) {
   target_->exec("BEGIN");
+  // A target that gave these keys away once keeps a fence on them until a flip brings them
+  // back (an online copy passes it, the fence stays): this transaction passes it too.
+  bypass_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
     target_->exec("DELETE FROM " + it->quoted + " WHERE " + filter(*target_, *it, b.range));
   target_->exec("COMMIT");
@@ -338,7 +342,13 @@ bool Runner::purge_rows(shardio::RawConn& src, const Batch& b, const std::string
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it) {
     std::string got;
     std::string want = expected.contains(it->name) ? expected[it->name].get<std::string>() : "";
-    if (want.empty() || shardio::is_copy_digest(want)) {
+    if (auto how = server_digest_of(want)) {
+      // Digested by both servers at an online cut-over: the source computes the same aggregate
+      // over the rows it deletes.
+      got = src.query("WITH " + std::string(shardio::row_alias) + " AS (DELETE FROM " + it->quoted + " WHERE " +
+                      filter(src, *it, b.range) + " RETURNING " + column_list(it->columns) + ") SELECT " +
+                      server_digest_select(*it, *how) + " FROM " + shardio::row_alias)[0][0];
+    } else if (want.empty() || shardio::is_copy_digest(want)) {
       // The deleted rows stream out and are hashed as verify hashed them.
       bool binary = want.empty() ? it->binary : want.find(":xxh3t:") == std::string::npos;
       shardio::CopyDigest digest(binary);

@@ -100,6 +100,7 @@ class Runner {
   std::int64_t start_stream(const Batch& b);
   std::optional<std::string> cut_over(const Batch& b);
   bool catch_up(const Batch& b);
+  void require_slot(const Batch& b);
   std::optional<std::string> try_cut_over(const Batch& b, std::string& why);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);
@@ -121,6 +122,10 @@ class Runner {
   void pump_reading_back(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const CopyStatements& sql,
                          const std::vector<shardio::ValueKind>& kinds, shardio::CopyDigest& digest);
   std::string verify(const Batch& b);
+  // The verify of an online batch's cut-over: both servers digest the batch at once
+  // (verify_cut_over.cpp); verify() where their text or numerics hash differently.
+  std::string verify_at_cut_over(const Batch& b);
+  bool servers_digest_alike(const Batch& b);
   void flip(const Batch& b, const std::string& verified, bool cut = false);
   void purge(const Batch& b, const std::string& verified);
   bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
@@ -194,6 +199,8 @@ class Runner {
   } read_in_load_;  // how the last copy() read its tables back
   std::map<std::int64_t, bool> same_encoding_;  // by source shard id
   std::optional<bool> numeric_native_;          // the target hashes numerics as the client does
+  std::map<std::int64_t, bool> servers_alike_;  // by source shard id: the same server_encoding as the target
+  std::map<std::int64_t, bool> numerics_alike_; // by source shard id: the same numeric probe as the target
   int streamed_batch_ = -1;
 };
 

@@ -79,6 +79,10 @@ bool Runner::advance_online(const Batch& b, bool cancel, std::optional<Flipped>&
   // The batch before this one is purged first: its source connection serves this cut-over.
   purge_pending(pending);
   std::int64_t rows = 0;
+  // A copied batch whose slot the source invalidated (or lost) can never catch up: its copy is
+  // dropped and the batch streams again from a new slot.
+  if (from == OnlineFrom::cut_over && shardside::slot_health(source(b), stream_name(b)) != shardside::SlotHealth::usable)
+    from = OnlineFrom::restart_stream;
   if (from == OnlineFrom::restart_stream) roll_back_stream(b);
   if (from != OnlineFrom::cut_over) rows = start_stream(b);
   auto verified = cut_over(b);
@@ -121,7 +125,7 @@ std::int64_t Runner::start_stream(const Batch& b) {
   // The copy's digests are of the snapshot: the cut-over digests the range afresh.
   forget_last_load();
   faults_.point("online.copied", context(b));
-  shardside::create_subscription(*target_, {name, from.dsn, name, name, false});
+  shardside::create_subscription(*target_, {name, from.subscription_dsn(), name, name, false});
   journal(b, BatchStep::copied, rows);
   faults_.point("journal.copied", context(b));
   return rows;
@@ -181,12 +185,33 @@ bool Runner::catch_up(const Batch& b) {
                                 ctx_.target.name + "'s server log says why (max_logical_replication_workers, the source's "
                                 "reachability from the target); then `shardctl op resume " + ctx_.op_id + "`");
       if (cancel_requested()) return false;
+      require_slot(b);
       r = shardside::wait_applied(*target_, name, position, std::chrono::seconds(1));
     }
     if (r.outcome == shardside::WaitOutcome::stopped)
       throw internal_error("the subscription " + name + " on " + ctx_.target.name + " stopped (dropped or disabled) while batch " +
                            std::to_string(b.no) + " caught up");
   }
+}
+
+// Stops the run (75) when the source's server invalidated the batch's slot (or it is gone):
+// the subscription can never catch up from it, and waiting would only end in the minute's
+// "no apply worker". A resumed run streams the batch again (advance_online).
+void Runner::require_slot(const Batch& b) {
+  shardio::RawConn& src = source(b);
+  std::string name = stream_name(b);
+  auto health = shardside::slot_health(src, name);
+  if (health == shardside::SlotHealth::usable) return;
+  const auto& from = shard(b.source_id);
+  std::string what = health == shardside::SlotHealth::lost
+                         ? " was invalidated: the source removed WAL that batch " + std::to_string(b.no) + " had not applied on " +
+                               ctx_.target.name + " yet (max_slot_wal_keep_size = " +
+                               src.query("SELECT current_setting('max_slot_wal_keep_size')")[0][0] + ")"
+                         : " is gone (dropped outside shardctl)";
+  throw locked_error("the replication slot " + name + " on " + from.name + what,
+                     "`shardctl op resume " + ctx_.op_id + "` copies the batch again on a new stream (raise max_slot_wal_keep_size on " +
+                         from.name + " if " + ctx_.target.name + " may fall that far behind again), or `shardctl op cancel " +
+                         ctx_.op_id + "` gives the move up");
 }
 
 // One cut-over (online.hpp). Returns what was verified once flipped; none when it gave up
@@ -223,7 +248,7 @@ std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why
   std::string verified;
   {
     Stopwatch w(stats_.verify_seconds);
-    verified = verify(b);
+    verified = verify_at_cut_over(b);
   }
   if (ms_left(deadline) < 0) return give_up("the verify of the batch took longer than the cut-over's time");
   sync_sequences(b);

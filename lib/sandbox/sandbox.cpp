@@ -196,6 +196,23 @@ void Sandbox::choose_server_dir() {
   }
 }
 
+// The bound on the WAL a slot left behind keeps (max_slot_wal_keep_size), in the cluster's
+// postgresql.conf rather than on the server's command line: ALTER SYSTEM can still change it
+// (tests/integration/t_online_restart.sh invalidates a slot with a tiny one). Once per cluster.
+void Sandbox::bound_slot_wal(const fs::path& data) {
+  const std::string line = "max_slot_wal_keep_size = 1GB  # shardctl sandbox";
+  fs::path conf = data / "postgresql.conf";
+  {
+    std::ifstream in(conf);
+    std::string l;
+    while (std::getline(in, l))
+      if (l == line) return;
+  }
+  std::ofstream out(conf, std::ios::app);
+  out << '\n' << line << '\n';
+  if (!out) throw unavailable_error("could not write " + conf.string());
+}
+
 void Sandbox::start_clusters(UpResult& result) {
   auto bin = find_pg_bindir();
   auto user = server_user();
@@ -213,6 +230,7 @@ void Sandbox::start_clusters(UpResult& result) {
         throw unavailable_error("initdb of sandbox cluster " + cluster_names[i] + " failed: " + first_line(r.output));
     }
     if (cluster_running(data)) continue;
+    bound_slot_wal(data);
     // pg_ctl opens the log as the server user, who need not be able to write DIR itself.
     if (!fs::exists(log)) {
       std::ofstream{log};
@@ -220,15 +238,15 @@ void Sandbox::start_clusters(UpResult& result) {
     }
     // Throwaway clusters: durability traded for speed (fsync off), unix sockets only. Logical
     // replication for online moves (lib/shardside/replication.hpp): slots, senders, origins and
-    // apply workers for several tests at once, a bound on the WAL a slot left behind keeps, and
-    // subscriptions' workers started within 0.2 s of each other (PostgreSQL 15's launcher
+    // apply workers for several tests at once (the bound on the WAL a slot keeps: see
+    // bound_slot_wal()), and subscriptions' workers started within 0.2 s of each other (PostgreSQL 15's launcher
     // starts one at most every wal_retrieve_retry_interval, 5 s by default, on the whole server).
     std::string server_opts = "-k " + shell_quote(run_dir().string()) + " -p " + std::to_string(port) +
                               " -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
                               " -c full_page_writes=off -c max_connections=200"
                               " -c wal_level=logical -c max_replication_slots=32 -c max_wal_senders=32"
                               " -c max_logical_replication_workers=16 -c max_worker_processes=24"
-                              " -c max_slot_wal_keep_size=1GB -c wal_retrieve_retry_interval=200ms";
+                              " -c wal_retrieve_retry_interval=200ms";
     auto r = run_process({(bin / "pg_ctl").string(), "-D", data.string(), "-l", log.string(), "-w", "-t", "60", "-o",
                           server_opts, "start"},
                          user);

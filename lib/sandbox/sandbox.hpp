@@ -104,6 +104,7 @@ class Sandbox {
   void choose_server_dir();
   void check_socket_path() const;
   void start_clusters(UpResult& result);
+  static void bound_slot_wal(const std::filesystem::path& data);
   // Creates read_role on every running cluster unless it is there (`up` of a sandbox made
   // before the role existed adds it too).
   void ensure_read_role() const;

@@ -280,6 +280,12 @@ void begin_snapshot_transaction(RawConn& conn, const std::string& snapshot_name)
   }
 }
 
+SlotHealth slot_health(RawConn& source, const std::string& name) {
+  auto rows = source.query("SELECT coalesce(wal_status, '') FROM pg_replication_slots WHERE slot_name = $1", {name});
+  if (rows.empty()) return SlotHealth::missing;
+  return rows[0][0] == "lost" ? SlotHealth::lost : SlotHealth::usable;
+}
+
 bool drop_slot(RawConn& source, const std::string& name, std::chrono::milliseconds wait_inactive) {
   require_plain_name(name, "replication slot");
   auto deadline = Clock::now() + wait_inactive;

@@ -127,6 +127,12 @@ void begin_snapshot_transaction(shardio::RawConn& conn, const std::string& snaps
 bool drop_slot(shardio::RawConn& source, const std::string& name,
                std::chrono::milliseconds wait_inactive = std::chrono::seconds(5));
 
+// What the source's server says of the slot: it streams on, it is gone, or it was invalidated
+// (wal_status 'lost': max_slot_wal_keep_size let the server remove WAL the slot still needed;
+// no subscription can stream from it again).
+enum class SlotHealth { usable, missing, lost };
+SlotHealth slot_health(shardio::RawConn& source, const std::string& name);
+
 // ---- Subscription (on the target) ----
 
 struct SubscriptionSpec {

@@ -13,7 +13,8 @@
 #    subscription fails to apply, the run exits 75 saying so; once the target's table matches,
 #    `op resume` finishes with the new column's value moved;
 #  - `op cancel` of a move killed after its last flip is refused (64, nothing changed), and
-#    resume finishes it.
+#    resume finishes it; its purge is held to the digest both servers took at the cut-over (a
+#    value changed past the guard after the flip rolls it back).
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet cutover --shards 2
@@ -109,6 +110,23 @@ expect_exit 64 shardctl op cancel "$op"
 expect_stderr_contains "operation $op has flipped every batch: the map routes its keys to shard_1"
 expect_stderr_contains "shardctl op resume $op"
 assert_eq "$(psql_catalog -XAtc "select cancel_requested from shardctl.operations where op_id = '$op'")" "f"
+# Both servers digested the batch at the cut-over (verify_cut_over.cpp), and the purge holds
+# its deletes to that digest: a value changed on the source past its guard after the flip (a
+# superuser disabling it) makes the purge roll back, nothing deleted.
+assert_eq "$(psql_catalog -XAtc "select b.checksum::jsonb->>'public.orders' like 'values:%' from shardctl.op_batches b where op_id = '$op'")" "t"
+orders_300=$(psql_shard 2 -XAtc "select count(*) from orders where customer_id = 300")
+[ "$orders_300" -gt 0 ] || fail "customer 300 has no orders on shard_2"
+slip() {
+  psql_shard 2 -qc "alter table orders disable trigger shardctl_guard, disable trigger shardctl_guard_update;
+                    update orders set status = '$1' where order_id = 9100001;
+                    alter table orders enable always trigger shardctl_guard, enable always trigger shardctl_guard_update"
+}
+status_was=$(psql_shard 2 -XAtc "select status from orders where order_id = 9100001")
+slip slipped
+expect_exit 70 shardctl op resume "$op"
+expect_stderr_contains "rolled back"
+assert_eq "$(psql_shard 2 -XAtc "select count(*) from orders where customer_id = 300")" "$orders_300"
+slip "$status_was"
 expect_exit 0 shardctl op resume "$op"
 expect_exit 0 shardctl op show "$op" --format json
 assert_eq "$(jq -r .status "$STDOUT")" "done"

@@ -349,6 +349,14 @@ VALUES ('beef', '{"steps": [{"kind": "move", "map": "users"}]}', '2026-11-23 16:
 INSERT INTO shardctl.rebalance_steps (plan_fingerprint, step_no, op_id, status, updated_at)
 VALUES ('beef', 0, '6f1c0c5e-0000-4000-8000-000000000001', 'done', '2026-11-23 16:06:00+00');
 
--- Version 9: an online move's batch journaled 'streaming'.
-INSERT INTO shardctl.op_batches (op_id, batch_no, text_range, step) VALUES
-  ('6f1c0c5e-0000-4000-8000-000000000002', 1, '[zeta,zeta]', 'streaming');
+-- Version 9: an online move whose batch is streaming (its replication objects may exist).
+INSERT INTO shardctl.operations (op_id, kind, map_id, int_range, args, status, phase, source_shard_id, target_shard_id,
+                                 batch_size, created_at, updated_at)
+SELECT '6f1c0c5e-0000-4000-8000-000000000004', 'move', m.map_id, '[2000,2001)',
+       '{"target": "a", "online": {"max_lag_seconds": 1, "cutover_timeout_ms": 500}}', 'paused', 'copy', s.shard_id,
+       t.shard_id, 1, '2026-11-26 09:00:00+00', '2026-11-26 09:01:00+00'
+FROM shardctl.maps m, shardctl.shards s, shardctl.shards t
+WHERE m.name = 'users' AND s.name = 'b' AND t.name = 'a';
+INSERT INTO shardctl.op_batches (op_id, batch_no, int_range, step, source_shard_id, keys, updated_at) VALUES
+  ('6f1c0c5e-0000-4000-8000-000000000004', 1, '[2000,2001)', 'streaming',
+   (SELECT shard_id FROM shardctl.shards WHERE name = 'b'), 1, '2026-11-26 09:01:00+00');
