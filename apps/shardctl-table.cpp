@@ -5,6 +5,7 @@
 #include "catalog/names.hpp"
 #include "cli/family.hpp"
 #include "output/table.hpp"
+#include "pg/dsn.hpp"
 #include "refdata/render.hpp"
 #include "refdata/sync.hpp"
 
@@ -13,7 +14,7 @@ using namespace shardctl;
 int main(int argc, char** argv) {
   cli::Family fam("table", "Declare sharded and reference tables");
   std::string table, map, key;
-  std::optional<std::string> source, from, only_table;
+  std::optional<std::string> source, source_dsn, from, only_table;
   bool force = false, no_source = false, allow_no_pk = false;
   std::optional<int> parallel;
 
@@ -30,25 +31,34 @@ int main(int argc, char** argv) {
 
   auto* reference = fam.command("add-reference", "Declare a small table replicated to every shard", [&](cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto t = store.add_reference_table(table, source);
+    auto t = store.add_reference_table(table, {source, source_dsn});
     if (ctx.json()) return ctx.print_json(catalog::to_json(t));
     ctx.out() << (ctx.dry_run() ? "would declare " : "declared ") << t.name << " a reference table"
-              << (t.source ? ", its rows of truth on " + *t.source : "") << '\n';
+              << (t.source ? ", its rows of truth on " + *t.source : "")
+              << (t.source_dsn ? ", its rows of truth in " + pg::describe_dsn(*t.source_dsn) : "") << '\n';
   });
   reference->add_option("TABLE", table, "Table name ([schema.]table)")->required();
   reference->add_option("--source", source, "The shard whose copy is the source of truth (default: the majority of the copies)")
       ->type_name("SHARD");
+  reference->add_option("--source-dsn", source_dsn, "A database outside the fleet whose copy is the source of truth")
+      ->type_name("DSN");
 
   auto* set = fam.command("set", "Change a reference table's source of truth", [&](cli::Context& ctx) {
-    if (source.has_value() == no_source) throw usage_error("give exactly one of --source SHARD and --no-source");
+    if ((source.has_value() || source_dsn.has_value()) == no_source)
+      throw usage_error("give --source SHARD, --source-dsn DSN or --no-source");
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto t = store.set_reference_source(table, source);
+    auto t = store.set_reference_source(table, {source, source_dsn});
     if (ctx.json()) return ctx.print_json(catalog::to_json(t));
     ctx.out() << (ctx.dry_run() ? "would set " : "set ") << t.name << "'s source of truth to "
-              << (t.source ? *t.source : std::string("the majority of its copies")) << '\n';
+              << (t.source       ? *t.source
+                  : t.source_dsn ? pg::describe_dsn(*t.source_dsn)
+                                 : std::string("the majority of its copies"))
+              << '\n';
   });
   set->add_option("TABLE", table, "A reference table")->required();
   set->add_option("--source", source, "The shard whose copy is the source of truth")->type_name("SHARD");
+  set->add_option("--source-dsn", source_dsn, "A database outside the fleet whose copy is the source of truth")
+      ->type_name("DSN");
   set->add_flag("--no-source", no_source, "Forget the named source: the majority of the copies is the source");
 
   auto* sync = fam.command("sync-reference", "Make every shard's copy of reference tables identical to the source's", [&](cli::Context& ctx) {
@@ -58,7 +68,7 @@ int main(int argc, char** argv) {
     std::string wanted = only_table ? catalog::display_name(catalog::parse_qualified_name(*only_table)) : "";
     for (const auto& t : declared)
       if (t.kind == catalog::TableKind::reference && (wanted.empty() || t.name == wanted))
-        tables.push_back({t.name, catalog::quote_qualified(t.name), t.source});
+        tables.push_back({t.name, catalog::quote_qualified(t.name), t.source, t.source_dsn});
     if (only_table && tables.empty())
       throw usage_error("no reference table " + wanted + " is declared", "`shardctl table list` shows the declared tables");
     std::vector<refdata::ShardRef> shards;
@@ -97,7 +107,9 @@ int main(int argc, char** argv) {
     output::TextTable out({"TABLE", "KIND", "MAP", "KEY", "SOURCE"});
     for (const auto& t : tables)
       out.add_row({t.name, std::string(catalog::to_text(t.kind)), t.map.value_or("-"), t.key_column ? catalog::display_ident(*t.key_column) : "-",
-                   t.kind == catalog::TableKind::reference ? t.source.value_or("majority") : "-"});
+                   t.kind != catalog::TableKind::reference ? "-"
+                   : t.source_dsn                          ? pg::describe_dsn(*t.source_dsn)
+                                                           : t.source.value_or("majority")});
     out.print(ctx.out());
   });
 

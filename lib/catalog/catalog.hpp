@@ -102,6 +102,14 @@ struct TableDef {
   std::optional<std::string> map;
   std::optional<std::string> key_column;  // raw
   std::optional<std::string> source;      // reference tables: the shard holding the rows of truth
+  std::optional<std::string> source_dsn;  // or a database outside the fleet (no password)
+};
+
+// Where a reference table's rows of truth are: a shard, a database outside the fleet, or
+// (neither) the majority of the copies.
+struct ReferenceSource {
+  std::optional<std::string> shard;
+  std::optional<std::string> dsn;
 };
 
 struct Xref {
@@ -179,9 +187,10 @@ class Store {
   TableDef add_sharded_table(const std::string& table, const std::string& map, const std::string& key_column);
   // `source`: the shard whose copy the others are compared with and synced from (none: the
   // majority of the copies); a usage Error when no such shard is declared.
-  TableDef add_reference_table(const std::string& table, const std::optional<std::string>& source = std::nullopt);
-  // Names (or, with none, forgets) the source shard of a declared reference table.
-  TableDef set_reference_source(const std::string& table, const std::optional<std::string>& source);
+  // A usage Error when both are given, or the DSN holds a password.
+  TableDef add_reference_table(const std::string& table, const ReferenceSource& source = {});
+  // Names (or, with neither, forgets) the source of a declared reference table.
+  TableDef set_reference_source(const std::string& table, const ReferenceSource& source);
   std::vector<TableDef> list_tables();
   void remove_table(const std::string& table, bool force);  // refuses while an xref uses it
   Xref add_xref(const Xref& xref);

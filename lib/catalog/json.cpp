@@ -39,7 +39,8 @@ nlohmann::json to_json(const TableDef& t) {
           {"kind", to_text(t.kind)},
           {"map", t.map ? nlohmann::json(*t.map) : nlohmann::json(nullptr)},
           {"key_column", t.key_column ? nlohmann::json(*t.key_column) : nlohmann::json(nullptr)},
-          {"source", t.source ? nlohmann::json(*t.source) : nlohmann::json(nullptr)}};
+          {"source", t.source ? nlohmann::json(*t.source) : nlohmann::json(nullptr)},
+          {"source_dsn", t.source_dsn ? nlohmann::json(pg::display_dsn(*t.source_dsn)) : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json to_json(const Xref& x) {

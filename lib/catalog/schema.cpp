@@ -321,11 +321,14 @@ ALTER TABLE shardctl.shards ADD COLUMN replication_dsn text CHECK (replication_d
 
 // Version 11: the source of truth of a reference table's rows (`table add-reference --source`,
 // `table set --source`): the shard whose copy `check --references` compares the others with and
-// `table sync-reference` copies from. NULL: the majority of the copies. Forgetting a shard
-// forgets it as a source.
+// `table sync-reference` copies from, or a database outside the fleet (source_dsn: no password,
+// like a shard's). Neither: the majority of the copies. Forgetting a shard forgets it as a source.
 constexpr std::string_view v11_reference_source = R"SQL(
-ALTER TABLE shardctl.tables ADD COLUMN source_shard_id bigint REFERENCES shardctl.shards ON DELETE SET NULL;
-ALTER TABLE shardctl.tables ADD CONSTRAINT tables_source_reference_only CHECK (kind = 'reference' OR source_shard_id IS NULL);
+ALTER TABLE shardctl.tables ADD COLUMN source_shard_id bigint REFERENCES shardctl.shards ON DELETE SET NULL,
+  ADD COLUMN source_dsn text CHECK (source_dsn <> '');
+ALTER TABLE shardctl.tables ADD CONSTRAINT tables_source_reference_only
+  CHECK (kind = 'reference' OR (source_shard_id IS NULL AND source_dsn IS NULL));
+ALTER TABLE shardctl.tables ADD CONSTRAINT tables_one_source CHECK (source_shard_id IS NULL OR source_dsn IS NULL);
 )SQL";
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "catalog/names.hpp"
 #include "core/utf8.hpp"
 #include "core/error.hpp"
+#include "pg/dsn.hpp"
 
 namespace shardctl::catalog {
 namespace {
@@ -20,11 +21,12 @@ TableDef table_from(const pqxx::row& r) {
   if (!r["map"].is_null()) t.map = r["map"].as<std::string>();
   if (!r["key_column"].is_null()) t.key_column = r["key_column"].as<std::string>();
   if (!r["source"].is_null()) t.source = r["source"].as<std::string>();
+  if (!r["source_dsn"].is_null()) t.source_dsn = r["source_dsn"].as<std::string>();
   return t;
 }
 
 constexpr const char* table_select =
-    "SELECT t.name, t.kind, mp.name AS map, t.key_column, src.name AS source FROM shardctl.tables t "
+    "SELECT t.name, t.kind, mp.name AS map, t.key_column, src.name AS source, t.source_dsn FROM shardctl.tables t "
     "LEFT JOIN shardctl.maps mp USING (map_id) LEFT JOIN shardctl.shards src ON src.shard_id = t.source_shard_id ";
 
 std::vector<std::string> text_array(const pqxx::field& f) {
@@ -74,40 +76,63 @@ TableDef Store::add_sharded_table(const std::string& table, const std::string& m
   if (key_text.empty()) throw usage_error("--key must name the key column");
   std::string key_column = parse_column_name(key_text);
   Map map = get_map(map_name);
-  TableDef out{name, TableKind::sharded, map.name, key_column, std::nullopt};
+  TableDef out{name, TableKind::sharded, map.name, key_column, std::nullopt, std::nullopt};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
     if (previewing()) return;
     out = table_from(tx.exec_params1(
         "WITH ins AS (INSERT INTO shardctl.tables (name, kind, map_id, key_column) "
         "VALUES ($1, 'sharded', $2, $3) RETURNING *) "
-        "SELECT ins.name, ins.kind, $4::text AS map, ins.key_column, NULL::text AS source FROM ins",
+        "SELECT ins.name, ins.kind, $4::text AS map, ins.key_column, NULL::text AS source, NULL::text AS source_dsn FROM ins",
         name, map.id, key_column, map.name));
   });
   return out;
 }
 
-TableDef Store::add_reference_table(const std::string& table, const std::optional<std::string>& source) {
+namespace {
+
+// The source as stored: the shard's id (a usage Error when unknown), the DSN checked and redacted.
+struct StoredSource {
+  std::optional<std::int64_t> shard_id;
+  std::optional<std::string> dsn;
+};
+
+StoredSource stored_source(Store& store, const ReferenceSource& source, const std::string& table) {
+  if (source.shard && source.dsn)
+    throw usage_error("the source of " + table + " is one shard or one database, not both",
+                      "give --source SHARD or --source-dsn DSN");
+  StoredSource out;
+  if (source.shard) out.shard_id = store.get_shard(*source.shard).id;
+  if (source.dsn) {
+    if (source.dsn->empty()) throw usage_error("--source-dsn is empty", "give a connection string, or --no-source");
+    pg::require_passwordless_dsn(*source.dsn, "the source DSN of " + table);
+    out.dsn = pg::redact_dsn(*source.dsn);
+  }
+  return out;
+}
+
+}  // namespace
+
+TableDef Store::add_reference_table(const std::string& table, const ReferenceSource& source) {
   auto parsed = parse_qualified_name(table);
   std::string name = display_name(parsed);
-  std::optional<Shard> shard;
-  if (source) shard = get_shard(*source);
-  TableDef out{name, TableKind::reference, std::nullopt, std::nullopt, source};
+  auto stored = stored_source(*this, source, name);
+  TableDef out{name, TableKind::reference, std::nullopt, std::nullopt, source.shard, stored.dsn};
   conn_.transact([&](pqxx::work& tx) {
     refuse_existing_table(tx, parsed);
     if (previewing()) return;
     out = table_from(tx.exec_params1(
-        "WITH ins AS (INSERT INTO shardctl.tables (name, kind, source_shard_id) VALUES ($1, 'reference', $2) RETURNING *) "
-        "SELECT ins.name, ins.kind, NULL::text AS map, ins.key_column, $3::text AS source FROM ins",
-        name, shard ? std::optional<std::int64_t>(shard->id) : std::nullopt, source));
+        "WITH ins AS (INSERT INTO shardctl.tables (name, kind, source_shard_id, source_dsn) "
+        "VALUES ($1, 'reference', $2, $3) RETURNING *) "
+        "SELECT ins.name, ins.kind, NULL::text AS map, ins.key_column, $4::text AS source, ins.source_dsn FROM ins",
+        name, stored.shard_id, stored.dsn, source.shard));
   });
   return out;
 }
 
-TableDef Store::set_reference_source(const std::string& table, const std::optional<std::string>& source) {
+TableDef Store::set_reference_source(const std::string& table, const ReferenceSource& source) {
   auto parsed = parse_qualified_name(table);
-  std::optional<Shard> shard;
-  if (source) shard = get_shard(*source);
+  auto stored = stored_source(*this, source, display_name(parsed));
   TableDef out;
   conn_.transact([&](pqxx::work& tx) {
     auto found = find_table(tx, parsed);
@@ -115,12 +140,13 @@ TableDef Store::set_reference_source(const std::string& table, const std::option
       throw usage_error("unknown table " + display_name(parsed), "`shardctl table list` shows the declared tables");
     if (found->kind != "reference")
       throw usage_error("table " + display_name(parsed) + " is " + found->kind + ", not a reference table",
-                        "only a reference table has a source shard");
+                        "only a reference table has a source");
     if (!previewing())
-      tx.exec_params("UPDATE shardctl.tables SET source_shard_id = $2 WHERE name = $1", found->stored,
-                     shard ? std::optional<std::int64_t>(shard->id) : std::nullopt);
+      tx.exec_params("UPDATE shardctl.tables SET source_shard_id = $2, source_dsn = $3 WHERE name = $1", found->stored,
+                     stored.shard_id, stored.dsn);
     out = table_from(tx.exec_params1(std::string(table_select) + "WHERE t.name = $1", found->stored));
-    out.source = source;
+    out.source = source.shard;
+    out.source_dsn = stored.dsn;
   });
   return out;
 }

@@ -26,7 +26,7 @@ void compare_references(pg::Connection& catalog, const std::vector<const catalog
   std::vector<refdata::RefTable> tables;
   for (const auto& t : catalog::Store(catalog).list_tables())
     if (t.kind == catalog::TableKind::reference)
-      tables.push_back({t.name, catalog::quote_qualified(t.name), t.source});
+      tables.push_back({t.name, catalog::quote_qualified(t.name), t.source, t.source_dsn});
   std::vector<refdata::ShardRef> refs;
   for (const auto* s : shards) refs.push_back({s->name, s->dsn});
   auto found = refdata::compare_fleet(refs, tables, options.parallel);

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "pg/dsn.hpp"
 #include "refdata/copy.hpp"
 #include "shardio/row_checksum.hpp"
 
@@ -16,6 +17,7 @@ struct Reader {
   std::string shard;
   shardio::RawConn* conn = nullptr;
   std::string error;
+  bool copy = true;  // false: a source outside the fleet, compared with but never a copy
 };
 
 // Runs `work(i)` on every reachable reader; a reader whose server goes away is marked down.
@@ -43,34 +45,37 @@ TableReport compare_table(std::vector<Reader>& readers, const RefTable& table, i
   TableReport report;
   report.table = table.name;
   std::size_t n = readers.size();
+  // The source: the named shard or outside database, else (src == n) the majority.
+  std::size_t src = n;
+  if (table.source || table.source_dsn) {
+    report.source_named = true;
+    src = index_of(readers, table.source_dsn ? outside_source_name(*table.source_dsn) : *table.source);
+    if (src == n || !readers[src].conn) return report;  // the source is down (or not swept): nothing to compare with
+  }
   std::vector<Shape> shapes(n);
   std::vector<std::int64_t> estimates(n, 0);
   on_readers(readers, parallel, [&](std::size_t i) {
+    if (!readers[i].copy && i != src) return;
     shapes[i] = read_shape(*readers[i].conn, table.quoted);
     if (shapes[i].exists) estimates[i] = estimate_rows(*readers[i].conn, table.quoted);
   });
+  if (src != n && !readers[src].conn) return report;
 
-  // The shape every copy must have: the named source's, else the most common one.
-  std::size_t src = n;
-  if (table.source) {
-    report.source_named = true;
-    src = index_of(readers, *table.source);
-    if (src == n || !readers[src].conn) return report;  // the source is down (or not swept): nothing to compare with
-  }
+  // The shape every copy must have: the source's, else the most common one.
   Shape want;
   if (src != n) {
     want = shapes[src];
   } else {
     std::size_t best = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      if (!readers[i].conn) continue;
+      if (!readers[i].conn || !readers[i].copy) continue;
       auto count = std::count_if(shapes.begin(), shapes.end(), [&](const Shape& s) { return s == shapes[i]; });
       if (static_cast<std::size_t>(count) > best) best = static_cast<std::size_t>(count), want = shapes[i];
     }
   }
   std::vector<std::size_t> compared;
   for (std::size_t i = 0; i < n; ++i) {
-    if (!readers[i].conn) continue;
+    if (!readers[i].conn || !readers[i].copy) continue;
     if (!(shapes[i] == want)) {
       report.drift.push_back({readers[i].shard, !shapes[i].exists ? "the table is missing"
                                                 : "columns " + shapes[i].column_list() + "; the " +
@@ -79,16 +84,16 @@ TableReport compare_table(std::vector<Reader>& readers, const RefTable& table, i
     }
     if (want.exists) compared.push_back(i);
   }
-  if (compared.empty()) return report;
+  if (compared.empty() || !want.exists) return report;
   report.by_row = want.key.empty();
-  std::int64_t most = 0;
+  std::int64_t most = src != n ? estimates[src] : 0;
   for (auto i : compared) most = std::max(most, estimates[i]);
   report.chunks = chunk_count(most);
   KeySpec key = key_spec(*readers[compared.front()].conn, want);
 
   std::vector<ChunkDigests> digests(n);
   on_readers(readers, parallel, [&](std::size_t i) {
-    if (std::find(compared.begin(), compared.end(), i) != compared.end())
+    if (i == src || std::find(compared.begin(), compared.end(), i) != compared.end())
       digests[i] = chunk_digests(*readers[i].conn, table.quoted, key, report.chunks);
   });
   std::erase_if(compared, [&](std::size_t i) { return !readers[i].conn; });
@@ -148,14 +153,25 @@ std::vector<TableReport> compare_all(std::vector<Reader>& readers, const std::ve
 
 }  // namespace
 
+std::string outside_source_name(const std::string& dsn) { return "outside the fleet (" + pg::describe_dsn(dsn) + ")"; }
+
 FleetReport compare_fleet(const std::vector<ShardRef>& shards, const std::vector<RefTable>& tables, int parallel) {
   FleetReport report;
-  std::vector<std::unique_ptr<shardio::RawConn>> conns(shards.size());
+  std::vector<ShardRef> sources = shards;
   std::vector<Reader> readers(shards.size());
-  parallel_for(shards.size(), parallel, [&](std::size_t i) {
-    readers[i].shard = shards[i].name;
+  for (const auto& t : tables) {
+    if (!t.source_dsn) continue;
+    std::string name = outside_source_name(*t.source_dsn);
+    if (std::none_of(sources.begin(), sources.end(), [&](const ShardRef& s) { return s.name == name; })) {
+      sources.push_back({name, *t.source_dsn});
+      readers.push_back({name, nullptr, "", false});
+    }
+  }
+  std::vector<std::unique_ptr<shardio::RawConn>> conns(sources.size());
+  parallel_for(sources.size(), parallel, [&](std::size_t i) {
+    readers[i].shard = sources[i].name;
     try {
-      conns[i] = std::make_unique<shardio::RawConn>(shards[i].dsn, "shard " + shards[i].name);
+      conns[i] = std::make_unique<shardio::RawConn>(sources[i].dsn, i < shards.size() ? "shard " + sources[i].name : "the source " + sources[i].name);
       conns[i]->script(shardio::session_settings);
       readers[i].conn = conns[i].get();
     } catch (const Error& e) {
@@ -174,7 +190,7 @@ std::vector<TableReport> compare_pair(const std::string& source_name, shardio::R
                                       const std::vector<RefTable>& tables) {
   std::vector<Reader> readers{{source_name, &source, ""}, {target_name, &target, ""}};
   std::vector<RefTable> named = tables;
-  for (auto& t : named) t.source = source_name;
+  for (auto& t : named) t.source = source_name, t.source_dsn.reset();
   auto out = compare_all(readers, named, 2);
   for (const auto& r : readers)
     if (!r.conn) throw unavailable_error("shard " + r.shard + " went away while its reference tables were compared: " + r.error);

@@ -21,8 +21,12 @@ struct ShardRef {
 struct RefTable {
   std::string name;    // display form, e.g. public.product
   std::string quoted;  // SQL form
-  std::optional<std::string> source;  // the named source shard; none: the majority copy
+  std::optional<std::string> source;      // the named source shard; none: the majority copy
+  std::optional<std::string> source_dsn;  // or a database outside the fleet
 };
+
+// What reports call a source outside the fleet: "outside the fleet (host=... dbname=...)".
+std::string outside_source_name(const std::string& dsn);
 
 // How one shard's copy differs from the source's.
 struct CopyDiff {
@@ -60,9 +64,10 @@ struct FleetReport {
   std::vector<Unreachable> unreachable;
 };
 
-// Compares every table's copies on `shards` (`parallel` at once, one connection each). A shard
-// that cannot be reached is in `unreachable` and compared with nothing; a table whose named
-// source cannot be reached has no source. Other errors propagate.
+// Compares every table's copies on `shards` (`parallel` at once, one connection each), and with
+// its source outside the fleet where it has one. A shard (or outside source) that cannot be
+// reached is in `unreachable` and compared with nothing; a table whose named source cannot be
+// reached has no source. Other errors propagate.
 FleetReport compare_fleet(const std::vector<ShardRef>& shards, const std::vector<RefTable>& tables, int parallel);
 
 // A move's question: does `target`'s copy of each table equal `source`'s? The connections must

@@ -243,8 +243,9 @@ ShardSync sync_shard(const ShardRef& target, const std::map<std::string, ShardRe
     for (const auto* t : mine) {
       auto& c = from[*t->source];
       if (c) continue;
-      step = "source shard " + *t->source;
-      c = std::make_unique<RawConn>(sources.at(*t->source).dsn, "shard " + *t->source);
+      step = t->source_dsn ? "the source " + *t->source : "source shard " + *t->source;
+      c = std::make_unique<RawConn>(sources.at(*t->source).dsn,
+                                    t->source_dsn ? "the source " + *t->source : "shard " + *t->source);
       c->script(shardio::session_settings);
       c->exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     }
@@ -298,9 +299,15 @@ SyncReport sync_references(const std::vector<ShardRef>& shards, const std::vecto
   std::vector<RefTable> sourced = tables;
   std::vector<RefTable> by_majority;
   for (auto& t : sourced) {
-    if (options.from) t.source = options.from;
-    if (t.source) known(*t.source, options.from ? "--from" : "the source of " + t.name + ",");
-    else by_majority.push_back(t);
+    if (options.from) t.source = options.from, t.source_dsn.reset();
+    if (t.source_dsn) {
+      t.source = outside_source_name(*t.source_dsn);
+      by_name[*t.source] = {*t.source, *t.source_dsn};
+    } else if (t.source) {
+      known(*t.source, options.from ? "--from" : "the source of " + t.name + ",");
+    } else {
+      by_majority.push_back(t);
+    }
   }
   if (!by_majority.empty()) {
     auto found = compare_fleet(shards, by_majority, options.parallel);

@@ -279,14 +279,19 @@ void upgrade_one(pg::Connection& conn, const Fixture& fx, const std::set<std::st
   for (const auto& s : store.list_shards())
     CHECK_MESSAGE(s.replication_dsn.has_value() == (fx.version >= 10 && s.name == "a"),
                   name << ": shard " << s.name << "'s replication DSN changed in the upgrade");
-  // Step 11's column: no reference table had a source shard; one is stored, read back and forgotten.
+  // Step 11's columns: no reference table had a source; a shard and a DSN are stored, read back
+  // and forgotten.
   for (const auto& t : store.list_tables()) {
-    CHECK_MESSAGE(!t.source, name << ": table " << t.name << " upgraded with a source shard");
+    CHECK_MESSAGE((!t.source && !t.source_dsn), name << ": table " << t.name << " upgraded with a source");
     if (t.kind != catalog::TableKind::reference) continue;
-    CHECK_MESSAGE(store.set_reference_source(t.name, std::string("a")).source == "a", name);
+    CHECK_MESSAGE(store.set_reference_source(t.name, {std::string("a"), std::nullopt}).source == "a", name);
     for (const auto& again : store.list_tables())
       if (again.name == t.name) CHECK_MESSAGE(again.source == "a", name << ": " << t.name << "'s source not stored");
-    store.set_reference_source(t.name, std::nullopt);
+    store.set_reference_source(t.name, {std::nullopt, std::string("host=ref.internal dbname=truth")});
+    for (const auto& again : store.list_tables())
+      if (again.name == t.name)
+        CHECK_MESSAGE((!again.source && again.source_dsn == "host=ref.internal dbname=truth"), name << ": " << t.name);
+    store.set_reference_source(t.name, {});
   }
   auto added = store.add_shard("d", "host=/run/postgresql port=5432 dbname=shard_d");
   CHECK_MESSAGE(added.id > 0, name);

@@ -60,6 +60,31 @@ expect_exit 0 shardctl table sync-reference ref_note --allow-no-pk --from shard_
 assert_eq "$(refs_fingerprint 1)" "$(refs_fingerprint 2)"
 assert_eq "$(refs_fingerprint 3)" "$(refs_fingerprint 2)"
 
+step "a source outside the fleet (--source-dsn): compared with, synced from; never a password"
+outside="refs_outside_$$"
+psql -X -q "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$outside\""
+outside_dsn="$CATALOG_CLUSTER dbname=$outside"
+echo "$outside_dsn" >> "$MADE_DATABASES"
+psql -X -q "$outside_dsn" -c "create table ref_country (code text primary key, name text not null)"
+psql_shard 1 -XAtc "copy ref_country to stdout" | psql -X -q "$outside_dsn" -c "copy ref_country from stdin"
+psql -X -q "$outside_dsn" -c "insert into ref_country values ('NEW', 'only outside'); update ref_country set name = 'outside' where code = 'C1'"
+expect_exit 64 shardctl table set ref_country --source-dsn "$outside_dsn password=hunter2"
+expect_stderr_contains "the source DSN of public.ref_country"
+! grep -q hunter2 "$STDERR" || fail "password printed"
+expect_exit 64 shardctl table set ref_country --source shard_1 --source-dsn "$outside_dsn"
+expect_stderr_contains "is one shard or one database, not both"
+expect_exit 0 shardctl table set ref_country --source-dsn "$outside_dsn"
+expect_exit 2 shardctl check --references --format json
+assert_eq "$(jq -c '[.findings[] | [.shard, .table, .count, (.samples | join(" "))]] | sort' "$STDOUT")" '[["shard_1","public.ref_country",2,"missing (NEW) changed (C1)"],["shard_2","public.ref_country",2,"missing (NEW) changed (C1)"],["shard_3","public.ref_country",2,"missing (NEW) changed (C1)"]]'
+assert_contains "$(jq -r '.findings[0].object' "$STDOUT")" "source outside the fleet ("
+assert_contains "$(jq -r '.findings[0].object' "$STDOUT")" "dbname=$outside "
+expect_exit 0 shardctl table sync-reference ref_country
+expect_stdout_contains "shard_3: public.ref_country from outside the fleet ("
+expect_exit 0 shardctl check --references
+country() { psql -X -At "$1" -c "select count(*), sum(hashtextextended(x::text, 0)::numeric) from ref_country x"; }
+assert_eq "$(country "$(shard_dsn 2)")" "$(country "$outside_dsn")"
+expect_exit 0 shardctl table set ref_country --source shard_1
+
 step "an unreachable shard: the others are synced, exit 69 names it"
 psql_shard 2 -qc "update ref_site set note = 'x' where site_id = 9"
 mkdir -p "$TEST_TMP/nosock"
