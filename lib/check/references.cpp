@@ -31,7 +31,8 @@ void compare_references(pg::Connection& catalog, const std::vector<const catalog
   for (const auto* s : shards) refs.push_back({s->name, s->dsn});
   auto found = refdata::compare_fleet(refs, tables, options.parallel);
   for (const auto& u : found.unreachable)
-    if (std::none_of(report.unreachable.begin(), report.unreachable.end(), [&](const Unreachable& x) { return x.shard == u.shard; }))
+    if (std::none_of(report.unreachable.begin(), report.unreachable.end(),
+                     [&](const Unreachable& x) { return x.shard == u.shard; }))
       report.unreachable.push_back({u.shard, u.error});
   for (const auto& t : found.tables) {
     for (const auto& d : t.drift)

@@ -171,7 +171,8 @@ FleetReport compare_fleet(const std::vector<ShardRef>& shards, const std::vector
   parallel_for(sources.size(), parallel, [&](std::size_t i) {
     readers[i].shard = sources[i].name;
     try {
-      conns[i] = std::make_unique<shardio::RawConn>(sources[i].dsn, i < shards.size() ? "shard " + sources[i].name : "the source " + sources[i].name);
+      std::string role = (i < shards.size() ? "shard " : "the source ") + sources[i].name;
+      conns[i] = std::make_unique<shardio::RawConn>(sources[i].dsn, role);
       conns[i]->script(shardio::session_settings);
       readers[i].conn = conns[i].get();
     } catch (const Error& e) {

@@ -51,7 +51,8 @@ std::vector<ChunkRow> chunk_rows(shardio::RawConn& conn, const std::string& quot
                                  std::int64_t chunks, const std::vector<std::int64_t>& which) {
   std::vector<ChunkRow> out;
   if (which.empty()) return out;
-  for (auto& row : conn.query(row_hashes_sql(quoted_table, key, chunks), {chunk_array(which)})) out.push_back({std::stoll(row[0]), {row[1], row[2]}});
+  for (auto& row : conn.query(row_hashes_sql(quoted_table, key, chunks), {chunk_array(which)}))
+    out.push_back({std::stoll(row[0]), {row[1], row[2]}});
   return out;
 }
 

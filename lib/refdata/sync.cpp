@@ -147,7 +147,10 @@ class ShardSyncer {
     w.staged = "shardctl_refsync_" + std::to_string(n);
     target_.exec("CREATE TEMPORARY TABLE " + w.staged + " ON COMMIT DROP AS SELECT " + cols + " FROM " + t.quoted +
                  " WITH NO DATA");
-    std::string where = w.change.replaced ? "" : " WHERE " + chunk_expr(w.key, w.chunks) + " = ANY('" + chunk_array(w.differing) + "'::bigint[])";
+    // The chunk numbers are shardctl's own integers: written into the statement, not bound.
+    std::string where = w.change.replaced
+                            ? ""
+                            : " WHERE " + chunk_expr(w.key, w.chunks) + " = ANY('" + chunk_array(w.differing) + "'::bigint[])";
     shardio::pump_copy(*w.source, "COPY (SELECT " + cols + " FROM " + t.quoted + " AS " + row_alias + where + ") TO STDOUT",
                        target_, "COPY " + w.staged + " (" + cols + ") FROM STDIN");
   }
@@ -160,7 +163,8 @@ class ShardSyncer {
     if (w.change.replaced) {
       w.change.deleted = returned_keys(target_, "DELETE FROM " + t.quoted + " AS " + row_alias + returning);
       w.change.inserted = returned_keys(target_, "INSERT INTO " + t.quoted + " AS " + row_alias + " (" + cols +
-                                                     ") OVERRIDING SYSTEM VALUE SELECT " + cols + " FROM " + w.staged + returning);
+                                                     ") OVERRIDING SYSTEM VALUE SELECT " + cols + " FROM " + w.staged +
+                                                     returning);
       return;
     }
     w.change.inserted = returned_keys(
