@@ -34,6 +34,42 @@ create table "Sales".audit_web partition of "Sales".audit for values in ('web');
 create table "Sales".audit_app partition of "Sales".audit for values in ('app', 'ios');
 create unique index on "Sales".audit (tenant, channel, msg);
 SQL
+if [ -n "${ZOO_ONLINE:-}" ]; then
+  # Online (t_zoo_online_names.sh): "Sales".audit has no primary key; its unique index becomes
+  # the replica identity of the partitioned table and, one by one, of each partition (the
+  # server neither passes it down nor publishes a partition's changes without it).
+  zoo_all_shards <<'SQL'
+alter table "Sales".audit replica identity using index audit_tenant_channel_msg_idx;
+do $$
+declare r record;
+begin
+  for r in select x.indrelid::regclass as tbl, c.relname as idx
+           from pg_inherits i join pg_index x on x.indexrelid = i.inhrelid join pg_class c on c.oid = x.indexrelid
+           where i.inhparent = '"Sales".audit_tenant_channel_msg_idx'::regclass loop
+    execute format('alter table %s replica identity using index %I', r.tbl, r.idx);
+  end loop;
+end $$;
+SQL
+fi
+# Online: each move's first batch streams writes (zoo_lib.sh, ZOO_STREAM_WRITE) through the
+# quoted names, and rows that change partition (events swaps one row from 2024 to 2025 and one
+# back, so each partition keeps its count; audit moves one from 'web' to 'ios'). No row of
+# bestellpositionen_ü comes or goes: the test counts them at the end.
+ZOO_STREAM_KEYS='select "Tenant Id"::text from "Sales"."Customers"'
+ZOO_STREAM_WRITE="
+update \"Sales\".\"Customers\" set \"Name\" = \"Name\" || ' (streamed)' where \"Tenant Id\" = any(:'keys'::bigint[]);
+update \"Sales\".\"Order Lines\" set \"Qty\" = \"Qty\" + 1 where \"Tenant Id\" = any(:'keys'::bigint[]);
+insert into \"Sales\".\"Order Lines\" select \"Tenant Id\", max(\"Line No\") + 1, 7, 4242 from \"Sales\".\"Order Lines\"
+  where \"Tenant Id\" = any(:'keys'::bigint[]) group by \"Tenant Id\";
+delete from \"Sales\".\"we\"\"ird\" where \"Tenant Id\" = (:'keys'::bigint[])[1] and x = 1;
+update bestellpositionen_ü set artikel = artikel || ' – geändert' where mandant = any(:'keys'::bigint[]);
+insert into lineitems_mixed select tenant_id, max(item) + 1 from lineitems_mixed where tenant_id = any(:'keys'::bigint[]) group by tenant_id;
+update \"Sales\".events set at = at + 366 where tenant = (:'keys'::bigint[])[1] and at = date '2024-03-01' and kind = 'open';
+update \"Sales\".events set at = at - 365 where tenant = (:'keys'::bigint[])[1] and at = date '2025-07-01' and kind = 'close';
+update \"Sales\".events set kind = kind || '+' where tenant = (:'keys'::bigint[])[2];
+update \"Sales\".audit set channel = 'ios', msg = msg || ' (was web)' where tenant = (:'keys'::bigint[])[1] and channel = 'web';
+update \"Sales\".audit set msg = msg || ' (streamed)' where tenant = (:'keys'::bigint[])[2] and channel = 'app';
+delete from \"Sales\".audit where tenant = (:'keys'::bigint[])[2] and channel = 'ios';"
 
 zoo_map sales range bigint
 zoo_sharded '"Sales"."Order Lines"' sales '"Tenant Id"'
