@@ -225,7 +225,8 @@ zoo_mappings() {
 }
 
 # zoo_op LABEL CMD...: runs a split/merge/move (with --online when ZOO_ONLINE is set: the
-# t_zoo_online_*.sh wrappers run a zoo test's moves that way), which must exit 0, end "done" and run in more
+# t_zoo_online_*.sh wrappers run a zoo test's moves that way, with writes streamed to its first
+# batch when the zoo sets ZOO_STREAM_WRITE, below), which must exit 0, end "done" and run in more
 # than one batch (the zoo tests exist to take unusual schemas across batch boundaries: a
 # single batch would hide what the second one gets wrong), then verifies. The batches are
 # counted twice and must agree: the flips the process itself reached (SHARDCTL_FAULT_TRACE
