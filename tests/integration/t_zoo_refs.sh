@@ -114,11 +114,16 @@ zoo_op "split at 100 to shard_2" split --map tenants --at 100 --to shard_2 --bat
 assert_eq "$(zoo_mappings tenants)" "..100>shard_1 100..>shard_2"
 # The reference tables arrived complete on shard_2 (zoo_verify compared them to the source).
 assert_eq "$(zoo_shard_fingerprint 2 nation)" "${ZOO_BASE_REF[nation]}"
-zoo_op "split at 200 to shard_3" split --map tenants --at 200 --to shard_3 --batch-size 30
-assert_eq "$(zoo_mappings tenants)" "..100>shard_1 100..200>shard_2 200..>shard_3"
-zoo_op "merge 100.. into shard_4" merge --map tenants --range 100.. --into shard_4 --batch-size 40
-assert_eq "$(zoo_mappings tenants)" "..100>shard_1 100..>shard_4"
-zoo_op "move 100.. to shard_2" move --map tenants --key 150 --to shard_2 --batch-size 50
+# Online (t_zoo_online_refs.sh), the next three operations are left out to keep the test short:
+# they take the same tables and shapes as the split before and the move at the end, and the
+# other online zoos merge from two sources online. The mappings end as they would after them.
+if [ -z "${ZOO_ONLINE:-}" ]; then
+  zoo_op "split at 200 to shard_3" split --map tenants --at 200 --to shard_3 --batch-size 30
+  assert_eq "$(zoo_mappings tenants)" "..100>shard_1 100..200>shard_2 200..>shard_3"
+  zoo_op "merge 100.. into shard_4" merge --map tenants --range 100.. --into shard_4 --batch-size 40
+  assert_eq "$(zoo_mappings tenants)" "..100>shard_1 100..>shard_4"
+  zoo_op "move 100.. to shard_2" move --map tenants --key 150 --to shard_2 --batch-size 50
+fi
 assert_eq "$(zoo_mappings tenants)" "..100>shard_1 100..>shard_2"
 # Identity columns keep their values, generated columns their computed values.
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from invoices where tax <> round(net * 0.19, 2) or gross <> net + tax")" "0"

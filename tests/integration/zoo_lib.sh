@@ -234,18 +234,9 @@ zoo_mappings() {
 # and the operation's journal (batches done of batches planned: the command's JSON is the
 # journal's status read back after the run, Engine::run in lib/migrate/engine.cpp, the same
 # as `shardctl op show ID`).
-#
-# ZOO_BATCH_SIZE, when set, replaces every zoo_op's --batch-size: fewer, larger batches for a
-# wrapper whose batches cost more each (online, every batch is a replication stream of its own).
 zoo_op() {
   local label=$1; shift
-  local trace="$TEST_TMP/zoo_op.trace" op map rows flips journal a prev="" args=()
-  for a in "$@"; do
-    if [ "$prev" = --batch-size ] && [ -n "${ZOO_BATCH_SIZE:-}" ]; then a=$ZOO_BATCH_SIZE; fi
-    args+=("$a")
-    prev=$a
-  done
-  set -- "${args[@]}"
+  local trace="$TEST_TMP/zoo_op.trace" op map rows flips journal
   rm -f "$trace"
   if [ -n "${ZOO_ONLINE:-}" ] && [ -n "${ZOO_STREAM_WRITE:-}" ]; then
     _zoo_op_streamed "$label" "$trace" "$@"
