@@ -270,7 +270,13 @@ _zoo_op_streamed() {
     "$SHARDCTL_BIN/shardctl" "$@" --online --format json >"$STDOUT" 2>"$STDERR" &
   pid=$!
   wait_stopped "$pid" "$label" "$STDERR"
-  _zoo_stream_write "$label" "$@"
+  # In a subshell, so that a failure there does not leave the operation stopped: it is killed.
+  if ! (_zoo_stream_write "$label" "$@"); then
+    kill -KILL "$pid"
+    wait "$pid" || true
+    fail "$label: the write through the first batch's stream failed (the operation was killed)"
+  fi
+  ZOO_BASE_SHARDED=$(cat "$TEST_TMP/zoo_stream.baseline")
   kill -CONT "$pid"
   wait "$pid" || got=$?
   if [ "$got" != 0 ]; then
@@ -282,7 +288,8 @@ _zoo_op_streamed() {
 
 # _zoo_stream_write LABEL CMD...: while the operation CMD (--to or --into names its target) is
 # held after its first batch's copy: that batch's keys are those both its source and its target
-# hold now. Runs ZOO_STREAM_WRITE on the source with the first two, in key order.
+# hold now. Runs ZOO_STREAM_WRITE on the source with the first two, in key order, and writes the
+# baseline that takes it in to $TEST_TMP/zoo_stream.baseline.
 _zoo_stream_write() {
   local label=$1 target="" arg prev="" i t=0 s=0 keys=""
   shift
@@ -295,14 +302,14 @@ _zoo_stream_write() {
   psql_shard "$t" -XAtc "$ZOO_STREAM_KEYS" | LC_ALL=C sort -u >"$TEST_TMP/zoo_stream.target"
   for ((i = 1; i <= ZOO_SHARDS; i++)); do
     [ "$i" != "$t" ] || continue
-    keys=$(psql_shard "$i" -XAtc "$ZOO_STREAM_KEYS" | LC_ALL=C sort -u | LC_ALL=C comm -12 - "$TEST_TMP/zoo_stream.target" | head -2)
+    keys=$(psql_shard "$i" -XAtc "$ZOO_STREAM_KEYS" | LC_ALL=C sort -u | LC_ALL=C comm -12 - "$TEST_TMP/zoo_stream.target" | awk 'NR <= 2')
     if [ -n "$keys" ]; then s=$i; break; fi
   done
   [ "$s" != 0 ] && [ "$(wc -l <<<"$keys")" = 2 ] ||
     fail "$label: after the first batch's copy, no source shard shares two keys with $target (ZOO_STREAM_KEYS: $ZOO_STREAM_KEYS)"
   # A text[] literal of the two keys, each double-quoted (no key holds a quote or a backslash).
   keys="{$(sed 's/.*/"&"/' <<<"$keys" | paste -sd,)}"
-  local e rel parts=() before after
+  local e parts=() before after
   for e in "${ZOO_SHARDED[@]}"; do parts+=("$(_zoo_fp_sql "${e%%|*}")"); done
   local fp_sql
   fp_sql=$(printf '%s union all ' "${parts[@]}")
@@ -313,10 +320,10 @@ _zoo_stream_write() {
   after=$(psql_shard "$s" -XAt -F $'\t' -c "$fp_sql") || fail "$label: fingerprint query failed on shard $s"
   [ "$before" != "$after" ] || fail "$label: ZOO_STREAM_WRITE changed nothing on $(shard_name "$s") (keys $keys)"
   echo "# $label: wrote to keys $keys on $(shard_name "$s") after the first batch's copy"
-  ZOO_BASE_SHARDED=$(awk -F'\t' 'FNR == 1 { f++ }
+  awk -F'\t' 'FNR == 1 { f++ }
       f < 3 { split($2, v, " "); for (k = 1; k <= 3; k++) d[$1, k] += (f == 1 ? -v[k] : v[k]); next }
       { split($2, v, " "); printf "%s\t%.0f %.0f %.0f\n", $1, v[1] + d[$1, 1], v[2] + d[$1, 2], v[3] + d[$1, 3] }' \
-    <(echo "$before") <(echo "$after") <(echo "$ZOO_BASE_SHARDED"))
+    <(echo "$before") <(echo "$after") <(echo "$ZOO_BASE_SHARDED") >"$TEST_TMP/zoo_stream.baseline"
 }
 
 # must_fail WHAT MESSAGE CMD...: a negative control. CMD (an assertion helper) runs in a subshell
