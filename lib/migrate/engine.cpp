@@ -287,7 +287,12 @@ std::vector<Unfenced> Engine::unfence(const std::string& op_id, bool dry_run) {
     shardio::RawConn conn(s.dsn, "shard " + s.name);
     bool has = shardside::has_guard_table(conn);
     int fences = has ? shardside::op_fence_count(conn, op_id) : 0;
-    if (!dry_run && has) release_guard(conn, op_id, map.id, tables, true);
+    if (!dry_run && has) {
+      // Parents first, as release_guard() expects (it drops triggers children first).
+      auto sorted = tables;
+      shardio::sort_parents_first(conn, sorted, [](const GuardedTable& t) { return t.quoted_table; });
+      release_guard(conn, op_id, map.id, sorted, true);
+    }
     out.push_back({s.name, fences});
   }
   return out;

@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "catalog/names.hpp"
 #include "migrate/operation.hpp"
 #include "shardio/shard_schema.hpp"
@@ -23,19 +21,11 @@ PlannedTable describe_table(shardio::RawConn& source, const catalog::TableDef& t
 }
 
 void sort_by_foreign_keys(shardio::RawConn& source, std::vector<PlannedTable>& tables) {
-  std::vector<std::string> quoted;
-  for (const auto& t : tables) quoted.push_back(t.quoted);
-  auto order = shardio::fk_order(source, quoted);
-  auto rank = [&](const PlannedTable& t) { return std::find(order.begin(), order.end(), t.quoted) - order.begin(); };
-  std::stable_sort(tables.begin(), tables.end(),
-                   [&](const PlannedTable& x, const PlannedTable& y) { return rank(x) < rank(y); });
+  shardio::sort_parents_first(source, tables, [](const PlannedTable& t) { return t.quoted; });
 }
 
 void sort_references_by_foreign_keys(shardio::RawConn& source, std::vector<std::string>& quoted_refs) {
-  auto order = shardio::fk_order(source, quoted_refs);
-  auto rank = [&](const std::string& t) { return std::find(order.begin(), order.end(), t) - order.begin(); };
-  std::stable_sort(quoted_refs.begin(), quoted_refs.end(),
-                   [&](const std::string& x, const std::string& y) { return rank(x) < rank(y); });
+  shardio::sort_parents_first(source, quoted_refs, [](const std::string& t) { return t; });
 }
 
 }  // namespace shardctl::migrate

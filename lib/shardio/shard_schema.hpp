@@ -2,6 +2,7 @@
 // pg_catalog: its columns, its key index, its foreign keys, its triggers.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,17 @@ std::vector<std::string> primary_key(RawConn& conn, const std::string& quoted_ta
 
 // Orders `quoted_tables` so every table comes after the tables it references (parents first).
 std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>& quoted_tables);
+
+// Sorts `items` parents first by fk_order() of their tables, `quoted(item)` naming each one's
+// table; items fk_order() does not place keep their order, last.
+template <typename T, typename Quoted>
+void sort_parents_first(RawConn& conn, std::vector<T>& items, Quoted quoted) {
+  std::vector<std::string> tables;
+  for (const auto& i : items) tables.push_back(quoted(i));
+  auto order = fk_order(conn, tables);
+  auto rank = [&](const T& i) { return std::find(order.begin(), order.end(), quoted(i)) - order.begin(); };
+  std::stable_sort(items.begin(), items.end(), [&](const T& x, const T& y) { return rank(x) < rank(y); });
+}
 
 // Whether statements of a map of `kind` may compare and hash the key column in its own
 // collation and still get the byte semantics shardctl routes by (KeyColumn::own_collation).

@@ -178,7 +178,14 @@ bool lock_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_n
   try {
     shard.query("SELECT pg_advisory_lock(shardctl.cutover_lock($1, $2))", {op_id, std::to_string(batch_no)});
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::locked) throw;
+    if (e.kind() != ErrorKind::locked) {
+      // The session may serve on (a caller that handles the error): not with this timeout.
+      try {
+        shard.exec("RESET lock_timeout");
+      } catch (const Error&) {  // a lost session keeps nothing; the first error says why
+      }
+      throw;
+    }
     got = false;
   }
   shard.exec("RESET lock_timeout");

@@ -561,6 +561,49 @@ void PreconditionReport::require() const {
 
 namespace {
 
+// A table (or partition) whose replica identity is FULL: the target finds the old row of an
+// UPDATE or DELETE by comparing every column (unless its own table has a primary key), which
+// fails on a column with no equality: json, point, an array or composite of such. Each such
+// column of the tree, looked for through domains, array elements and composite fields, with an
+// equality wherever a default btree or hash operator class takes its type (directly, by an
+// implicit binary-coercible cast, or as an enum or range).
+void check_full_identity_columns(RawConn& source, const MovingTable& table, PreconditionReport& report) {
+  auto rows = source.query(
+      "WITH RECURSIVE rels AS ("
+      "  SELECT c.oid FROM (SELECT $1::regclass AS relid UNION SELECT relid FROM pg_partition_tree($1::regclass)) t "
+      "  JOIN pg_class c ON c.oid = t.relid WHERE c.relkind IN ('r', 'p') AND c.relreplident = 'f'), "
+      "parts(rel, col, coltype, typ, depth) AS ("
+      "  SELECT a.attrelid, a.attname::text, a.atttypid, a.atttypid, 0 FROM pg_attribute a JOIN rels ON a.attrelid = rels.oid "
+      "  WHERE a.attnum > 0 AND NOT a.attisdropped "
+      "  UNION ALL "
+      "  SELECT p.rel, p.col, p.coltype, x.typ, p.depth + 1 FROM parts p JOIN pg_type t ON t.oid = p.typ "
+      "  CROSS JOIN LATERAL (SELECT t.typbasetype AS typ WHERE t.typtype = 'd' "
+      "    UNION ALL SELECT t.typelem WHERE t.typtype <> 'd' AND t.typcategory = 'A' AND t.typelem <> 0 "
+      "    UNION ALL SELECT f.atttypid FROM pg_attribute f WHERE t.typtype = 'c' AND f.attrelid = t.typrelid "
+      "      AND f.attnum > 0 AND NOT f.attisdropped) x "
+      "  WHERE p.depth < 8) "
+      "SELECT DISTINCT p.rel::regclass::text, p.col, format_type(p.coltype, NULL), (p.rel = $1::regclass)::text "
+      "FROM parts p JOIN pg_type t ON t.oid = p.typ "
+      "WHERE t.typtype NOT IN ('d', 'c') AND NOT (t.typcategory = 'A' AND t.typelem <> 0) AND NOT EXISTS ("
+      "  SELECT 1 FROM pg_opclass o JOIN pg_am am ON am.oid = o.opcmethod "
+      "  WHERE am.amname IN ('btree', 'hash') AND o.opcdefault AND (o.opcintype = p.typ "
+      "    OR (t.typtype = 'e' AND o.opcintype = 'anyenum'::regtype) OR (t.typtype = 'r' AND o.opcintype = 'anyrange'::regtype) "
+      "    OR (t.typtype = 'm' AND o.opcintype = 'anymultirange'::regtype) "
+      "    OR EXISTS (SELECT 1 FROM pg_cast k WHERE k.castsource = p.typ AND k.casttarget = o.opcintype "
+      "               AND k.castmethod = 'b' AND k.castcontext = 'i'))) "
+      "ORDER BY 1, 2",
+      {table.quoted});
+  for (const auto& r : rows) {
+    std::string what = r[3] == "true" ? "table " + table.quoted : "table " + table.quoted + " (partition " + r[0] + ")";
+    report.unmet.push_back(
+        {Requirement::replica_identity,
+         source.role() + ": " + what + ": its replica identity is FULL and column " + r[1] + " (" + r[2] +
+             ") has no equality operator; the target could not find the old row of an UPDATE or DELETE",
+         "give " + r[0] + " a primary key or REPLICA IDENTITY USING INDEX (a unique index on NOT NULL columns), or a "
+                         "comparable type for " + r[1] + " (jsonb for json)"});
+  }
+}
+
 // The relations (the table, or each member of its partition tree) whose replica identity does
 // not cover `column`, with what their identity is.
 void check_replica_identity(RawConn& source, const MovingTable& table, PreconditionReport& report) {
@@ -571,6 +614,7 @@ void check_replica_identity(RawConn& source, const MovingTable& table, Precondit
                             "create it, or leave it out of the move"});
     return;
   }
+  check_full_identity_columns(source, table, report);
   for (const auto& column : table.key_columns) {
     // The identity's columns are its index's key columns (INCLUDE columns are not part of it);
     // FULL covers every column. Publishing through the partition root, the server still

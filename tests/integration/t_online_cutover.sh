@@ -8,7 +8,8 @@
 #    naming what held it, and `op resume --cutover-timeout 5` (journaled) finishes the move with
 #    the written row on the target;
 #  - usage: --max-lag or --cutover-timeout without --online, a timeout of 0, and a moving table
-#    whose replica identity lacks the key column are refused (64), nothing journaled;
+#    whose replica identity lacks the key column, or is FULL over a column with no equality
+#    (json, in an array or a composite too), are refused (64), nothing journaled;
 #  - DDL on a moving table during the stream (a column added on the source) is detected: the
 #    subscription fails to apply, the run exits 75 saying so; once the target's table matches,
 #    `op resume` finishes with the new column's value moved;
@@ -31,6 +32,32 @@ expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online
 expect_stderr_contains 'table "public"."orders": its replica identity (NOTHING) does not include key column customer_id'
 expect_stderr_contains 'REPLICA IDENTITY USING INDEX'
 psql_shard 2 -qc "alter table orders replica identity default"
+# FULL identity on a column with no equality (json, also in an array or a composite): the
+# target could not find the old row of an UPDATE or DELETE.
+for i in 1 2; do
+  psql_shard "$i" -qc "create type doc_pair as (a int, b json)" \
+    -c "create table docs (customer_id bigint not null, doc json, docs json[], pair doc_pair, tags text[], v varchar(9))" \
+    -c "create index on docs (customer_id)" -c "alter table docs replica identity full"
+done
+expect_exit 0 shardctl table add-sharded docs --map customers --key customer_id
+# The first is named, with how many more; each made comparable in turn names the next.
+expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online
+expect_stderr_contains 'table "public"."docs": its replica identity is FULL and column doc (json) has no equality operator'
+expect_stderr_contains "(and 2 more unmet requirements)"
+expect_stderr_contains "jsonb for json"
+on_docs() { for i in 1 2; do psql_shard "$i" -qc "$1"; done; }
+on_docs "alter table docs alter column doc type jsonb"
+expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online
+expect_stderr_contains "column docs (json[]) has no equality operator"
+expect_stderr_contains "(and 1 more unmet requirement)"
+on_docs "alter table docs alter column docs type jsonb[]"
+expect_exit 64 shardctl move --map customers --key 700 --to shard_1 --online --dry-run
+expect_stderr_contains "column pair (doc_pair) has no equality operator"
+grep -q "more unmet" "$STDERR" && fail "text[], varchar, jsonb and jsonb[] refused: $(cat "$STDERR")"
+on_docs "alter table docs drop column pair"
+expect_exit 0 shardctl move --map customers --key 700 --to shard_1 --online --dry-run
+expect_exit 0 shardctl table remove docs
+for i in 1 2; do psql_shard "$i" -qc "drop table docs" -c "drop type doc_pair"; done
 assert_eq "$(ops_before)" "$n"
 before=$(fleet_fingerprint)
 

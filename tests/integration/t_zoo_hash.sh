@@ -17,6 +17,22 @@ create table stream_log (stream_id bigint not null, at int not null, line text);
 create index stream_log_key on stream_log (stream_id);
 create index stream_log_hash on stream_log ((hashint8extended(stream_id, 0)));
 SQL
+if [ -n "${ZOO_ONLINE:-}" ]; then
+  # Online (t_zoo_online_hash.sh): the table without a unique index can only be identified by
+  # all of its columns, duplicates and all (an online move needs the replica identity to cover
+  # the key; a table without one is refused: t_online_cutover.sh).
+  zoo_all_shards <<<"alter table stream_log replica identity full"
+fi
+# Online: each move's first batch streams writes (zoo_lib.sh, ZOO_STREAM_WRITE), among them one
+# of two duplicate rows deleted. (No 'duplicate' line changes: the test counts them at the end.)
+ZOO_STREAM_KEYS="select stream_id::text from streams"
+ZOO_STREAM_WRITE="
+update streams set name = name || ' (streamed)' where stream_id = any(:'keys'::bigint[]);
+update stream_events set payload = payload || '{\"streamed\": true}' where stream_id = any(:'keys'::bigint[]);
+insert into stream_events select stream_id, max(n) + 1, null from stream_events where stream_id = any(:'keys'::bigint[]) group by stream_id;
+update stream_log set line = line || ' (streamed)' where stream_id = any(:'keys'::bigint[]) and line <> 'duplicate';
+insert into stream_log select k, -1, 'twin' from unnest(:'keys'::bigint[]) k, generate_series(1, 2);
+delete from stream_log where ctid = (select min(ctid) from stream_log where stream_id = (:'keys'::bigint[])[1] and line = 'twin');"
 zoo_map streams hash bigint
 zoo_sharded stream_log streams stream_id
 zoo_sharded stream_events streams stream_id

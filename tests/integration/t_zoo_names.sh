@@ -34,6 +34,31 @@ create table "Sales".audit_web partition of "Sales".audit for values in ('web');
 create table "Sales".audit_app partition of "Sales".audit for values in ('app', 'ios');
 create unique index on "Sales".audit (tenant, channel, msg);
 SQL
+if [ -n "${ZOO_ONLINE:-}" ]; then
+  # Online (t_zoo_online_names.sh): "Sales".audit has no primary key; its unique index becomes
+  # the replica identity of the partitioned table here, and of each partition below (the
+  # server neither passes it down nor publishes a partition's changes without it).
+  zoo_all_shards <<<'alter table "Sales".audit replica identity using index audit_tenant_channel_msg_idx'
+fi
+# Online: each move's first batch streams writes (zoo_lib.sh, ZOO_STREAM_WRITE) through the
+# quoted names, and rows that change partition (events swaps one row from 2024 to 2025 and one
+# back, so each partition keeps its count; audit moves one from 'web' to 'ios'). No row of
+# bestellpositionen_ü comes or goes: the test counts them at the end.
+ZOO_STREAM_KEYS='select "Tenant Id"::text from "Sales"."Customers"'
+ZOO_STREAM_WRITE="
+update \"Sales\".\"Customers\" set \"Name\" = \"Name\" || ' (streamed)' where \"Tenant Id\" = any(:'keys'::bigint[]);
+update \"Sales\".\"Order Lines\" set \"Qty\" = \"Qty\" + 1 where \"Tenant Id\" = any(:'keys'::bigint[]);
+insert into \"Sales\".\"Order Lines\" select \"Tenant Id\", max(\"Line No\") + 1, 7, 4242 from \"Sales\".\"Order Lines\"
+  where \"Tenant Id\" = any(:'keys'::bigint[]) group by \"Tenant Id\";
+delete from \"Sales\".\"we\"\"ird\" where \"Tenant Id\" = (:'keys'::bigint[])[1] and x = 1;
+update bestellpositionen_ü set artikel = artikel || ' – geändert' where mandant = any(:'keys'::bigint[]);
+insert into lineitems_mixed select tenant_id, max(item) + 1 from lineitems_mixed where tenant_id = any(:'keys'::bigint[]) group by tenant_id;
+update \"Sales\".events set at = at + 366 where tenant = (:'keys'::bigint[])[1] and at = date '2024-03-01' and kind = 'open';
+update \"Sales\".events set at = at - 365 where tenant = (:'keys'::bigint[])[1] and at = date '2025-07-01' and kind = 'close';
+update \"Sales\".events set kind = kind || '+' where tenant = (:'keys'::bigint[])[2];
+update \"Sales\".audit set channel = 'ios', msg = msg || ' (was web)' where tenant = (:'keys'::bigint[])[1] and channel = 'web';
+update \"Sales\".audit set msg = msg || ' (streamed)' where tenant = (:'keys'::bigint[])[2] and channel = 'app';
+delete from \"Sales\".audit where tenant = (:'keys'::bigint[])[2] and channel = 'ios';"
 
 zoo_map sales range bigint
 zoo_sharded '"Sales"."Order Lines"' sales '"Tenant Id"'
@@ -82,6 +107,28 @@ must_fail "partition row added" 'control: sharded rows changed in "Sales".events
   zoo_assert_unchanged control
 psql_shard 2 -qc "delete from \"Sales\".events"
 
+if [ -n "${ZOO_ONLINE:-}" ]; then
+  # An online move refuses partitions whose replica identity lacks the key, though their
+  # parent's has it: 64, with nothing journaled and no stream object left.
+  dump=$(catalog_dump)
+  expect_exit 64 shardctl split --map sales --at 100 --to shard_2 --batch-size 30 --online
+  expect_stderr_contains 'shard shard_1: table "Sales"."audit" (partition "Sales".audit_app): its replica identity (DEFAULT, and it has no primary key) does not include key column tenant'
+  expect_stderr_contains '(and 1 more unmet requirement)'
+  assert_eq "$(catalog_dump)" "$dump"
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do assert_eq "$(shardctl_streams "$i")" ""; done
+  zoo_assert_unchanged "partitions without identity refused"
+  zoo_all_shards <<'SQL'
+do $$
+declare r record;
+begin
+  for r in select x.indrelid::regclass as tbl, c.relname as idx
+           from pg_inherits i join pg_index x on x.indexrelid = i.inhrelid join pg_class c on c.oid = x.indexrelid
+           where i.inhparent = '"Sales".audit_tenant_channel_msg_idx'::regclass loop
+    execute format('alter table %s replica identity using index %I', r.tbl, r.idx);
+  end loop;
+end $$;
+SQL
+fi
 zoo_op "split at 100 to shard_2" split --map sales --at 100 --to shard_2 --batch-size 30
 assert_eq "$(zoo_mappings sales)" "..100>shard_1 100..>shard_2"
 # The partitioned table's rows landed in the matching partitions on the target.

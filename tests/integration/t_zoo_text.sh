@@ -22,6 +22,22 @@ create table account_flags (account text not null, flag text not null, set_on da
 create unique index account_flags_uq on account_flags (account, flag);
 SQL
 
+if [ -n "${ZOO_ONLINE:-}" ]; then
+  # Online (t_zoo_online_text.sh): the table without a primary key gets its unique index as its
+  # replica identity, which an online move needs to cover the key (a table without one is
+  # refused: t_online_cutover.sh).
+  zoo_all_shards <<<"alter table account_flags replica identity using index account_flags_uq"
+fi
+# Online: each move's first batch streams writes (zoo_lib.sh, ZOO_STREAM_WRITE), some of them to
+# the identity's own columns.
+ZOO_STREAM_KEYS="select account from accounts"
+ZOO_STREAM_WRITE="
+update accounts set balance = balance + 1 where account = any(:'keys'::text[]);
+insert into ledger select account, max(entry_id) + 1, 9.99, 'streamed' from ledger where account = any(:'keys'::text[]) group by account;
+update account_flags set set_on = set_on + 1 where account = any(:'keys'::text[]);
+update account_flags set flag = flag || '+' where account = (:'keys'::text[])[2];
+delete from account_flags where account = (:'keys'::text[])[1] and flag = 'vip';
+insert into account_flags values ((:'keys'::text[])[1], 'streamed ' || clock_timestamp(), date '2024-01-01');"
 zoo_map accounts range text
 zoo_sharded ledger accounts account
 zoo_sharded accounts accounts account

@@ -15,6 +15,14 @@ create table readings (
   primary key (device_id, seq)
 );
 SQL
+# Online (t_zoo_online_uuid.sh): each move's first batch streams writes (zoo_lib.sh,
+# ZOO_STREAM_WRITE): updates, an insert, and a delete that cascades to the child.
+ZOO_STREAM_KEYS="select device_id::text from devices"
+ZOO_STREAM_WRITE="
+update devices set model = model || ' (streamed)' where device_id::text = any(:'keys'::text[]);
+update readings set value = value * 2 where device_id::text = any(:'keys'::text[]) and seq = 1;
+insert into readings select device_id, max(seq) + 1, -0.5 from readings where device_id::text = any(:'keys'::text[]) group by device_id;
+delete from devices where device_id::text = (:'keys'::text[])[2];"
 zoo_map devices range uuid
 zoo_sharded readings devices device_id
 zoo_sharded devices devices device_id

@@ -227,7 +227,8 @@ zoo_mappings() {
 }
 
 # zoo_op LABEL CMD...: runs a split/merge/move (with --online when ZOO_ONLINE is set: the
-# t_zoo_online_*.sh wrappers run a zoo test's moves that way), which must exit 0, end "done" and run in more
+# t_zoo_online_*.sh wrappers run a zoo test's moves that way, with writes streamed to its first
+# batch when the zoo sets ZOO_STREAM_WRITE, below), which must exit 0, end "done" and run in more
 # than one batch (the zoo tests exist to take unusual schemas across batch boundaries: a
 # single batch would hide what the second one gets wrong), then verifies. The batches are
 # counted twice and must agree: the flips the process itself reached (SHARDCTL_FAULT_TRACE
@@ -239,7 +240,11 @@ zoo_op() {
   local label=$1; shift
   local trace="$TEST_TMP/zoo_op.trace" op map rows flips journal
   rm -f "$trace"
-  SHARDCTL_FAULT_TRACE=$trace expect_exit 0 shardctl "$@" ${ZOO_ONLINE:+--online} --format json
+  if [ -n "${ZOO_ONLINE:-}" ] && [ -n "${ZOO_STREAM_WRITE:-}" ]; then
+    _zoo_op_streamed "$label" "$trace" "$@"
+  else
+    SHARDCTL_FAULT_TRACE=$trace expect_exit 0 shardctl "$@" ${ZOO_ONLINE:+--online} --format json
+  fi
   [ "$(jq -r .status "$STDOUT")" = done ] || { cat "$STDOUT" >&2; fail "$label: operation not done"; }
   IFS=$'\t' read -r op map rows journal < <(jq -r '[.id, .map, .rows_moved, "\(.batches_done)/\(.batches)"] | @tsv' "$STDOUT")
   flips=0
@@ -249,6 +254,78 @@ zoo_op() {
   [ "$flips" -ge 2 ] || fail "$label: ran in $flips batch(es), the test needs more than one"
   echo "# $label: $flips batches, $rows rows; mappings now $(zoo_mappings "$map")"
   zoo_verify "$label"
+}
+
+# Writes through an online batch's stream. A zoo that sets ZOO_STREAM_KEYS (SQL: the key, as
+# text, of each row of the table its writes are keyed on) and ZOO_STREAM_WRITE (SQL reading the
+# psql variable :'keys', a text[] of two keys) has each online zoo_op held after its first
+# batch's copy (SHARDCTL_FAULT_PAUSE=online.copied:1) while ZOO_STREAM_WRITE runs on the batch's
+# source with two keys of that batch: keys the target already holds a copy of, whose changes
+# reach it only through the batch's replication stream (publication row filter, replica
+# identity, partitions published through their root). The baseline takes in what the write
+# changed (the source's fingerprints of the sharded tables before and after it), so zoo_verify
+# requires every row the write inserted, updated or deleted to be so on the target too.
+_zoo_op_streamed() {
+  local label=$1 trace=$2 pid got=0
+  shift 2
+  SHARDCTL_FAULT_TRACE=$trace SHARDCTL_FAULT_PAUSE=online.copied:1 \
+    "$SHARDCTL_BIN/shardctl" "$@" --online --format json >"$STDOUT" 2>"$STDERR" &
+  pid=$!
+  wait_stopped "$pid" "$label" "$STDERR"
+  # In a subshell, so that a failure there does not leave the operation stopped: it is killed.
+  if ! (_zoo_stream_write "$label" "$@"); then
+    kill -KILL "$pid"
+    wait "$pid" || true
+    fail "$label: the write through the first batch's stream failed (the operation was killed)"
+  fi
+  ZOO_BASE_SHARDED=$(cat "$TEST_TMP/zoo_stream.baseline")
+  kill -CONT "$pid"
+  wait "$pid" || got=$?
+  if [ "$got" != 0 ]; then
+    echo "--- stdout:" >&2; head -c 4000 "$STDOUT" >&2
+    echo "--- stderr:" >&2; head -c 4000 "$STDERR" >&2
+    fail "$label: expected exit 0, got $got: shardctl $* --online"
+  fi
+}
+
+# _zoo_stream_write LABEL CMD...: while the operation CMD (--to or --into names its target) is
+# held after its first batch's copy: that batch's keys are those both its source and its target
+# hold now. Runs ZOO_STREAM_WRITE on the source with the first two, in key order, and writes the
+# baseline that takes it in to $TEST_TMP/zoo_stream.baseline.
+_zoo_stream_write() {
+  local label=$1 target="" arg prev="" i t=0 s=0 keys=""
+  shift
+  for arg in "$@"; do
+    if [ "$prev" = --to ] || [ "$prev" = --into ]; then target=$arg; fi
+    prev=$arg
+  done
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do [ "$(shard_name "$i")" != "$target" ] || t=$i; done
+  [ "$t" != 0 ] || fail "$label: no target shard named in: $*"
+  psql_shard "$t" -XAtc "$ZOO_STREAM_KEYS" | LC_ALL=C sort -u >"$TEST_TMP/zoo_stream.target"
+  for ((i = 1; i <= ZOO_SHARDS; i++)); do
+    [ "$i" != "$t" ] || continue
+    keys=$(psql_shard "$i" -XAtc "$ZOO_STREAM_KEYS" | LC_ALL=C sort -u | LC_ALL=C comm -12 - "$TEST_TMP/zoo_stream.target" | awk 'NR <= 2')
+    if [ -n "$keys" ]; then s=$i; break; fi
+  done
+  [ "$s" != 0 ] && [ "$(wc -l <<<"$keys")" = 2 ] ||
+    fail "$label: after the first batch's copy, no source shard shares two keys with $target (ZOO_STREAM_KEYS: $ZOO_STREAM_KEYS)"
+  # A text[] literal of the two keys, each double-quoted (no key holds a quote or a backslash).
+  keys="{$(sed 's/.*/"&"/' <<<"$keys" | paste -sd,)}"
+  local e parts=() before after
+  for e in "${ZOO_SHARDED[@]}"; do parts+=("$(_zoo_fp_sql "${e%%|*}")"); done
+  local fp_sql
+  fp_sql=$(printf '%s union all ' "${parts[@]}")
+  fp_sql="select t, c || ' ' || h from (${fp_sql% union all }) f order by t"
+  before=$(psql_shard "$s" -XAt -F $'\t' -c "$fp_sql") || fail "$label: fingerprint query failed on shard $s"
+  psql_shard "$s" -q -1 -v keys="$keys" <<<"$ZOO_STREAM_WRITE" >/dev/null ||
+    fail "$label: ZOO_STREAM_WRITE failed on $(shard_name "$s") with keys $keys"
+  after=$(psql_shard "$s" -XAt -F $'\t' -c "$fp_sql") || fail "$label: fingerprint query failed on shard $s"
+  [ "$before" != "$after" ] || fail "$label: ZOO_STREAM_WRITE changed nothing on $(shard_name "$s") (keys $keys)"
+  echo "# $label: wrote to keys $keys on $(shard_name "$s") after the first batch's copy"
+  awk -F'\t' 'FNR == 1 { f++ }
+      f < 3 { split($2, v, " "); for (k = 1; k <= 3; k++) d[$1, k] += (f == 1 ? -v[k] : v[k]); next }
+      { split($2, v, " "); printf "%s\t%.0f %.0f %.0f\n", $1, v[1] + d[$1, 1], v[2] + d[$1, 2], v[3] + d[$1, 3] }' \
+    <(echo "$before") <(echo "$after") <(echo "$ZOO_BASE_SHARDED") >"$TEST_TMP/zoo_stream.baseline"
 }
 
 # must_fail WHAT MESSAGE CMD...: a negative control. CMD (an assertion helper) runs in a subshell
