@@ -32,10 +32,12 @@ inline migrate::EngineOptions engine_options(cli::Context& ctx) {
   return o;
 }
 
-// The flags split, merge and move share besides their request: --parallel and --verify-fk.
+// The flags split, merge and move share besides their request: --parallel, --verify-fk and
+// --sync-references.
 struct RunFlags {
   std::optional<int> parallel;
   bool verify_fk = false;
+  bool sync_references = false;
 
   void add_to(cli::App& app) {
     app.add_option("--parallel", parallel,
@@ -44,10 +46,13 @@ struct RunFlags {
         ->type_name("N");
     app.add_flag("--verify-fk", verify_fk,
                  "When done, check every foreign key of the moved rows on the target (an anti-join of the moved range)");
+    app.add_flag("--sync-references", sync_references,
+                 "Make the target's reference tables identical to the source's first where they differ (else refused)");
   }
   migrate::EngineOptions engine_options(cli::Context& ctx) const {
     auto o = apps::engine_options(ctx);
     o.verify_fk = verify_fk;
+    o.sync_references = sync_references;
     if (parallel) o.parallel = *parallel;
     return o;
   }

@@ -10,7 +10,7 @@
 # them in R. Reported: the move's wall time; the writes' waits from first try to acknowledgement
 # (lookups included: the same for both) as p50, p99 and longest; writes refused twice (not
 # acknowledged); online, the slot's apply lag and the WAL the source retained for it, sampled
-# every 0.5 s (peak and median). Usage: bench/online_move.sh [BIN_DIR] [SCALE]
+# every 0.5 s (peak and median; then their peaks per 5 s of the move, over time). Usage: bench/online_move.sh [BIN_DIR] [SCALE]
 source "$(dirname "$0")/lib.sh" "${1:-}"
 scale=${2:-780}
 writer="$here/tests/integration/writer.sh"
@@ -46,7 +46,8 @@ run() {
   : >"$work/$fleet.lag"
   # Lag and WAL retained by shardctl's slot on the source, every 0.5 s.
   (while [ ! -e "$work/$fleet.stop" ]; do
-     psql -XAtc "select coalesce(max(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)), 0)::bigint,
+     psql -XAtc "select extract(epoch from clock_timestamp())::numeric(16, 2),
+                        coalesce(max(pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)), 0)::bigint,
                         coalesce(max(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)), 0)::bigint
                  from pg_replication_slots where slot_name like 'shardctl_op_%'" "$src" >>"$work/$fleet.lag" 2>/dev/null
      sleep 0.5
@@ -73,9 +74,13 @@ run() {
   # A write refused on both tries (the writer gives it up) was never acknowledged.
   refused=$(cat "$work/$fleet".writer.*.log | awk -F'\t' '$1 == "REF"' | wc -l)
   errs=$(cat "$work/$fleet".writer.*.log | awk -F'\t' '$1 == "ERR"' | wc -l)
-  lagmax=$(awk -F'|' '{print $1}' "$work/$fleet.lag" | sort -n | tail -1)
-  lagmed=$(awk -F'|' '$1 > 0 {print $1}' "$work/$fleet.lag" | sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}')
-  walmax=$(awk -F'|' '{print $2}' "$work/$fleet.lag" | sort -n | tail -1)
+  lagmax=$(awk -F'|' '{print $2}' "$work/$fleet.lag" | sort -n | tail -1)
+  lagmed=$(awk -F'|' '$2 > 0 {print $2}' "$work/$fleet.lag" | sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}')
+  walmax=$(awk -F'|' '{print $3}' "$work/$fleet.lag" | sort -n | tail -1)
+  # Over time: per 5 s from the move's start, the peak apply lag and WAL retained.
+  awk -F'|' -v t0="$t0" '{ b = int(($1 - t0) / 5); if (b < 0) next; if ($2 > lag[b]) lag[b] = $2; if ($3 > wal[b]) wal[b] = $3; if (b > last) last = b }
+    END { for (i = 0; i <= last; i++) printf "%s+%ds %d kB / %d MB", (i ? ", " : ""), 5 * i, lag[i] / 1024, wal[i] / 1048576; print "" }' \
+    "$work/$fleet.lag" >"$work/$fleet.series"
   printf '| %s | %s | %s | %s ms | %s ms | %s ms | %s | %s | %s kB | %s kB | %s MB |\n' "$fleet" "$secs" "$n" "$p50" "$p99" "$max" \
     "$refused" "$errs" "$((${lagmed:-0} / 1024))" "$((${lagmax:-0} / 1024))" "$((${walmax:-0} / 1048576))"
 }
@@ -91,3 +96,6 @@ settle off
 run off split --map customers --at "$lo" --to shard_2
 settle on
 run on split --map customers --at "$lo" --to shard_2 --online
+echo
+echo "online, per 5 s from the move's start, peak apply lag / WAL the slot retained:"
+cat "$work/on.series"

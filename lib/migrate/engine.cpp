@@ -88,6 +88,7 @@ void fill_context(RunContext& ctx, catalog::Store& store, const Journaled& op, c
   ctx.guard_wait_seconds = options.guard_wait_seconds;
   ctx.parallel = options.parallel;
   ctx.online = online_from_args(op.args);
+  if (op.args.contains("sync_references")) ctx.references_to_sync = op.args["sync_references"].get<std::vector<std::string>>();
   ctx.space = shardio::RouteSpace{ctx.map.kind, ctx.map.key_type};
   routing::KeyType bt = catalog::bound_type(ctx.map.kind, ctx.map.key_type);
   if (op.low) ctx.range.low = routing::parse_key(bt, *op.low);
@@ -209,6 +210,7 @@ std::string Engine::start(const Plan& plan, bool preview) {
     if (preview) return;  // --dry-run: every check above ran; nothing is journaled
     auto args = plan.args;
     if (plan.online) args["online"] = online_json(*plan.online);
+    if (!plan.references_to_sync.empty()) args["sync_references"] = plan.references_to_sync;
     journal::NewOperation op{plan.kind, plan.map.id, column, ctor, claim, args, single_source, plan.target.id,
                              plan.batch_size,
                              nlohmann::json{{"rows_total", plan.rows_total}, {"keys_total", plan.keys_total},

@@ -115,6 +115,9 @@ struct Plan {
   std::vector<PlannedBatch> batches;   // ordered by key
   std::vector<PlannedTable> tables;      // sharded tables, parents first
   std::vector<std::string> references;   // reference tables (quoted) copied when empty on the target
+  // Reference tables (quoted) whose filled copy on the target differs from the source's, which
+  // --sync-references syncs before the first batch (journaled in args; without it, refused).
+  std::vector<std::string> references_to_sync;
   std::vector<std::string> warnings;
   std::uint64_t estimated_bytes = 0;     // heap+index bytes the moving rows take on the sources
   std::int64_t keys_total = 0;           // distinct keys that move
@@ -148,6 +151,7 @@ struct EngineOptions {
   bool checked_load = false;               // never skip FK triggers (SHARDCTL_CHECKED_LOAD)
   bool verify_fk = false;                  // --verify-fk: anti-join the moved range on the target when done
   int parallel = 1;                        // --parallel: connections each batch is read back over to verify
+  bool sync_references = false;            // --sync-references: sync differing reference copies on the target first
 };
 
 // One source shard's fences of an operation, as `op unfence` reports them.

@@ -17,8 +17,10 @@
 #include "migrate/load_path.hpp"
 #include "migrate/operation.hpp"
 #include "migrate/preconditions.hpp"
+#include "refdata/compare.hpp"
 #include "routing/pg_hash.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardio/row_checksum.hpp"
 #include "shardio/shard_schema.hpp"
 #include "shardside/names.hpp"
 
@@ -258,14 +260,45 @@ void check_target_ranges_empty(const Plan& plan, shardio::RawConn& target, std::
     }
 }
 
-// Reference tables are copied to the target only when empty there; a filled one is left alone
-// (it may be newer), with a warning. A missing one is a problem.
-void check_reference_tables(Plan& plan, shardio::RawConn& target, std::vector<std::string>& problems) {
+// Reference tables are copied to the target when empty there. A filled copy must equal the
+// first source's (refdata::compare_pair, chunk digests on both servers): one that differs is
+// a problem, unless `sync` (--sync-references) asks to sync it first (Runner::sync_references).
+// A missing one is a problem.
+void check_reference_tables(Plan& plan, PlanShards& shards, bool sync, std::vector<std::string>& problems) {
+  std::vector<refdata::RefTable> filled;
   for (const auto& ref : plan.references) {
-    if (shardio::table_columns(target, ref).empty())
+    if (shardio::table_columns(shards.target, ref).empty())
       problems.push_back("reference table " + ref + " is missing on target shard " + plan.target.name);
-    else if (target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
-      plan.warnings.push_back("reference table " + ref + " is not empty on " + plan.target.name + "; left as it is");
+    else if (shards.target.query("SELECT EXISTS (SELECT 1 FROM " + ref + ")")[0][0] == "t")
+      filled.push_back({ref, ref, std::nullopt, std::nullopt});
+  }
+  if (filled.empty() || plan.segments.empty()) return;
+  const auto& from = plan.segments.front().source;
+  shardio::RawConn& source = shards.source(plan.segments.front());
+  source.script(shardio::session_settings);
+  shards.target.script(shardio::session_settings);
+  for (const auto& r : refdata::compare_pair(from.name, source, plan.target.name, shards.target, filled)) {
+    std::string how;
+    if (!r.drift.empty()) how = "has other columns or another primary key (" + r.drift.front().detail + ")";
+    else if (!r.differs.empty()) {
+      const auto& d = r.differs.front();
+      how = "differs in " + std::to_string(d.differing_chunks) + " chunk(s): " + std::to_string(d.rows.missing.size()) +
+            " row(s) missing, " + std::to_string(d.rows.extra.size()) + " extra, " + std::to_string(d.rows.changed.size()) +
+            " changed";
+    } else continue;
+    if (sync && r.drift.empty() && !r.by_row) {
+      plan.references_to_sync.push_back(r.table);
+      plan.warnings.push_back("reference table " + r.table + " on " + plan.target.name + " " + how + " from " + from.name +
+                              "'s: synced from " + from.name + " before the first batch");
+    } else {
+      problems.push_back("reference table " + r.table + " on " + plan.target.name + " " + how + " from " + from.name + "'s" +
+                         (r.drift.empty() ? " (`shardctl table sync-reference " + r.table + " --from " + from.name +
+                                                "` makes it identical, or give the move --sync-references)"
+                         : " (make the table's definition match first)") +
+                         (sync && r.drift.empty() && r.by_row ? "; it has no primary key: a move does not replace it whole "
+                                                                "(`shardctl table sync-reference --allow-no-pk` does)"
+                                                              : ""));
+    }
   }
 }
 
@@ -419,7 +452,7 @@ void Engine::finish_plan(Plan& plan) {
     check_schema(plan, shards, problems);
   }
   check_target_ranges_empty(plan, shards.target, problems);
-  check_reference_tables(plan, shards.target, problems);
+  check_reference_tables(plan, shards, options_.sync_references, problems);
   refuse_problems(plan, problems);
 
   // Reference tables too: nation REFERENCES region needs region first. The target's foreign

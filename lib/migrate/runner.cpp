@@ -5,6 +5,7 @@
 // or copied rolls it back; a flipped batch is finished (its keys already live on the target).
 #include "migrate/runner.hpp"
 #include "migrate/server_digest.hpp"
+#include "refdata/sync.hpp"
 
 #include "migrate/copy_sql.hpp"
 #include "migrate/load_digest.hpp"
@@ -444,6 +445,26 @@ void Runner::roll_back(const Batch& b) {
   faults_.point("rollback.mapping", context(b));
 }
 
+// --sync-references: the target's differing copies made identical to the first batch's
+// source's before any batch copies (refdata/sync.hpp: only the rows of differing chunks, one
+// transaction, verified). Idempotent: a resumed run finds nothing left to change.
+void Runner::sync_references(const Batch& first) {
+  if (ctx_.references_to_sync.empty()) return;
+  const auto& from = shard(first.source_id);
+  std::vector<refdata::RefTable> tables;
+  for (const auto& t : ctx_.references_to_sync) tables.push_back({t, t, from.name, std::nullopt});
+  refdata::SyncOptions options;
+  options.from = from.name;
+  auto report = refdata::sync_references({{from.name, from.dsn}, {ctx_.target.name, ctx_.target.dsn}}, tables, options);
+  for (const auto& s : report.shards) {
+    if (!s.unreachable.empty()) throw unavailable_error("syncing reference tables to " + s.shard + ": " + s.unreachable);
+    if (!s.refused.empty())
+      throw usage_error("reference tables on " + s.shard + " not synced: " + s.refused,
+                        "resolve it, then `shardctl op resume " + ctx_.op_id + "`, or `shardctl op cancel " + ctx_.op_id + "`");
+  }
+  faults_.point("references.sync");
+}
+
 void Runner::copy_references(shardio::RawConn& from) {
   for (const auto& ref : ctx_.references) {
     if (shardio::table_columns(*target_, ref).empty()) continue;
@@ -533,7 +554,10 @@ void Runner::run() {
   auto all = batches();
   if (all.empty()) throw internal_error("operation " + ctx_.op_id + " has no batches");
   bool cancel = cancel_requested();
-  if (!cancel) copy_references(source(all.front()));
+  if (!cancel) {
+    sync_references(all.front());
+    copy_references(source(all.front()));
+  }
   stats_.batches = static_cast<int>(all.size());
   stats_.path = ctx_.path.why;
   // A batch flipped in this run whose purge waits to run beside the next batch's verify: the

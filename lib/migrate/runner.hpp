@@ -36,6 +36,7 @@ struct RunContext {
   routing::KeyRange range;  // the operation's claim on the map
   std::vector<PlannedTable> tables;
   std::vector<std::string> references;
+  std::vector<std::string> references_to_sync;  // synced from the first batch's source before it (plan.cpp)
   std::string column, ctor;  // the mappings range column of this map and its constructor
   std::optional<std::string> fence_grace;  // how long a fence refuses writes (interval); none = until lifted
   int guard_wait_seconds = 60;  // how long to wait for transactions older than a batch's guard
@@ -134,6 +135,7 @@ class Runner {
   void done(const Batch& b, std::int64_t rows);
   void roll_back(const Batch& b);
   void copy_references(shardio::RawConn& from);
+  void sync_references(const Batch& first);
   void coalesce();
   void finish(journal::OperationStatus status, const std::vector<Batch>& all);
   std::vector<GuardedTable> guarded() const;
