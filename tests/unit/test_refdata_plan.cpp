@@ -31,10 +31,10 @@ TEST_CASE("without a primary key the row is its own identity: chunk and key both
   CHECK(key_text_expr(none) == "hashtextextended(shardctl_row::text, 0)::text");
 }
 
-TEST_CASE("the digest query groups per chunk and sums row hashes exactly (numeric), never XOR") {
+TEST_CASE("the digest query groups per chunk and sums row hashes exactly (sum(bigint) is numeric), never XOR") {
   auto sql = chunk_digest_sql("\"public\".\"product\"", KeySpec{{"\"id\""}}, 4);
   CHECK(sql.find("GROUP BY 1") != std::string::npos);
-  CHECK(sql.find("sum(hashtextextended(shardctl_row::text, 0)::numeric)") != std::string::npos);
+  CHECK(sql.find("sum(hashtextextended(shardctl_row::text, 0))") != std::string::npos);
   CHECK(sql.find("FROM \"public\".\"product\" AS shardctl_row") != std::string::npos);
   CHECK(sql.find("bit_xor") == std::string::npos);
   auto rows = row_hashes_sql("t", KeySpec{{"\"id\""}}, 4);
