@@ -1,8 +1,8 @@
 #include "refdata/plan.hpp"
 
 #include <algorithm>
-#include <functional>
 
+#include "core/dependency_order.hpp"
 #include "core/error.hpp"
 #include "shardio/row_checksum.hpp"
 
@@ -56,22 +56,7 @@ std::string chunk_array(const std::vector<std::int64_t>& chunks) {
 
 std::vector<std::string> parents_first(const std::vector<std::string>& tables,
                                        const std::vector<std::pair<std::string, std::string>>& references) {
-  auto known = [&](const std::string& t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); };
-  std::map<std::string, std::vector<std::string>> parents;
-  for (const auto& [child, parent] : references)
-    if (child != parent && known(child) && known(parent)) parents[child].push_back(parent);
-  std::vector<std::string> order;
-  std::map<std::string, int> state;  // 1 visiting, 2 done
-  std::function<void(const std::string&)> visit = [&](const std::string& t) {
-    if (state[t] == 2) return;
-    if (state[t] == 1) throw usage_error("foreign keys among the reference tables form a cycle at " + t);
-    state[t] = 1;
-    for (const auto& p : parents[t]) visit(p);
-    state[t] = 2;
-    order.push_back(t);
-  };
-  for (const auto& t : tables) visit(t);
-  return order;
+  return shardctl::parents_first(tables, references, "reference tables");
 }
 
 }  // namespace shardctl::refdata

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "core/dependency_order.hpp"
 #include "core/error.hpp"
 #include "pg/sqlstate.hpp"
 
@@ -45,23 +46,10 @@ std::vector<std::string> primary_key(RawConn& conn, const std::string& quoted_ta
 std::vector<std::string> fk_order(RawConn& conn, const std::vector<std::string>& quoted_tables) {
   std::map<std::string, std::string> oid_of;  // oid -> table
   for (const auto& t : quoted_tables) oid_of[conn.query("SELECT $1::regclass::oid", {t})[0][0]] = t;
-  std::map<std::string, std::vector<std::string>> parents;  // table -> tables it references
-  for (auto& row : conn.query("SELECT conrelid::oid, confrelid::oid FROM pg_constraint WHERE contype = 'f'")) {
-    if (!oid_of.count(row[0]) || !oid_of.count(row[1]) || row[0] == row[1]) continue;
-    parents[oid_of[row[0]]].push_back(oid_of[row[1]]);
-  }
-  std::vector<std::string> order;
-  std::map<std::string, int> state;  // 1 visiting, 2 done
-  std::function<void(const std::string&)> visit = [&](const std::string& t) {
-    if (state[t] == 2) return;
-    if (state[t] == 1) throw usage_error("foreign keys among the sharded tables form a cycle at " + t);
-    state[t] = 1;
-    for (const auto& p : parents[t]) visit(p);
-    state[t] = 2;
-    order.push_back(t);
-  };
-  for (const auto& t : quoted_tables) visit(t);
-  return order;
+  std::vector<std::pair<std::string, std::string>> references;  // (table, table it references)
+  for (auto& row : conn.query("SELECT conrelid::oid, confrelid::oid FROM pg_constraint WHERE contype = 'f'"))
+    if (oid_of.count(row[0]) && oid_of.count(row[1])) references.emplace_back(oid_of[row[0]], oid_of[row[1]]);
+  return parents_first(quoted_tables, references, "sharded tables");
 }
 
 bool own_collation_fits(RawConn& conn, const std::string& quoted_table, const std::string& key_column,
