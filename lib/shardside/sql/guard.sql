@@ -61,27 +61,33 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f
      AND EXISTS (SELECT 1 FROM pg_stat_subscription s WHERE s.pid = pg_backend_pid() AND s.subname LIKE 'shardctl\_op\_%')
 $fn$;
 
+-- The ranges that apply to this transaction's writes, written once for every trigger below:
+-- not the owning operation's purge transaction (its xid is the range's purge_xid: the purge's
+-- only bypass), not fences while this session applies a shardctl stream, not fences past their
+-- grace (expires_at).
+CREATE OR REPLACE VIEW shardctl.ranges_in_force AS
+  SELECT g.* FROM shardctl.guard_ranges g
+   WHERE (g.purge_xid IS NULL OR pg_current_xact_id_if_assigned() IS NULL OR g.purge_xid <> pg_current_xact_id_if_assigned())
+     AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
+     AND (g.expires_at IS NULL OR g.expires_at > now());
+REVOKE ALL ON shardctl.ranges_in_force FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION shardctl.guard_hit(map bigint, v text, how text) RETURNS shardctl.guard_ranges
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
   h bigint;
   r shardctl.guard_ranges;
-  me xid8 := pg_current_xact_id_if_assigned();
 BEGIN
   IF v IS NULL THEN RETURN r; END IF;
   IF how = 'text' THEN
-    SELECT * INTO r FROM shardctl.guard_ranges g
-     WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
-       AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
-       AND (g.expires_at IS NULL OR g.expires_at > now())
+    SELECT * INTO r FROM shardctl.ranges_in_force g
+     WHERE g.map_id = map
        AND (g.lo IS NULL OR v COLLATE "C" >= g.lo COLLATE "C") AND (g.hi IS NULL OR v COLLATE "C" < g.hi COLLATE "C")
      ORDER BY g.state <> 'fenced' DESC LIMIT 1;
     RETURN r;
   ELSIF how = 'uuid' THEN
-    SELECT * INTO r FROM shardctl.guard_ranges g
-     WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
-       AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
-       AND (g.expires_at IS NULL OR g.expires_at > now())
+    SELECT * INTO r FROM shardctl.ranges_in_force g
+     WHERE g.map_id = map
        AND (g.lo IS NULL OR v::uuid >= g.lo::uuid) AND (g.hi IS NULL OR v::uuid < g.hi::uuid)
      ORDER BY g.state <> 'fenced' DESC LIMIT 1;
     RETURN r;
@@ -94,10 +100,8 @@ BEGIN
     WHEN 'hash_uuid' THEN h := uuid_hash_extended(v::uuid, 0);
     ELSE RAISE EXCEPTION 'shardctl guard: unknown key kind %', how;
   END CASE;
-  SELECT * INTO r FROM shardctl.guard_ranges g
-   WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
-     AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
-     AND (g.expires_at IS NULL OR g.expires_at > now())
+  SELECT * INTO r FROM shardctl.ranges_in_force g
+   WHERE g.map_id = map
      AND (g.lo IS NULL OR h >= g.lo::bigint) AND (g.hi IS NULL OR h < g.hi::bigint)
    ORDER BY g.state <> 'fenced' DESC LIMIT 1;
   RETURN r;
@@ -160,7 +164,6 @@ DECLARE
   col text := quote_ident(TG_ARGV[1]);
   k text := 's.k';
   how text := TG_ARGV[2];
-  me xid8 := pg_current_xact_id_if_assigned();
   route text;
   bound text;
   keys text;
@@ -168,10 +171,7 @@ DECLARE
   hit record;
 BEGIN
   -- Most statements run while the map has no range this transaction is not exempt from.
-  PERFORM FROM shardctl.guard_ranges g
-   WHERE g.map_id = map AND (g.purge_xid IS NULL OR me IS NULL OR g.purge_xid <> me)
-     AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
-     AND (g.expires_at IS NULL OR g.expires_at > now()) LIMIT 1;
+  PERFORM FROM shardctl.ranges_in_force g WHERE g.map_id = map LIMIT 1;
   IF NOT FOUND THEN RETURN NULL; END IF;
   -- The route value of key column k: the key itself, its hash, or its text in byte order
   -- (a uuid's canonical text sorts like its bytes, and min/max have no uuid form). Text is
@@ -195,19 +195,17 @@ BEGIN
   -- no other range of the map overlaps, so it costs one pass over its keys. Only ranges the
   -- envelope touches are matched key by key.
   q := format($q$
-    WITH g AS (SELECT g.op_id, g.batch_no, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.guard_ranges g
-                WHERE g.map_id = $1 AND (g.purge_xid IS NULL OR $2 IS NULL OR g.purge_xid <> $2)
-                  AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
-                  AND (g.expires_at IS NULL OR g.expires_at > now())),
+    WITH g AS (SELECT g.op_id, g.batch_no, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.ranges_in_force g
+                WHERE g.map_id = $1),
          env AS (SELECT min(r) AS lo, max(r) AS hi FROM (SELECT %1$s AS r FROM (%3$s) s) s),
          near AS (SELECT g.* FROM g, env WHERE env.lo IS NOT NULL AND (g.lo IS NULL OR env.hi >= g.lo) AND (g.hi IS NULL OR env.lo < g.hi))
     SELECT near.op_id, near.batch_no, near.new_shard, near.state, x.v FROM near CROSS JOIN LATERAL (
       SELECT s.k::text AS v FROM (%3$s) s WHERE (near.lo IS NULL OR %1$s >= near.lo) AND (near.hi IS NULL OR %1$s < near.hi) LIMIT 1) x
     ORDER BY near.state <> 'fenced' DESC LIMIT 1$q$, route, bound, keys);
-  EXECUTE q INTO hit USING map, me;
+  EXECUTE q INTO hit USING map;
   IF hit.state = 'cutover' THEN
     PERFORM shardctl.await_cutover(hit.op_id, hit.batch_no);
-    EXECUTE q INTO hit USING map, me;
+    EXECUTE q INTO hit USING map;
   END IF;
   IF hit.v IS NULL THEN RETURN NULL; END IF;
   IF hit.state <> 'fenced' THEN
