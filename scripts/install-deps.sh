@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config git
+  g++ cmake ninja-build mold pkg-config git
   libcli11-dev libpqxx-dev libpq-dev libtomlplusplus-dev libfmt-dev doctest-dev nlohmann-json3-dev
   libzstd-dev libssl-dev libxxhash-dev zstd librapidcheck-dev
   dpkg-dev fakeroot file bash-completion zsh fish
