@@ -100,10 +100,11 @@ struct StatusMatrix {
 
 struct ShardHistory {
   std::string shard;
-  std::optional<std::vector<HistoryRow>> rows;  // nullopt: unreachable
+  std::optional<std::vector<HistoryRow>> rows;  // nullopt: unreachable, or reached and unreadable
   std::string error;
   bool lock_held = false;                     // the shard's rollout lock was held when it was read
   std::vector<InvalidIndex> invalid_indexes{};  // INVALID indexes the directory's files create
+  bool reached = false;                       // connected: without rows, its history could not be read
 };
 
 // Against the directory's migrations.

@@ -173,7 +173,11 @@ std::vector<ShardReport> in_target_order(const std::vector<fanout::Target>& targ
     r.shard = targets[i].shard;
     r.state = ShardState::unreachable;
     r.error = histories[i].error;
-    r.hint = "nothing ran there; the next `shardctl schema apply` catches it up";
+    // A shard that answered but whose history cannot be read stays so until someone looks:
+    // the next apply would stop there again.
+    r.hint = histories[i].reached
+                 ? "nothing ran there: its shardctl.schema_history could not be read; repair it, then apply again"
+                 : "nothing ran there; the next `shardctl schema apply` catches it up";
     if (options.on_shard) options.on_shard(r);
     out.push_back(std::move(r));
   }
@@ -201,6 +205,7 @@ std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int
       // Not only unreachable ones: a shard whose history cannot be read is not known either.
       out[i].rows.reset();
       out[i].error = outcomes[i].error;
+      out[i].reached = outcomes[i].state != fanout::State::unreachable;
     }
   return out;
 }

@@ -43,4 +43,16 @@ psql_catalog -qc "update shardctl.shards set dsn = '$(shard_dsn 1 | sed "s/dbnam
 expect_exit 0 shardctl schema apply "$M" --format json
 assert_eq "$(jq -r '.shards[] | select(.applied | length > 0) | .shard' "$STDOUT")" a_down
 expect_exit 0 shardctl schema status "$M"
+
+step "a shard that answers but whose history cannot be read"
+# Not unreachable: the hint must not promise that the next apply catches it up.
+psql_shard 2 -qc "alter table shardctl.schema_history rename column checksum to checksum_gone"
+expect_exit 69 shardctl schema apply "$M" --format json
+assert_eq "$(json_state "$(shard_name 2)")" unreachable
+assert_eq "$(jq -r --arg s "$(shard_name 2)" '.shards[] | select(.shard == $s) | .hint' "$STDOUT")" \
+  "nothing ran there: its shardctl.schema_history could not be read; repair it, then apply again"
+expect_stderr_contains "checksum"
+expect_exit 3 shardctl schema status "$M"
+psql_shard 2 -qc "alter table shardctl.schema_history rename column checksum_gone to checksum"
+expect_exit 0 shardctl schema status "$M"
 pass
