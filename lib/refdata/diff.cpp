@@ -44,7 +44,7 @@ RowDiff classify(const std::vector<RowHash>& source, const std::vector<RowHash>&
   return out;
 }
 
-Majority majority(const std::vector<ChunkDigests>& copies) {
+Majority majority(const std::vector<ChunkDigest>& copies) {
   if (copies.empty()) throw internal_error("a majority of no copies");
   Majority out;
   for (std::size_t i = 0; i < copies.size(); ++i) {
