@@ -134,11 +134,21 @@ class TableComparison {
     return out;
   }
 
+  // The whole digest of every copy. A named source's chunk digests are taken at once instead
+  // (its whole digest is their total): when a copy differs they are needed, and they cost the
+  // source a third more than its whole digest alone, not a second scan.
   void digest_whole() {
     whole_.assign(n_, ChunkDigest{});
+    chunks_.assign(n_, ChunkDigests{});
     auto which = with_source();
     on_readers(readers_, parallel_, [&](std::size_t i) {
-      if (std::find(which.begin(), which.end(), i) != which.end()) whole_[i] = whole_digest(*readers_[i].conn, table_.quoted, key_);
+      if (std::find(which.begin(), which.end(), i) == which.end()) return;
+      if (i != src_) {
+        whole_[i] = whole_digest(*readers_[i].conn, table_.quoted, key_);
+        return;
+      }
+      chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, report_.chunks);
+      whole_[i] = total(chunks_[i]);
     });
     std::erase_if(compared_, [&](std::size_t i) { return !up(i); });
     report_.copies = compared_.size();
@@ -162,15 +172,17 @@ class TableComparison {
     return false;
   }
 
-  // The chunk digests of the source and of the differing copies; differing_ gets each copy's
-  // differing chunks (a copy whose chunks all agree after all, changed meanwhile, is dropped).
+  // The chunk digests of the differing copies and of the source (a majority one: a named one
+  // has them already); differing_ gets each copy's differing chunks (a copy whose chunks all
+  // agree after all, changed meanwhile, is dropped).
   void digest_chunks() {
-    std::vector<ChunkDigests> digests(n_);
+    bool source_has = named();
     on_readers(readers_, parallel_, [&](std::size_t i) {
-      if (i == src_ || differing_.count(i)) digests[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, report_.chunks);
+      if ((i == src_ && !source_has) || differing_.count(i))
+        chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, report_.chunks);
     });
     for (auto it = differing_.begin(); it != differing_.end();) {
-      it->second = up(it->first) ? differing_chunks(digests[src_], digests[it->first]) : std::vector<std::int64_t>{};
+      it->second = up(it->first) ? differing_chunks(chunks_[src_], chunks_[it->first]) : std::vector<std::int64_t>{};
       it = it->second.empty() ? differing_.erase(it) : std::next(it);
     }
   }
@@ -210,6 +222,7 @@ class TableComparison {
   std::vector<std::size_t> compared_;
   KeySpec key_;
   std::vector<ChunkDigest> whole_;
+  std::vector<ChunkDigests> chunks_;
   std::map<std::size_t, std::vector<std::int64_t>> differing_;  // copy -> its differing chunks
 };
 

@@ -18,6 +18,10 @@ struct ChunkDigest {
 // chunk number -> digest, for the non-empty chunks of one copy.
 using ChunkDigests = std::map<std::int64_t, ChunkDigest>;
 
+// The digest of the whole copy a copy's chunk digests were taken of: what whole_digest_sql
+// gives for it (the counts and the exact sums added).
+ChunkDigest total(const ChunkDigests& chunks);
+
 // The chunks whose digests differ between two copies (a chunk empty in one counts), ascending.
 std::vector<std::int64_t> differing_chunks(const ChunkDigests& a, const ChunkDigests& b);
 

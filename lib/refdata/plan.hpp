@@ -36,8 +36,12 @@ namespace shardctl::refdata {
 
 // Rows per chunk aimed at: a differing chunk's per-row pass sends about this many key+hash rows.
 inline constexpr std::int64_t rows_per_chunk = 1000;
-// The most chunks a table is cut into: at most this many digest rows per shard per table.
-inline constexpr std::int64_t max_chunks = 1 << 20;
+// The most chunks a table is cut into. The server hashes every row into its chunk's aggregate,
+// and beyond about a thousand chunks that costs far more: on 10M rows, 1.6x a whole-table digest
+// with 1024 chunks, 4.5x with 10,000 (bench/README.md, "reference tables compared (issue 31)").
+// Bigger chunks cost bytes instead: a differing chunk of a 1B-row table sends about 1M keys
+// and row hashes (some 55 MB), still far under 1% of the table.
+inline constexpr std::int64_t max_chunks = 1024;
 
 // The number of chunks for a table of about `estimated_rows` rows (the largest copy's estimate:
 // every shard must use the same number). At least 1.

@@ -37,6 +37,12 @@ TEST_CASE("classify by whole row: a multiset; a duplicate is extra, a changed ro
   CHECK(d.changed.empty());
 }
 
+TEST_CASE("total: a copy's whole digest from its chunk digests, exact beyond 64 bits") {
+  CHECK(total({}) == ChunkDigest{0, "0"});
+  CHECK(total({{3, {2, "5"}}, {9, {3, "-7"}}}) == ChunkDigest{5, "-2"});
+  CHECK(total({{0, {1, "-9223372036854775808"}}, {1, {1, "-9223372036854775808"}}}) == ChunkDigest{2, "-18446744073709551616"});
+}
+
 TEST_CASE("majority: the largest group of equal copies wins, by whole digests") {
   ChunkDigest good{1, "1"}, bad{1, "2"};
   auto m = majority({bad, good, good});
