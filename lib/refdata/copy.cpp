@@ -67,9 +67,12 @@ ChunkDigest whole_digest(shardio::RawConn& conn, const std::string& quoted_table
 ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks) {
   ChunkDigests out;
   // The planner takes every row for a chunk of its own (it knows no better of an expression
-  // over the key) and sorts them all; hashing into the chunks is 2-3x cheaper. SET LOCAL:
-  // scoped to this statement's implicit transaction, or to the caller's open one.
-  auto results = conn.query_each("SET LOCAL enable_sort = off; " + chunk_digest_sql(quoted_table, key, chunks));
+  // over the key): it sorts them all, where hashing them into the chunks is 2-3x cheaper, and
+  // it will not split the scan between parallel workers, as it would have each send every row
+  // to the leader. Hence no sort, and such rows priced free (there are `chunks` per worker).
+  // SET LOCAL: scoped to this statement's implicit transaction, or to the caller's open one.
+  auto results = conn.query_each("SET LOCAL enable_sort = off; SET LOCAL parallel_tuple_cost = 0; " +
+                                 chunk_digest_sql(quoted_table, key, chunks));
   for (auto& row : results.at(0))
     out[std::stoll(row[0])] = ChunkDigest{std::stoll(row[1]), row[2]};
   return out;
