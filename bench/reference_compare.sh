@@ -6,8 +6,9 @@
 # machine does not land on one way only) and the bytes the client received from the servers
 # (strace's count of recvfrom(2) on shardctl's sockets, in a further run: strace slows it; for
 # the dump, the COPY streams' size), and whether the changed copy was found. Both read the four
-# shards two at a time (the sandbox's two shard clusters, 2 cores). With BASELINE_BIN_DIR (an
-# older build's bin directory), its `check --references` is timed in the same rounds too.
+# shards two at a time (the sandbox's two shard clusters, 2 cores). Then the row is changed back
+# and the check timed on identical copies. With BASELINE_BIN_DIR (an older build's bin
+# directory), its `check --references` is timed in the same rounds too.
 # Usage: bench/reference_compare.sh [BIN_DIR] [ROWS] [BASELINE_BIN_DIR]
 source "$(dirname "$0")/lib.sh" "${1:-}"
 rows=${2:-10000000}
@@ -95,10 +96,23 @@ row() {  # row LABEL SECONDS BYTES FOUND
   printf '| %s | %s | %s | %s%% | %s | %s |\n' "$1" "$2" "$3" "$(r "100 * $3 / $dump_bytes")" "$(r "$2 / ${seconds[dump]}")" "$4"
 }
 
+# Bytes counted while the copies still differ.
+check_bytes=$(bytes "$bin")
+[ -z "$baseline" ] || baseline_bytes=$(bytes "$baseline")
+run_identical() { "$1/shardctl" check --references --parallel 2 -q >/dev/null || echo "note: $1 check exited $? on identical copies"; }
+# Every copy identical again (the common case of a cron check): the whole-table digests only.
+psql -XAtqc "UPDATE big_ref SET name = 'item $((rows / 2))' WHERE id = $((rows / 2))" "${dsns[2]}"
+for round in 1 2; do
+  timed identical run_identical "$bin"
+  [ -z "$baseline" ] || timed baseline_identical run_identical "$baseline"
+done
 echo "uptime at end: $(uptime)"
 echo
 echo "| way | seconds | bytes received | share of the copies' bytes | time against the dump | found the changed copy |"
 echo "|---|---|---|---|---|---|"
 printf '| dump (COPY \\| md5sum) | %s | %s | 100%% | 1 | %s |\n' "${seconds[dump]}" "$dump_bytes" "$dump_found"
-[ -z "$baseline" ] || row "baseline check --references" "${seconds[baseline]}" "$(bytes "$baseline")" "$(found "$work/baseline.json")"
-row "shardctl check --references" "${seconds[check]}" "$(bytes "$bin")" "$(found "$work/check.json")"
+[ -z "$baseline" ] || row "baseline check --references" "${seconds[baseline]}" "$baseline_bytes" "$(found "$work/baseline.json")"
+row "shardctl check --references" "${seconds[check]}" "$check_bytes" "$(found "$work/check.json")"
+echo
+echo "every copy identical: check --references ${seconds[identical]} s, $(r "${seconds[identical]} / ${seconds[dump]}")x the dump" \
+  "${baseline:+(baseline ${seconds[baseline_identical]} s, $(r "${seconds[baseline_identical]} / ${seconds[dump]}")x)}"
