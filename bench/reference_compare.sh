@@ -1,14 +1,18 @@
-#!/usr/bin/env bash
 # Benchmark (issue 31): `shardctl check --references` on a big reference table against dumping
 # every copy (`COPY ... TO STDOUT | md5sum`), in one run. Four shards each hold the same
 # reference table of ROWS rows (default 10M: id bigint primary key, a name, a price, a note),
 # loaded in key order; then one row is changed on shard_3. Reported for each way: wall time
-# and the bytes the client received from the servers (strace's count of recvfrom(2) on
-# shardctl's sockets, in a second run: strace slows it; for the dump, the COPY streams' size),
-# and whether the changed copy was found. Both read the four shards two at a time (the sandbox's two shard clusters, 2 cores).
-# Usage: bench/reference_compare.sh [BIN_DIR] [ROWS]
+# (the faster of two rounds, the ways alternating, so a burst of load elsewhere on a shared
+# machine does not land on one way only) and the bytes the client received from the servers
+# (strace's count of recvfrom(2) on shardctl's sockets, in a further run: strace slows it; for
+# the dump, the COPY streams' size), and whether the changed copy was found. Both read the four
+# shards two at a time (the sandbox's two shard clusters, 2 cores). Then the row is changed back
+# and the check timed on identical copies. With BASELINE_BIN_DIR (an older build's bin
+# directory), its `check --references` is timed in the same rounds too.
+# Usage: bench/reference_compare.sh [BIN_DIR] [ROWS] [BASELINE_BIN_DIR]
 source "$(dirname "$0")/lib.sh" "${1:-}"
 rows=${2:-10000000}
+baseline=${3:-}
 command -v strace >/dev/null || { echo "strace is needed to count the bytes received" >&2; exit 1; }
 
 echo "uptime at start: $(uptime)"
@@ -46,34 +50,69 @@ echo
 
 # The dump: every copy streamed to the client and hashed, two shards at a time.
 dump() { psql -XAtqc "COPY big_ref TO STDOUT" "$1" | tee >(md5sum >"$2.md5") | wc -c >"$2.bytes"; }
-t0=$(now)
-for pair in "0 1" "2 3"; do
-  set -- $pair
-  dump "${dsns[$1]}" "$work/dump.$1" &
-  a=$!
-  dump "${dsns[$2]}" "$work/dump.$2" &
-  wait "$a" $!
+run_dump() {
+  for pair in "0 1" "2 3"; do
+    set -- $pair
+    dump "${dsns[$1]}" "$work/dump.$1" &
+    local a=$!
+    dump "${dsns[$2]}" "$work/dump.$2" &
+    wait "$a" $!
+  done
+}
+# shardctl: whole-table digests on the servers, chunk digests where they differ, then the rows
+# of the differing chunks only. run_check BIN JSON: exits 2 (a critical finding) when it works.
+run_check() {
+  local rc=0
+  "$1/shardctl" check --references --parallel 2 --format json >"$2" 2>"$2.err" || rc=$?
+  [ "$rc" = 2 ] || echo "note: $1 check exited $rc (2 expected: a critical finding): $(head -c 300 "$2.err")"
+}
+# timed NAME CMD...: runs CMD, keeping the faster time in seconds[NAME].
+declare -A seconds
+timed() {
+  local name=$1 t0
+  shift
+  t0=$(now)
+  "$@"
+  local s
+  s=$(r "$(now) - $t0")
+  if [ -z "${seconds[$name]:-}" ] || [ "$(echo "$s < ${seconds[$name]}" | bc)" = 1 ]; then seconds[$name]=$s; fi
+}
+for round in 1 2; do
+  echo "round $round, uptime: $(uptime)"
+  timed dump run_dump
+  timed check run_check "$bin" "$work/check.json"
+  [ -z "$baseline" ] || timed baseline run_check "$baseline" "$work/baseline.json"
 done
-dump_s=$(r "$(now) - $t0")
 dump_bytes=$(cat "$work"/dump.*.bytes | paste -sd+ | bc)
 dump_found=$( [ "$(sort -u "$work"/dump.*.md5 | wc -l)" -gt 1 ] && echo yes || echo no)
+found() { jq -r '[.findings[] | select(.kind == "reference_differs")] | length > 0' "$1"; }
+# bytes BIN: what shardctl's sockets received, counted under strace (which slows every system call).
+bytes() {
+  strace -f -qq -e trace=recvfrom -e signal=none -o "$work/strace" \
+    "$1/shardctl" check --references --parallel 2 --format json >/dev/null 2>&1 || true
+  awk '/recvfrom\(/ { n = $NF; if (n ~ /^[0-9]+$/) s += n } END { print s + 0 }' "$work/strace"
+}
+row() {  # row LABEL SECONDS BYTES FOUND
+  printf '| %s | %s | %s | %s%% | %s | %s |\n' "$1" "$2" "$3" "$(r "100 * $3 / $dump_bytes")" "$(r "$2 / ${seconds[dump]}")" "$4"
+}
 
-# shardctl: chunk digests on the servers, then the rows of the differing chunks only. Timed
-# alone; then run again under strace to count the bytes (strace slows every system call).
-t0=$(now)
-rc=0
-"$bin/shardctl" check --references --parallel 2 --format json >"$work/check.json" 2>"$work/check.err" || rc=$?
-check_s=$(r "$(now) - $t0")
-[ "$rc" = 2 ] || echo "note: check exited $rc (2 expected: a critical finding): $(head -c 300 "$work/check.err")"
-check_found=$(jq -r '[.findings[] | select(.kind == "reference_differs")] | length > 0' "$work/check.json")
-strace -f -qq -e trace=recvfrom -e signal=none -o "$work/strace" \
-  "$bin/shardctl" check --references --parallel 2 --format json >/dev/null 2>&1 || true
-check_bytes=$(awk '/recvfrom\(/ { n = $NF; if (n ~ /^[0-9]+$/) s += n } END { print s + 0 }' "$work/strace")
-
-echo "| way | seconds | bytes received | share of the copies' bytes | found the changed copy |"
-echo "|---|---|---|---|---|"
-printf '| dump (COPY \\| md5sum) | %s | %s | 100%% | %s |\n' "$dump_s" "$dump_bytes" "$dump_found"
-printf '| shardctl check --references | %s | %s | %s%% | %s |\n' "$check_s" "$check_bytes" \
-  "$(r "100 * $check_bytes / $dump_bytes")" "$check_found"
+# Bytes counted while the copies still differ.
+check_bytes=$(bytes "$bin")
+[ -z "$baseline" ] || baseline_bytes=$(bytes "$baseline")
+run_identical() { "$1/shardctl" check --references --parallel 2 -q >/dev/null || echo "note: $1 check exited $? on identical copies"; }
+# Every copy identical again (the common case of a cron check): the whole-table digests only.
+psql -XAtqc "UPDATE big_ref SET name = 'item $((rows / 2))' WHERE id = $((rows / 2))" "${dsns[2]}"
+for round in 1 2; do
+  timed identical run_identical "$bin"
+  [ -z "$baseline" ] || timed baseline_identical run_identical "$baseline"
+done
+echo "uptime at end: $(uptime)"
 echo
-echo "time ratio (check / dump): $(r "$check_s / $dump_s")"
+echo "| way | seconds | bytes received | share of the copies' bytes | time against the dump | found the changed copy |"
+echo "|---|---|---|---|---|---|"
+printf '| dump (COPY \\| md5sum) | %s | %s | 100%% | 1 | %s |\n' "${seconds[dump]}" "$dump_bytes" "$dump_found"
+[ -z "$baseline" ] || row "baseline check --references" "${seconds[baseline]}" "$baseline_bytes" "$(found "$work/baseline.json")"
+row "shardctl check --references" "${seconds[check]}" "$check_bytes" "$(found "$work/check.json")"
+echo
+echo "every copy identical: check --references ${seconds[identical]} s, $(r "${seconds[identical]} / ${seconds[dump]}")x the dump" \
+  "${baseline:+(baseline ${seconds[baseline_identical]} s, $(r "${seconds[baseline_identical]} / ${seconds[dump]}")x)}"

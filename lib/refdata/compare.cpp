@@ -35,119 +35,200 @@ void on_readers(std::vector<Reader>& readers, int parallel, Work work) {
   });
 }
 
-std::size_t index_of(const std::vector<Reader>& readers, const std::string& shard) {
-  for (std::size_t i = 0; i < readers.size(); ++i)
-    if (readers[i].shard == shard) return i;
-  return readers.size();
-}
-
-TableReport compare_table(std::vector<Reader>& readers, const RefTable& table, int parallel) {
-  TableReport report;
-  report.table = table.name;
-  std::size_t n = readers.size();
-  // The source: the named shard or outside database, else (src == n) the majority.
-  std::size_t src = n;
-  if (table.source || table.source_dsn) {
-    report.source_named = true;
-    src = index_of(readers, table.source_dsn ? outside_source_name(*table.source_dsn) : *table.source);
-    if (src == n || !readers[src].conn) return report;  // the source is down (or not swept): nothing to compare with
+// One table's comparison across the readers, step by step (plan.hpp says why in this order):
+// the shapes; one whole-table digest per copy; the source (named, else the majority of the whole
+// digests); chunk digests on the source and on the copies whose whole digest differs only; the
+// rows of the differing chunks only.
+class TableComparison {
+ public:
+  TableComparison(std::vector<Reader>& readers, const RefTable& table, int parallel)
+      : readers_(readers), table_(table), parallel_(parallel), n_(readers.size()), src_(readers.size()) {
+    report_.table = table.name;
   }
-  std::vector<Shape> shapes(n);
-  std::vector<std::int64_t> estimates(n, 0);
-  on_readers(readers, parallel, [&](std::size_t i) {
-    if (!readers[i].copy && i != src) return;
-    shapes[i] = read_shape(*readers[i].conn, table.quoted);
-    if (shapes[i].exists) estimates[i] = estimate_rows(*readers[i].conn, table.quoted);
-  });
-  if (src != n && !readers[src].conn) return report;
 
-  // The shape every copy must have: the source's, else the most common one.
-  Shape want;
-  if (src != n) {
-    want = shapes[src];
-  } else {
+  TableReport run() {
+    if (!named_source_up()) return report_;
+    read_shapes();
+    if (source_down() || !choose_shape()) return report_;
+    digest_whole();
+    if (source_down() || compared_.empty()) return report_;
+    if (!choose_source()) return report_;
+    report_.source = readers_[src_].shard;
+    for (auto i : compared_)
+      if (i != src_ && !(whole_[i] == whole_[src_])) differing_[i] = {};
+    if (differing_.empty()) return report_;
+    digest_chunks();
+    if (up(src_) && !differing_.empty()) compare_rows();
+    return report_;
+  }
+
+ private:
+  bool up(std::size_t i) const { return readers_[i].conn != nullptr; }
+  bool named() const { return table_.source || table_.source_dsn; }
+  bool source_down() const { return src_ != n_ && !up(src_); }
+
+  // The named shard or outside database as the source (src_), if any; false when it is down
+  // (or not swept): nothing to compare with.
+  bool named_source_up() {
+    if (!named()) return true;
+    report_.source_named = true;
+    std::string name = table_.source_dsn ? outside_source_name(*table_.source_dsn) : *table_.source;
+    for (src_ = 0; src_ < n_ && readers_[src_].shard != name; ++src_) {
+    }
+    return src_ != n_ && up(src_);
+  }
+
+  void read_shapes() {
+    shapes_.assign(n_, Shape{});
+    estimates_.assign(n_, 0);
+    probes_.assign(n_, "");
+    on_readers(readers_, parallel_, [&](std::size_t i) {
+      if (!readers_[i].copy && i != src_) return;
+      auto& conn = *readers_[i].conn;
+      shapes_[i] = read_shape(conn, table_.quoted);
+      if (!shapes_[i].exists) return;
+      estimates_[i] = estimate_rows(conn, table_.quoted);
+      if (has_numeric(shapes_[i])) probes_[i] = numeric_probe(conn);
+    });
+  }
+
+  // The shape every copy must have: the source's, else the most common one. Copies of another
+  // shape are drift; the others are compared_. False: nothing to compare.
+  bool choose_shape() {
+    Shape want;
+    if (src_ != n_) want = shapes_[src_];
     std::size_t best = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!readers[i].conn || !readers[i].copy) continue;
-      auto count = std::count_if(shapes.begin(), shapes.end(), [&](const Shape& s) { return s == shapes[i]; });
-      if (static_cast<std::size_t>(count) > best) best = static_cast<std::size_t>(count), want = shapes[i];
+    for (std::size_t i = 0; i < n_ && src_ == n_; ++i) {
+      if (!up(i) || !readers_[i].copy) continue;
+      auto count = static_cast<std::size_t>(std::count(shapes_.begin(), shapes_.end(), shapes_[i]));
+      if (count > best) best = count, want = shapes_[i];
     }
-  }
-  std::vector<std::size_t> compared;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!readers[i].conn || !readers[i].copy) continue;
-    if (!(shapes[i] == want)) {
-      report.drift.push_back({readers[i].shard, !shapes[i].exists ? "the table is missing"
-                                                : "columns " + shapes[i].column_list() + "; the " +
-                                                      (src != n ? "source's: " : "majority's: ") + want.column_list()});
-      continue;
-    }
-    if (want.exists) compared.push_back(i);
-  }
-  if (compared.empty() || !want.exists) return report;
-  report.by_row = want.key.empty();
-  std::int64_t most = src != n ? estimates[src] : 0;
-  for (auto i : compared) most = std::max(most, estimates[i]);
-  report.chunks = chunk_count(most);
-  KeySpec key = key_spec(*readers[compared.front()].conn, want);
-
-  std::vector<ChunkDigests> digests(n);
-  on_readers(readers, parallel, [&](std::size_t i) {
-    if (i == src || std::find(compared.begin(), compared.end(), i) != compared.end())
-      digests[i] = chunk_digests(*readers[i].conn, table.quoted, key, report.chunks);
-  });
-  std::erase_if(compared, [&](std::size_t i) { return !readers[i].conn; });
-  if (src != n && !readers[src].conn) return report;
-  report.copies = compared.size();
-  if (compared.empty()) return report;
-  if (src == n) {
-    std::vector<ChunkDigests> copies;
-    for (auto i : compared) copies.push_back(digests[i]);
-    auto m = majority(copies);
-    if (m.tie) {
-      for (const auto& g : m.groups) {
-        std::vector<std::string> names;
-        for (auto k : g) names.push_back(readers[compared[k]].shard);
-        report.tie.push_back(names);
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (!up(i) || !readers_[i].copy) continue;
+      if (shapes_[i] == want) {
+        if (want.exists) compared_.push_back(i);
+        continue;
       }
-      return report;
+      report_.drift.push_back({readers_[i].shard, !shapes_[i].exists ? "the table is missing"
+                                                  : "columns " + shapes_[i].column_list() + "; the " +
+                                                        (src_ != n_ ? "source's: " : "majority's: ") + want.column_list()});
     }
-    src = compared[m.winners().front()];
+    if (compared_.empty() || !want.exists) return false;
+    report_.by_row = want.key.empty();
+    std::int64_t most = src_ != n_ ? estimates_[src_] : 0;
+    bool probes_agree = true;
+    for (auto i : with_source()) {
+      most = std::max(most, estimates_[i]);
+      want = not_null_in_both(want, shapes_[i]);
+      probes_agree = probes_agree && probes_[i] == probes_[compared_.front()];
+    }
+    report_.chunks = chunk_count(most);
+    key_ = key_spec(*readers_[compared_.front()].conn, want, probes_agree);
+    return true;
   }
-  report.source = readers[src].shard;
 
-  // The per-row pass: only the chunks that differ, the source's rows read once for all copies.
-  std::map<std::size_t, std::vector<std::int64_t>> differing;
-  std::vector<std::int64_t> all;
-  for (auto i : compared) {
-    if (i == src) continue;
-    auto d = differing_chunks(digests[src], digests[i]);
-    if (d.empty()) continue;
-    differing[i] = d;
-    all.insert(all.end(), d.begin(), d.end());
+  // compared_, and the named source when it is not among them.
+  std::vector<std::size_t> with_source() const {
+    auto out = compared_;
+    if (src_ != n_ && std::find(out.begin(), out.end(), src_) == out.end()) out.push_back(src_);
+    return out;
   }
-  if (differing.empty()) return report;
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());
-  auto source_rows = chunk_rows(*readers[src].conn, table.quoted, key, report.chunks, all);
-  std::vector<std::vector<ChunkRow>> copy_rows(n);
-  on_readers(readers, parallel, [&](std::size_t i) {
-    if (differing.count(i)) copy_rows[i] = chunk_rows(*readers[i].conn, table.quoted, key, report.chunks, differing[i]);
-  });
-  for (const auto& [i, chunks] : differing) {
-    if (!readers[i].conn) continue;
-    std::vector<RowHash> mine, theirs;
-    for (const auto& r : source_rows)
-      if (std::binary_search(chunks.begin(), chunks.end(), r.chunk)) mine.push_back(r.row);
-    for (const auto& r : copy_rows[i]) theirs.push_back(r.row);
-    report.differs.push_back({readers[i].shard, static_cast<std::int64_t>(chunks.size()), classify(mine, theirs, report.by_row)});
+
+  // The whole digest of every copy. A named source's chunk digests are taken at once instead
+  // (its whole digest is their total): when a copy differs they are needed, and they cost the
+  // source a third more than its whole digest alone, not a second scan.
+  void digest_whole() {
+    whole_.assign(n_, ChunkDigest{});
+    chunks_.assign(n_, ChunkDigests{});
+    auto which = with_source();
+    on_readers(readers_, parallel_, [&](std::size_t i) {
+      if (std::find(which.begin(), which.end(), i) == which.end()) return;
+      if (i != src_) {
+        whole_[i] = whole_digest(*readers_[i].conn, table_.quoted, key_);
+        return;
+      }
+      chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, report_.chunks);
+      whole_[i] = total(chunks_[i]);
+    });
+    std::erase_if(compared_, [&](std::size_t i) { return !up(i); });
+    report_.copies = compared_.size();
   }
-  return report;
-}
+
+  // Without a named source, the copy most others agree with (src_); false on a tie.
+  bool choose_source() {
+    if (src_ != n_) return true;
+    std::vector<ChunkDigest> copies;
+    for (auto i : compared_) copies.push_back(whole_[i]);
+    auto m = majority(copies);
+    if (!m.tie) {
+      src_ = compared_[m.winners().front()];
+      return true;
+    }
+    for (const auto& g : m.groups) {
+      std::vector<std::string> names;
+      for (auto k : g) names.push_back(readers_[compared_[k]].shard);
+      report_.tie.push_back(names);
+    }
+    return false;
+  }
+
+  // The chunk digests of the differing copies and of the source (a majority one: a named one
+  // has them already); differing_ gets each copy's differing chunks (a copy whose chunks all
+  // agree after all, changed meanwhile, is dropped).
+  void digest_chunks() {
+    bool source_has = named();
+    on_readers(readers_, parallel_, [&](std::size_t i) {
+      if ((i == src_ && !source_has) || differing_.count(i))
+        chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, report_.chunks);
+    });
+    for (auto it = differing_.begin(); it != differing_.end();) {
+      it->second = up(it->first) ? differing_chunks(chunks_[src_], chunks_[it->first]) : std::vector<std::int64_t>{};
+      it = it->second.empty() ? differing_.erase(it) : std::next(it);
+    }
+  }
+
+  // The rows of the differing chunks: the source's read once for all copies, at the same time
+  // as the copies' own.
+  void compare_rows() {
+    std::vector<std::int64_t> all;
+    for (const auto& [i, chunks] : differing_) all.insert(all.end(), chunks.begin(), chunks.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    std::vector<std::vector<ChunkRow>> rows(n_);
+    on_readers(readers_, parallel_, [&](std::size_t i) {
+      if (i == src_) rows[i] = chunk_rows(*readers_[i].conn, table_.quoted, key_, report_.chunks, all);
+      else if (differing_.count(i)) rows[i] = chunk_rows(*readers_[i].conn, table_.quoted, key_, report_.chunks, differing_[i]);
+    });
+    if (!up(src_)) return;
+    for (const auto& [i, chunks] : differing_) {
+      if (!up(i)) continue;
+      std::vector<RowHash> mine, theirs;
+      for (const auto& r : rows[src_])
+        if (std::binary_search(chunks.begin(), chunks.end(), r.chunk)) mine.push_back(r.row);
+      for (const auto& r : rows[i]) theirs.push_back(r.row);
+      report_.differs.push_back({readers_[i].shard, static_cast<std::int64_t>(chunks.size()), classify(mine, theirs, report_.by_row)});
+    }
+  }
+
+  std::vector<Reader>& readers_;
+  const RefTable& table_;
+  int parallel_;
+  std::size_t n_;
+  std::size_t src_;  // the source's reader; n_ while none is known
+  TableReport report_;
+  std::vector<Shape> shapes_;
+  std::vector<std::int64_t> estimates_;
+  std::vector<std::string> probes_;  // numeric_probe's answers, where a copy has a numeric column
+  std::vector<std::size_t> compared_;
+  KeySpec key_;
+  std::vector<ChunkDigest> whole_;
+  std::vector<ChunkDigests> chunks_;
+  std::map<std::size_t, std::vector<std::int64_t>> differing_;  // copy -> its differing chunks
+};
 
 std::vector<TableReport> compare_all(std::vector<Reader>& readers, const std::vector<RefTable>& tables, int parallel) {
   std::vector<TableReport> out;
-  for (const auto& t : tables) out.push_back(compare_table(readers, t, parallel));
+  for (const auto& t : tables) out.push_back(TableComparison(readers, t, parallel).run());
   return out;
 }
 

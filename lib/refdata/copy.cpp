@@ -1,5 +1,7 @@
 #include "refdata/copy.hpp"
 
+#include <algorithm>
+
 namespace shardctl::refdata {
 
 bool Shape::operator==(const Shape& o) const {
@@ -28,10 +30,27 @@ Shape read_shape(shardio::RawConn& conn, const std::string& quoted_table) {
   return s;
 }
 
-KeySpec key_spec(shardio::RawConn& conn, const Shape& shape) {
-  KeySpec k;
-  for (const auto& c : shape.key) k.quoted_key.push_back(conn.identifier(c));
-  return k;
+Shape not_null_in_both(Shape shape, const Shape& other) {
+  for (std::size_t i = 0; i < shape.columns.size(); ++i)
+    shape.columns[i].not_null = shape.columns[i].not_null && i < other.columns.size() && other.columns[i].not_null;
+  return shape;
+}
+
+bool has_numeric(const Shape& shape) {
+  return std::any_of(shape.columns.begin(), shape.columns.end(), [](const shardio::Column& c) {
+    auto k = shardio::value_kind(c.type);
+    return k == shardio::ValueKind::numeric || k == shardio::ValueKind::numeric_fixed;
+  });
+}
+
+std::string numeric_probe(shardio::RawConn& conn) { return conn.query(shardio::numeric_probe_sql)[0][0]; }
+
+KeySpec key_spec(shardio::RawConn& conn, const Shape& shape, bool numerics_by_value) {
+  std::vector<HashColumn> columns;
+  for (const auto& c : shape.columns) columns.push_back(hash_column(conn.identifier(c.name), c.type, c.not_null, numerics_by_value));
+  std::vector<std::string> key;
+  for (const auto& c : shape.key) key.push_back(conn.identifier(c));
+  return key_spec(columns, key);
 }
 
 std::int64_t estimate_rows(shardio::RawConn& conn, const std::string& quoted_table) {
@@ -40,9 +59,21 @@ std::int64_t estimate_rows(shardio::RawConn& conn, const std::string& quoted_tab
   return tuples >= 0 ? tuples : std::stoll(r[0][1]) / 32;
 }
 
+ChunkDigest whole_digest(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key) {
+  auto r = conn.query(whole_digest_sql(quoted_table, key));
+  return {std::stoll(r[0][0]), r[0][1]};
+}
+
 ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks) {
   ChunkDigests out;
-  for (auto& row : conn.query(chunk_digest_sql(quoted_table, key, chunks)))
+  // The planner takes every row for a chunk of its own (it knows no better of an expression
+  // over the key): it sorts them all, where hashing them into the chunks is 2-3x cheaper, and
+  // it will not split the scan between parallel workers, as it would have each send every row
+  // to the leader. Hence no sort, and such rows priced free (there are `chunks` per worker).
+  // SET LOCAL: scoped to this statement's implicit transaction, or to the caller's open one.
+  auto results = conn.query_each("SET LOCAL enable_sort = off; SET LOCAL parallel_tuple_cost = 0; " +
+                                 chunk_digest_sql(quoted_table, key, chunks));
+  for (auto& row : results.at(0))
     out[std::stoll(row[0])] = ChunkDigest{std::stoll(row[1]), row[2]};
   return out;
 }

@@ -3,8 +3,16 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "shardio/value_digest.hpp"
 
 namespace shardctl::refdata {
+
+ChunkDigest total(const ChunkDigests& chunks) {
+  std::string sum = "0:0";  // "COUNT:SUM", as shardio adds value digests
+  for (const auto& [chunk, d] : chunks) sum = shardio::add_value_digests(sum, std::to_string(d.rows) + ":" + d.sum);
+  auto colon = sum.find(':');
+  return {std::stoll(sum.substr(0, colon)), sum.substr(colon + 1)};
+}
 
 std::vector<std::int64_t> differing_chunks(const ChunkDigests& a, const ChunkDigests& b) {
   std::vector<std::int64_t> out;
@@ -44,7 +52,7 @@ RowDiff classify(const std::vector<RowHash>& source, const std::vector<RowHash>&
   return out;
 }
 
-Majority majority(const std::vector<ChunkDigests>& copies) {
+Majority majority(const std::vector<ChunkDigest>& copies) {
   if (copies.empty()) throw internal_error("a majority of no copies");
   Majority out;
   for (std::size_t i = 0; i < copies.size(); ++i) {

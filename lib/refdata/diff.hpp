@@ -9,6 +9,7 @@
 
 namespace shardctl::refdata {
 
+// The digest of a set of rows: a chunk's, or a whole copy's.
 struct ChunkDigest {
   std::int64_t rows = 0;
   std::string sum;  // exact decimal sum of the chunk's row hashes
@@ -16,6 +17,10 @@ struct ChunkDigest {
 };
 // chunk number -> digest, for the non-empty chunks of one copy.
 using ChunkDigests = std::map<std::int64_t, ChunkDigest>;
+
+// The digest of the whole copy a copy's chunk digests were taken of: what whole_digest_sql
+// gives for it (the counts and the exact sums added).
+ChunkDigest total(const ChunkDigests& chunks);
 
 // The chunks whose digests differ between two copies (a chunk empty in one counts), ascending.
 std::vector<std::int64_t> differing_chunks(const ChunkDigests& a, const ChunkDigests& b);
@@ -41,14 +46,14 @@ struct RowDiff {
 RowDiff classify(const std::vector<RowHash>& source, const std::vector<RowHash>& copy, bool by_row);
 
 // The copy the others are compared with when no source is named: the one most copies agree
-// with. `groups` are indexes of copies with equal digests, largest group first (then by the
-// lowest index); a tie when two groups share the largest size.
+// with, by their whole-table digests. `groups` are indexes of copies with equal digests, largest
+// group first (then by the lowest index); a tie when two groups share the largest size.
 struct Majority {
   std::vector<std::vector<std::size_t>> groups;
   bool tie = false;
   const std::vector<std::size_t>& winners() const { return groups.front(); }
 };
 // `copies` must not be empty.
-Majority majority(const std::vector<ChunkDigests>& copies);
+Majority majority(const std::vector<ChunkDigest>& copies);
 
 }  // namespace shardctl::refdata

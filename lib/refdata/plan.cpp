@@ -14,6 +14,45 @@ std::int64_t chunk_count(std::int64_t estimated_rows) noexcept {
   return std::min(n, max_chunks);
 }
 
+HashColumn hash_column(std::string quoted, const std::string& type, bool not_null, bool numerics_by_value) {
+  auto kind = shardio::value_kind(type);
+  if (!numerics_by_value && (kind == shardio::ValueKind::numeric || kind == shardio::ValueKind::numeric_fixed))
+    kind = shardio::ValueKind::numeric_text;
+  return {std::move(quoted), kind, not_null};
+}
+
+std::string columns_hash_expr(const std::vector<HashColumn>& columns) {
+  std::string out;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const auto& c = columns[i];
+    std::string read = std::string(shardio::row_alias) + "." + c.quoted;
+    std::string h;
+    if (c.kind) {
+      h = shardio::value_hash_sql({read, *c.kind, c.not_null}, i);
+    } else {
+      h = "hashtextextended(" + read + "::text COLLATE \"C\", " + std::to_string(i + 1) + ")";
+      if (!c.not_null) h = "coalesce(" + h + ", 0)";
+    }
+    out += (out.empty() ? "" : " # ") + h;
+  }
+  return out.empty() ? "0::bigint" : "(" + out + ")";
+}
+
+KeySpec key_spec(const std::vector<HashColumn>& columns, const std::vector<std::string>& quoted_key) {
+  KeySpec k;
+  k.quoted_key = quoted_key;
+  k.row_hash = columns_hash_expr(columns);
+  std::vector<HashColumn> key;
+  for (const auto& q : quoted_key) {
+    auto c = std::find_if(columns.begin(), columns.end(), [&](const HashColumn& h) { return h.quoted == q; });
+    if (c == columns.end()) throw internal_error("a primary key column " + q + " is not among the table's columns");
+    key.push_back(*c);
+    key.back().not_null = true;  // a primary key's columns are
+  }
+  if (!key.empty()) k.key_hash = columns_hash_expr(key);
+  return k;
+}
+
 namespace {
 
 std::string key_row(const KeySpec& key) {
@@ -23,29 +62,33 @@ std::string key_row(const KeySpec& key) {
   return row + ")::text";
 }
 
+std::string from(const std::string& quoted_table) { return " FROM " + quoted_table + " AS " + shardio::row_alias; }
+
 }  // namespace
 
-std::string row_hash_expr() { return std::string("hashtextextended(") + shardio::row_alias + "::text, 0)"; }
-
-std::string key_text_expr(const KeySpec& key) { return key.by_row() ? row_hash_expr() + "::text" : key_row(key); }
+std::string key_text_expr(const KeySpec& key) { return key.by_row() ? key.row_hash + "::text" : key_row(key); }
 
 std::string chunk_expr(const KeySpec& key, std::int64_t chunks) {
   // Without a key the row is its own identity: equal rows share a chunk, so a duplicate is
   // counted where its original is.
-  std::string h = key.by_row() ? row_hash_expr() : "hashtextextended(" + key_row(key) + ", 0)";
+  const std::string& h = key.by_row() ? key.row_hash : key.key_hash;
   std::string n = std::to_string(chunks);
   return "((" + h + " % " + n + " + " + n + ") % " + n + ")";
 }
 
+std::string whole_digest_sql(const std::string& quoted_table, const KeySpec& key) {
+  return "SELECT count(*), coalesce(sum(" + key.row_hash + "), 0)::text" + from(quoted_table);
+}
+
 std::string chunk_digest_sql(const std::string& quoted_table, const KeySpec& key, std::int64_t chunks) {
-  return "SELECT " + chunk_expr(key, chunks) + " AS chunk, count(*), " + shardio::row_hash_sum_fast() + "::text FROM " +
-         quoted_table + " AS " + shardio::row_alias + " GROUP BY 1 ORDER BY 1";
+  return "SELECT " + chunk_expr(key, chunks) + " AS chunk, count(*), sum(" + key.row_hash + ")::text" + from(quoted_table) +
+         " GROUP BY 1";
 }
 
 std::string row_hashes_sql(const std::string& quoted_table, const KeySpec& key, std::int64_t chunks) {
   std::string chunk = chunk_expr(key, chunks);
-  return "SELECT " + chunk + ", " + key_text_expr(key) + ", " + row_hash_expr() + "::text FROM " + quoted_table + " AS " +
-         shardio::row_alias + " WHERE " + chunk + " = ANY($1::bigint[])";
+  return "SELECT " + chunk + ", " + key_text_expr(key) + ", " + key.row_hash + "::text" + from(quoted_table) + " WHERE " +
+         chunk + " = ANY($1::bigint[])";
 }
 
 std::string chunk_array(const std::vector<std::int64_t>& chunks) {

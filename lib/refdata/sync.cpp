@@ -133,16 +133,32 @@ class ShardSyncer {
       throw Refusal{t.name + " has other columns than on the source " + w.change.source + " (" + mine.column_list() +
                     "; the source's: " + w.shape.column_list() + "); `shardctl check --references` reports it as drift"};
     if (!options_.dry_run) target_.exec("LOCK TABLE " + t.quoted + " IN EXCLUSIVE MODE");
-    w.key = key_spec(target_, w.shape);
     for (const auto& c : w.shape.columns) w.columns.push_back(target_.identifier(c.name));
-    w.chunks = chunk_count(std::max(estimate_rows(*w.source, t.quoted), estimate_rows(target_, t.quoted)));
-    w.wanted = chunk_digests(*w.source, t.quoted, w.key, w.chunks);
-    w.differing = differing_chunks(w.wanted, chunk_digests(target_, t.quoted, w.key, w.chunks));
+    find_differing(w, mine);
     if (w.differing.empty()) return;
     if (w.key.by_row() && !options_.allow_no_pk)
       throw Refusal{t.name + " has no primary key and its copy differs from the source " + w.change.source +
                     "; pass --allow-no-pk to replace the whole table"};
     w.change.replaced = w.key.by_row();
+    stage(w, n);
+  }
+
+  // The chunks of the target's copy that differ from the source's: none when the whole-table
+  // digests agree (no chunk digests taken then), as check --references compares (compare.hpp).
+  void find_differing(Work& w, const Shape& mine) {
+    const auto& t = *w.table;
+    bool numerics_alike = !has_numeric(mine) || numeric_probe(*w.source) == numeric_probe(target_);
+    w.key = key_spec(target_, not_null_in_both(w.shape, mine), numerics_alike);
+    w.chunks = chunk_count(std::max(estimate_rows(*w.source, t.quoted), estimate_rows(target_, t.quoted)));
+    if (whole_digest(*w.source, t.quoted, w.key) == whole_digest(target_, t.quoted, w.key)) return;
+    w.wanted = chunk_digests(*w.source, t.quoted, w.key, w.chunks);
+    w.differing = differing_chunks(w.wanted, chunk_digests(target_, t.quoted, w.key, w.chunks));
+  }
+
+  // The source's rows of the differing chunks (all of them to replace a table without a key),
+  // copied into a temporary table.
+  void stage(Work& w, int n) {
+    const auto& t = *w.table;
     std::string cols = joined(w.columns, "");
     w.staged = "shardctl_refsync_" + std::to_string(n);
     target_.exec("CREATE TEMPORARY TABLE " + w.staged + " ON COMMIT DROP AS SELECT " + cols + " FROM " + t.quoted +

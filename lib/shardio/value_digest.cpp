@@ -67,38 +67,40 @@ std::optional<ValueKind> value_kind(std::string_view type) {
   return std::nullopt;
 }
 
+std::string value_hash_sql(const ValueColumn& column, std::size_t position) {
+  const auto& c = column.quoted;
+  std::string seed = std::to_string(position + 1);
+  std::string numeric_text_hash = "hashtextextended(" + c + "::text COLLATE \"C\", " + seed + ")";
+  std::string h;
+  switch (column.kind) {
+    case ValueKind::int2: h = "hashint2extended(" + c + ", " + seed + ")"; break;
+    case ValueKind::int4: h = "hashint4extended(" + c + ", " + seed + ")"; break;
+    case ValueKind::int8: h = "hashint8extended(" + c + ", " + seed + ")"; break;
+    case ValueKind::boolean: h = "hashint4extended(" + c + "::int, " + seed + ")"; break;
+    case ValueKind::date: h = "hash_record_extended(ROW(" + c + "), " + seed + ")"; break;
+    case ValueKind::timestamp: h = "timestamp_hash_extended(" + c + ", " + seed + ")"; break;
+    case ValueKind::timestamptz:
+      h = "timestamp_hash_extended(" + c + " AT TIME ZONE INTERVAL '00:00', " + seed + ")";
+      break;
+    case ValueKind::text: h = "hashtextextended(" + c + " COLLATE \"C\", " + seed + ")"; break;
+    case ValueKind::uuid: h = "uuid_hash_extended(" + c + ", " + seed + ")"; break;
+    case ValueKind::numeric:
+      // scale() is NULL for NaN and the infinities: their text stands in.
+      h = "coalesce(hash_numeric_extended(" + c + ", " + seed + ") # hashint4extended(2 * scale(" + c + ") + (" + c +
+          " < 0)::int, " + seed + "), " + numeric_text_hash + ")";
+      break;
+    case ValueKind::numeric_fixed:
+      h = "hash_numeric_extended(" + c + ", CASE WHEN " + c + " < 0 THEN " + std::to_string(position + 1 + negative_seed_offset) +
+          " ELSE " + seed + " END)";
+      break;
+    case ValueKind::numeric_text: h = numeric_text_hash; break;
+  }
+  return column.not_null ? h : "coalesce(" + h + ", 0)";
+}
+
 std::string value_digest_sql(const std::vector<ValueColumn>& columns) {
   std::string row;
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    const auto& c = columns[i].quoted;
-    std::string seed = std::to_string(i + 1);
-    std::string numeric_text_hash = "hashtextextended(" + c + "::text COLLATE \"C\", " + seed + ")";
-    std::string h;
-    switch (columns[i].kind) {
-      case ValueKind::int2: h = "hashint2extended(" + c + ", " + seed + ")"; break;
-      case ValueKind::int4: h = "hashint4extended(" + c + ", " + seed + ")"; break;
-      case ValueKind::int8: h = "hashint8extended(" + c + ", " + seed + ")"; break;
-      case ValueKind::boolean: h = "hashint4extended(" + c + "::int, " + seed + ")"; break;
-      case ValueKind::date: h = "hash_record_extended(ROW(" + c + "), " + seed + ")"; break;
-      case ValueKind::timestamp: h = "timestamp_hash_extended(" + c + ", " + seed + ")"; break;
-      case ValueKind::timestamptz:
-        h = "timestamp_hash_extended(" + c + " AT TIME ZONE INTERVAL '00:00', " + seed + ")";
-        break;
-      case ValueKind::text: h = "hashtextextended(" + c + " COLLATE \"C\", " + seed + ")"; break;
-      case ValueKind::uuid: h = "uuid_hash_extended(" + c + ", " + seed + ")"; break;
-      case ValueKind::numeric:
-        // scale() is NULL for NaN and the infinities: their text stands in.
-        h = "coalesce(hash_numeric_extended(" + c + ", " + seed + ") # hashint4extended(2 * scale(" + c + ") + (" + c +
-            " < 0)::int, " + seed + "), " + numeric_text_hash + ")";
-        break;
-      case ValueKind::numeric_fixed:
-        h = "hash_numeric_extended(" + c + ", CASE WHEN " + c + " < 0 THEN " + std::to_string(i + 1 + negative_seed_offset) +
-            " ELSE " + seed + " END)";
-        break;
-      case ValueKind::numeric_text: h = numeric_text_hash; break;
-    }
-    row += (row.empty() ? "" : " # ") + (columns[i].not_null ? h : "coalesce(" + h + ", 0)");
-  }
+  for (std::size_t i = 0; i < columns.size(); ++i) row += (row.empty() ? "" : " # ") + value_hash_sql(columns[i], i);
   if (row.empty()) row = "0";
   return "count(*) || ':' || coalesce(sum(" + row + "), 0)";
 }

@@ -65,6 +65,9 @@ bool numeric_probe_matches(std::string_view server_value);
 
 // The SQL select list that yields the digest text "COUNT:SUM" of the FROM clause's rows.
 std::string value_digest_sql(const std::vector<ValueColumn>& columns);
+// One column's term of the row hash above (`position`: its 0-based position, the seed's source),
+// NULL as 0 unless the column is NOT NULL; the row hash is the XOR (#) of its columns' terms.
+std::string value_hash_sql(const ValueColumn& column, std::size_t position);
 
 // The hash one binary COPY field contributes (`position`: the column's 0-based position).
 std::uint64_t value_hash(ValueKind kind, std::string_view field, std::size_t position);

@@ -33,6 +33,33 @@ assert_contains "$(finding shard_3 public.ref_note .detail)" ": 1 missing, 1 ext
 assert_eq "$(jq -r '.summary.reference_differs' "$STDOUT")" 8
 assert_eq "$(refs_all_fingerprints)" "$before"  # a check changes nothing
 
+step "a copy whose whole digest matches is never cut into chunks: only the source and the differing copy are"
+# ref_country differs on shard_2 only: its scans there are the whole digest, the chunk digests
+# and the rows of the differing chunks; on shard_1, the named source, the chunk digests (in
+# place of its whole digest) and the rows; on shard_3 one, the whole digest. ref_note differs
+# on shard_3, and its source is the majority, shard_1, known once every whole digest is in:
+# three scans there and on shard_3, one on shard_2. (pg_stat_user_tables: a session's scans are
+# counted by the time it has ended.)
+seq_scans() {
+  local i t
+  for t in ref_country ref_note; do
+    for i in 1 2 3; do psql_shard "$i" -XAtc "select seq_scan from pg_stat_user_tables where relid = '$t'::regclass"; done
+  done | paste -sd' '
+}
+scans_since() {
+  local a b i out=()
+  read -ra a <<<"$1"
+  read -ra b <<<"$(seq_scans)"
+  for i in "${!a[@]}"; do out+=($((b[i] - a[i]))); done
+  echo "${out[*]}"
+}
+scans_done() { local d; read -ra d <<<"$(scans_since "$1")"; [ "${d[0]}" -ge 2 ] && [ "${d[1]}" -ge 3 ] && [ "${d[2]}" -ge 1 ] && [ "${d[3]}" -ge 3 ] && [ "${d[4]}" -ge 1 ] && [ "${d[5]}" -ge 3 ]; }
+scanned=$(seq_scans)
+expect_exit 2 shardctl check --references --format json
+wait_until "the check's scans counted" scans_done "$scanned"
+sleep 1  # any later count of a session already gone
+assert_eq "$(scans_since "$scanned")" "2 3 1 3 1 3"
+
 step "text, Nagios and Prometheus"
 expect_exit 2 shardctl check --references
 expect_stdout_contains "reference_differs"
@@ -65,6 +92,36 @@ assert_eq "$(jq -c '[.findings[] | select(.table == "public.ref_wide" or .table 
 assert_eq "$(jq -r '.findings[] | select(.kind == "reference_drift") | .detail' "$STDOUT")" "columns id integer, v text, w integer; primary key (id); the majority's: id integer, v text; primary key (id); never compared row by row"
 expect_exit 0 shardctl table remove ref_wide
 expect_exit 0 shardctl table remove ref_split
+
+step "columns of every kind (floats, jsonb, arrays, enums, numerics by scale): a changed row located to its chunk; sync fixes it"
+for i in 1 2 3; do psql_shard "$i" -q <<'SQL'
+create type ref_mood as enum ('sad', 'ok', 'happy');
+create table ref_misc (id int primary key, f float8, j jsonb, a int[], m ref_mood, t timestamptz, d date, u uuid,
+                       n numeric, b boolean, x numeric(8, 2), v varchar(10), c char(3));
+insert into ref_misc
+select g, g / 3.0, jsonb_build_object('g', g), array[g, g + 1], (array['sad', 'ok', 'happy'])[g % 3 + 1]::ref_mood,
+       timestamptz '2020-01-01' + g * interval '1 hour', date '2020-01-01' + g, md5(g::text)::uuid,
+       case when g % 11 = 0 then null else g / 7.0 end, g % 2 = 0, g / 4.0, 'v' || g, (g % 100)::text
+from generate_series(1, 5000) g;
+analyze ref_misc;
+SQL
+done
+misc_findings() { jq -c '[.findings[] | select(.table == "public.ref_misc")]' "$STDOUT"; }
+expect_exit 0 shardctl table add-reference ref_misc --source shard_1
+expect_exit 2 shardctl check --references --format json  # the other tables still differ
+assert_eq "$(misc_findings)" "[]"
+psql_shard 2 -qc "update ref_misc set j = '{\"g\": 0}' where id = 10; update ref_misc set f = f + 1e-12 where id = 20;
+  update ref_misc set m = 'happy' where id = 30 and m <> 'happy'; update ref_misc set a = '{30}' where id = 31"
+# The same value at another scale (1 and 1.00) is another text: a changed row.
+psql_shard 3 -qc "update ref_misc set n = 1.00 where id = 7"
+expect_exit 2 shardctl check --references --format json
+assert_eq "$(jq -c '[.findings[] | select(.table == "public.ref_misc") | [.shard, .count, (.samples | join(" "))]] | sort' "$STDOUT")" '[["shard_2",4,"changed (10) changed (20) changed (30) changed (31)"],["shard_3",1,"changed (7)"]]'
+assert_eq "$(finding shard_3 public.ref_misc .detail)" "1 of 5 chunk(s) differ from shard_1: 0 missing, 0 extra, 1 changed row(s); \`shardctl table sync-reference public.ref_misc\` fixes it"
+[[ "$(finding shard_2 public.ref_misc .detail)" =~ ^[1-4]\ of\ 5\ chunk ]] || fail "detail: $(finding shard_2 public.ref_misc .detail)"
+expect_exit 0 shardctl table sync-reference ref_misc
+expect_exit 2 shardctl check --references --format json
+assert_eq "$(misc_findings)" "[]"
+expect_exit 0 shardctl table remove ref_misc
 
 step "an unreachable shard: UNKNOWN (3) when nothing critical is found elsewhere"
 mkdir -p "$TEST_TMP/nosock"

@@ -37,8 +37,14 @@ TEST_CASE("classify by whole row: a multiset; a duplicate is extra, a changed ro
   CHECK(d.changed.empty());
 }
 
-TEST_CASE("majority: the largest group of equal copies wins") {
-  ChunkDigests good{{0, {1, "1"}}}, bad{{0, {1, "2"}}};
+TEST_CASE("total: a copy's whole digest from its chunk digests, exact beyond 64 bits") {
+  CHECK(total({}) == ChunkDigest{0, "0"});
+  CHECK(total({{3, {2, "5"}}, {9, {3, "-7"}}}) == ChunkDigest{5, "-2"});
+  CHECK(total({{0, {1, "-9223372036854775808"}}, {1, {1, "-9223372036854775808"}}}) == ChunkDigest{2, "-18446744073709551616"});
+}
+
+TEST_CASE("majority: the largest group of equal copies wins, by whole digests") {
+  ChunkDigest good{1, "1"}, bad{1, "2"};
   auto m = majority({bad, good, good});
   CHECK_FALSE(m.tie);
   CHECK(m.winners() == std::vector<std::size_t>{1, 2});
@@ -49,7 +55,7 @@ TEST_CASE("majority: the largest group of equal copies wins") {
 }
 
 TEST_CASE("majority: two groups of the largest size are a tie") {
-  ChunkDigests a{{0, {1, "1"}}}, b{{0, {1, "2"}}}, c{{0, {2, "3"}}};
+  ChunkDigest a{1, "1"}, b{1, "2"}, c{2, "1"};
   CHECK(majority({a, b}).tie);
   CHECK(majority({a, b, b, a, c}).tie);
   CHECK_FALSE(majority({a, b, b, c}).tie);
