@@ -19,6 +19,7 @@
 #include "migrate/load_path.hpp"
 #include "migrate/online.hpp"
 #include "migrate/operation.hpp"
+#include "migrate/server_digest.hpp"
 #include "fault/fault.hpp"
 #include "shardio/copy_digest.hpp"
 #include "shardio/read_pool.hpp"
@@ -130,6 +131,14 @@ class Runner {
   void flip(const Batch& b, const std::string& verified, bool cut = false);
   void purge(const Batch& b, const std::string& verified);
   bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
+  struct PurgeCheck;  // purge.cpp
+  void purge_table(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const PurgeCheck& check) const;
+  std::int64_t digest_to_purge(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& where,
+                               const PurgeCheck& check) const;
+  [[noreturn]] void refuse_digest(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& got,
+                                  const std::string& want) const;
+  [[noreturn]] void refuse_purge(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& what,
+                                 const std::string& why) const;
   void purge_commit(shardio::RawConn& src, const Batch& b);
   std::string verify_flip_beside_purge(const Batch& b, const Flipped& p);
   void done(const Batch& b, std::int64_t rows);
@@ -161,6 +170,15 @@ class Runner {
   // Whether text reaches shardctl from the batch's source in the bytes the target stores
   // (its session's client_encoding is the target's server_encoding): the value digest needs it.
   bool same_encoding(const Batch& b);
+  // What the batch's source session hashes as shardctl does, asked with same_encoding() (before
+  // any purge may run beside on the source's connection): text received in the bytes the source
+  // stores, numerics hashed natively as shardctl hashes them (shardio::numeric_probe_sql).
+  struct SourceHashing {
+    bool text = false, numerics = false;
+  };
+  // The aggregate with which the batch's source computes, over the rows it holds, the value
+  // digest shardctl computed over their stream; none where it may compute another.
+  std::optional<ServerDigest> source_digest_like_stream(const Batch& b, const PlannedTable& t);
   Digests stream_digest(shardio::RawConn& conn, const PlannedTable& t, const routing::KeyRange& r,
                         const std::vector<shardio::ValueKind>& kinds) const;
   // Every table's digest of the batch on the target (in ctx_.tables order): the server's value
@@ -200,6 +218,7 @@ class Runner {
     int by_block = 0, by_range = 0;
   } read_in_load_;  // how the last copy() read its tables back
   std::map<std::int64_t, bool> same_encoding_;  // by source shard id
+  std::map<std::int64_t, SourceHashing> source_hashing_;  // by source shard id, with same_encoding_
   std::optional<bool> numeric_native_;          // the target hashes numerics as the client does
   std::map<std::int64_t, bool> servers_alike_;  // by source shard id: the same server_encoding as the target
   std::map<std::int64_t, bool> numerics_alike_; // by source shard id: the same numeric probe as the target

@@ -1,6 +1,7 @@
 #include "migrate/server_digest.hpp"
 
 #include "catalog/names.hpp"
+#include "core/error.hpp"
 #include "core/words.hpp"
 #include "shardio/row_checksum.hpp"
 #include "shardio/value_digest.hpp"
@@ -40,6 +41,22 @@ std::string server_digest_select(const PlannedTable& t, ServerDigest how) {
     cols.push_back({catalog::quote_ident(t.columns[c]), k, c < t.not_null.size() && t.not_null[c]});
   }
   return literal_tag(how) + " || " + shardio::value_digest_sql(cols);
+}
+
+std::string tagged_digest(ServerDigest how, std::string_view count_sum) {
+  std::string out(tags.text(how));
+  return out.append(":").append(count_sum);
+}
+
+std::int64_t journaled_rows(std::string_view digest) {
+  if (server_digest_of(digest)) digest.remove_prefix(digest.find(':') + 1);
+  auto count = digest.substr(0, digest.find(':'));
+  std::int64_t rows = 0;
+  bool digits = !count.empty() && count.size() <= 18;
+  for (char c : count) digits = digits && c >= '0' && c <= '9';
+  if (!digits) throw internal_error("a journaled digest has no row count: " + std::string(digest));
+  for (char c : count) rows = rows * 10 + (c - '0');
+  return rows;
 }
 
 std::optional<ServerDigest> server_digest_of(std::string_view journaled) {

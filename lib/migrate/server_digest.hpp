@@ -9,6 +9,7 @@
 //               does not cover
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,19 @@ ServerDigest server_digest_for(const PlannedTable& t, bool numerics_match);
 // The select list that yields "TAG:COUNT:SUM" over FROM item shardio::row_alias, which must
 // select the table's columns by name (a subquery or DELETE ... RETURNING of `t.columns`).
 std::string server_digest_select(const PlannedTable& t, ServerDigest how);
+
+// "TAG:COUNT:SUM": a value digest "COUNT:SUM" (shardio/value_digest.hpp) tagged as computed by `how`.
+std::string tagged_digest(ServerDigest how, std::string_view count_sum);
+
+// The rows a journaled digest counts: "COUNT:..." (a CopyDigest, an untagged md5 sum of older
+// runs) or "TAG:COUNT:SUM".
+std::int64_t journaled_rows(std::string_view digest);
+
+// The key of the offline flip's journal (table -> CopyDigest of the stream) under which the
+// verify leaves, per table, the tagged value digest the source's server computes alike
+// (runner.hpp: source_digest_like_stream): the purge compares the rows it deletes with it on the
+// server. A key no table has: a table's is qualified (schema.table).
+inline constexpr const char* journaled_server_digests = "server";
 
 // The aggregate a journaled digest was computed with; none for other formats (a CopyDigest,
 // or the untagged "COUNT:SUM" of older runs).

@@ -14,6 +14,7 @@
 #include "migrate/copy_sql.hpp"
 #include "migrate/read_parts.hpp"
 #include "migrate/runner.hpp"
+#include "migrate/server_digest.hpp"
 #include "shardio/row_checksum.hpp"
 
 namespace shardctl::migrate {
@@ -38,6 +39,7 @@ std::string Runner::verify(const Batch& b) {
   }
   auto on_target = target_digests(b, on_source);
   nlohmann::json verified = nlohmann::json::object();
+  nlohmann::json server = nlohmann::json::object();
   for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
     const auto& t = ctx_.tables[i];
     const auto& s = on_source[i].values.empty() ? on_source[i].stream : on_source[i].values;
@@ -46,9 +48,15 @@ std::string Runner::verify(const Batch& b) {
       throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
                                from.name + " has count:checksum " + s + ", " + ctx_.target.name + " has " + d,
                            "nothing was deleted; the batch stays offline on " + from.name + " until resolved");
-    // The purge holds its deletes to the stream's digest: every byte of the rows that left.
+    // The purge holds its deletes to the stream's digest: every byte of the rows that left; and
+    // where the source's server computes the value digest as shardctl did over the stream, to
+    // that too, which it compares on the server, no deleted row sent (purge.cpp). It is the
+    // digest the target's server just gave: no read more.
     verified[t.name] = on_source[i].stream;
+    if (!on_source[i].values.empty())
+      if (auto how = source_digest_like_stream(b, t)) server[t.name] = tagged_digest(*how, on_source[i].values);
   }
+  if (!server.empty()) verified[journaled_server_digests] = server;
   faults_.point("verify", context(b));
   return verified.dump();
 }
@@ -56,9 +64,24 @@ std::string Runner::verify(const Batch& b) {
 bool Runner::same_encoding(const Batch& b) {
   auto it = same_encoding_.find(b.source_id);
   if (it != same_encoding_.end()) return it->second;
-  auto client = source(b).query("SELECT current_setting('client_encoding')")[0][0];
+  auto on_source = source(b).query("SELECT current_setting('client_encoding'), current_setting('server_encoding')")[0];
   auto server = target_->query("SELECT current_setting('server_encoding')")[0][0];
-  return same_encoding_[b.source_id] = client == server;
+  source_hashing_[b.source_id] = {on_source[0] == on_source[1],
+                                  shardio::numeric_probe_matches(source(b).query(shardio::numeric_probe_sql)[0][0])};
+  return same_encoding_[b.source_id] = on_source[0] == server;
+}
+
+std::optional<ServerDigest> Runner::source_digest_like_stream(const Batch& b, const PlannedTable& t) {
+  same_encoding(b);
+  const auto& source = source_hashing_.at(b.source_id);
+  if (!source.text || !numeric_native_) return std::nullopt;
+  // Numerics hashed by their text (the target's probe differs from shardctl's): the same on
+  // every server.
+  if (!*numeric_native_) return ServerDigest::values_numeric_text;
+  if (source.numerics) return ServerDigest::values;
+  for (auto k : value_kinds_of(t))
+    if (k == shardio::ValueKind::numeric || k == shardio::ValueKind::numeric_fixed) return std::nullopt;
+  return ServerDigest::values;
 }
 
 std::vector<shardio::ValueKind> value_kinds_of(const PlannedTable& t) {

@@ -104,6 +104,16 @@ std::vector<std::vector<std::string>> RawConn::query(const std::string& sql, con
   return rows_of(r.get());
 }
 
+std::int64_t RawConn::command(const std::string& sql, const std::vector<std::string>& params) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p.c_str());
+  Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0));
+  auto status = PQresultStatus(r.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(r.get(), "query");
+  const char* n = PQcmdTuples(r.get());
+  return n[0] == '\0' ? 0 : std::stoll(n);
+}
+
 std::vector<std::vector<std::vector<std::string>>> RawConn::query_each(const std::string& script) {
   if (!PQsendQuery(conn_, script.c_str())) fail("query");
   std::vector<std::vector<std::vector<std::string>>> out;

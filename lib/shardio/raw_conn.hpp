@@ -54,6 +54,9 @@ class RawConn {
   // all; returns the rows as text (callers select non-null values).
   std::vector<std::vector<std::string>> query(const std::string& sql, const std::vector<std::string>& params = {});
   void exec(const std::string& sql) { query(sql); }
+  // Runs ONE statement (as query()) and returns the rows it affected: the count of its command
+  // tag (INSERT, UPDATE, DELETE, ...), 0 for a statement without one.
+  std::int64_t command(const std::string& sql, const std::vector<std::string>& params = {});
   // Runs several statements that shardctl wrote itself (session settings, DDL scripts) in one
   // round trip. Never for text from an operator or built around one.
   void script(const std::string& sql) { query_each(sql); }

@@ -53,4 +53,22 @@ TEST_CASE("other journaled digests name no server aggregate") {
   CHECK_FALSE(migrate::server_digest_of("valuesX:1:2"));
 }
 
+TEST_CASE("a value digest tagged by the verify reads back as its aggregate, with its row count") {
+  // The offline verify journals the stream's value digest "COUNT:SUM" tagged for the purge.
+  auto d = migrate::tagged_digest(ServerDigest::values, "434745:2270022646057442926842");
+  CHECK(d == "values:434745:2270022646057442926842");
+  CHECK(migrate::server_digest_of(d) == ServerDigest::values);
+  CHECK(migrate::server_digest_of(migrate::tagged_digest(ServerDigest::values_numeric_text, "1:-5")) ==
+        ServerDigest::values_numeric_text);
+  CHECK(migrate::journaled_rows(d) == 434745);
+  CHECK(migrate::journaled_rows("md5:12:-3") == 12);
+  CHECK(migrate::journaled_rows("1000:xxh3:abcdef0123456789") == 1000);  // a CopyDigest
+  CHECK(migrate::journaled_rows("7:xxh3t:abcdef") == 7);
+  CHECK(migrate::journaled_rows("0:0") == 0);  // an untagged md5 sum of older runs
+  CHECK_THROWS(migrate::journaled_rows("values:x:1"));
+  CHECK_THROWS(migrate::journaled_rows(""));
+  // The key the server digests are journaled under is no table's: a table's name has a dot.
+  CHECK(std::string(migrate::journaled_server_digests).find('.') == std::string::npos);
+}
+
 }  // namespace test_migrate_server_digest

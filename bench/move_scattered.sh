@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Benchmark (issue 32): a move on a heap whose rows arrived over time, against the raw
+# operations on a twin copy of the same files, in one run. Per layout, each shard of a 2-shard
+# fleet holds 2*C customers (shard_1 [1, 2C], shard_2 [2C+1, 4C]), 10 orders per customer and
+# 1-5 lines per order (3 on average): 41*C rows per C customers. Layouts:
+#   scattered  orders created over time for random customers of the shard, each order's lines
+#              with it: every customer's rows are spread over the whole heap, as in an OLTP table
+#   ordered    the same rows inserted in primary-key order (bench/move_speed.sh's layout)
+# The fleet "hand" is loaded, then cloned file for file into the fleet "tool" (CREATE DATABASE
+# ... TEMPLATE), so both hold the same pages. Two ranges of C customers each:
+#   R1 = upper half of shard_1 (shard_1 -> shard_2), R2 = lower half of shard_2 (shard_2 -> shard_1).
+# Fleet "hand": R1 by the hand-made pipe (COPY binary per table, parents first, FK checked) plus
+#   one DELETE per table, children first; R2 by the load floor (the pipe in primary-key order
+#   into a session with session_replication_role = replica), then the purge floor (R2's DELETE
+#   on shard_2, children first, session_replication_role = replica, one transaction).
+# Fleet "tool": R2 by `shardctl split --move lower --to shard_1` (the fast path), default
+#   batches; with BENCH_CHECKED=1 also R1 by `shardctl split` on the checked path.
+# The serial floor is load floor + purge floor. Usage:
+#   bench/move_scattered.sh [BIN_DIR] [C] ["LAYOUT ..."]   (C default 100000: 4.1M rows per range;
+#   layouts default "scattered ordered"). BENCH_PARALLEL=N passes --parallel N to shardctl.
+source "$(dirname "$0")/lib.sh" "${1:-}"
+C=${2:-100000}
+read -ra layouts <<< "${3:-scattered ordered}"
+
+echo "uptime at start: $(uptime)"
+sandbox_up --no-fleet
+r1_lo=$((C + 1)); r1_hi=$((2 * C + 1))
+r2_lo=$((2 * C + 1)); r2_hi=$((3 * C + 1))
+
+schema_sql="
+CREATE TABLE region (region_id integer PRIMARY KEY, name text NOT NULL);
+CREATE TABLE product (product_id integer PRIMARY KEY, name text NOT NULL, price numeric(10,2) NOT NULL,
+                      region_id integer NOT NULL REFERENCES region);
+CREATE TABLE customers (customer_id bigint PRIMARY KEY, name text NOT NULL, region_id integer NOT NULL REFERENCES region,
+                        created_at timestamptz NOT NULL);
+CREATE TABLE orders (customer_id bigint NOT NULL REFERENCES customers, order_id integer NOT NULL,
+                     ordered_at timestamptz NOT NULL, status text NOT NULL, PRIMARY KEY (customer_id, order_id));
+CREATE TABLE order_lines (customer_id bigint NOT NULL, order_id integer NOT NULL, line_no integer NOT NULL,
+                          product_id integer NOT NULL REFERENCES product, quantity integer NOT NULL,
+                          amount numeric(12,2) NOT NULL, PRIMARY KEY (customer_id, order_id, line_no),
+                          FOREIGN KEY (customer_id, order_id) REFERENCES orders);
+INSERT INTO region SELECT g, 'region ' || g FROM generate_series(1, 8) g;
+INSERT INTO product SELECT g, 'product ' || g, 1 + ((g * 7919) % 10000) / 100.0, 1 + g % 8 FROM generate_series(1, 200) g;"
+
+# load_shard DSN FIRST LAST LAYOUT: customers FIRST..LAST, 10 orders each, and their lines.
+# Order ids are global (FIRST's shard offsets them); the customer of order o is a hash of o.
+load_shard() {
+  local n=$(($3 - $2 + 1)) order_by_o="" order_by_l=""
+  if [ "$4" = ordered ]; then
+    order_by_o="ORDER BY 1, 2"; order_by_l="ORDER BY 1, 2, 3"
+  else
+    order_by_o="ORDER BY 2"; order_by_l="ORDER BY 2, 3"
+  fi
+  psql -XAtq -v ON_ERROR_STOP=1 "$1" <<SQL
+SET session_replication_role = replica;
+$schema_sql
+INSERT INTO customers SELECT c, 'customer ' || c, 1 + c % 8, timestamptz '2024-01-01 00:00+00' + (c % 365) * interval '1 day'
+  FROM generate_series($2::bigint, $3::bigint) c;
+INSERT INTO orders
+SELECT $2 + abs(hashint8(o::bigint)) % $n, o::int,
+       timestamptz '2024-01-01 00:00+00' + (o - 10 * $2) * interval '1 second',
+       (ARRAY['new', 'paid', 'shipped', 'delivered'])[1 + o % 4]
+  FROM generate_series(10 * $2::bigint, 10 * $2::bigint + 10 * $n - 1) o $order_by_o;
+INSERT INTO order_lines
+SELECT o.customer_id, o.order_id, l, p, q, q * (1 + ((p * 7919) % 10000) / 100.0)
+  FROM orders o, generate_series(1, 1 + abs(hashint4(o.order_id)) % 5) l,
+       LATERAL (SELECT 1 + ((o.customer_id * 13 + o.order_id * 17 + l) % 200)::int AS p,
+                       1 + ((o.customer_id + l) % 5)::int AS q) x $order_by_l;
+VACUUM ANALYZE;
+SQL
+}
+
+admin_dsn() { echo "$1" | sed 's/dbname=[^ ]*/dbname=postgres/'; }
+db_of() { echo "$1" | sed 's/.*dbname=\([^ ]*\).*/\1/'; }
+
+# make_fleets LAYOUT: fleets hand_LAYOUT (loaded) and tool_LAYOUT (its clone, registered).
+make_fleets() {
+  local h=hand_$1 t=tool_$1 i dsn tdsn
+  "$bin/shardctl" sandbox fleet "$h" --dir "$work/sb" --shards 2 --empty --format json > "$work/$h.json"
+  "$bin/shardctl" sandbox fleet "$t" --dir "$work/sb" --shards 2 --empty --format json > "$work/$t.json"
+  local t0
+  t0=$(now)
+  load_shard "$(jq -r '.shards[0].dsn' "$work/$h.json")" 1 $((2 * C)) "$1" &
+  local p1=$!
+  load_shard "$(jq -r '.shards[1].dsn' "$work/$h.json")" $((2 * C + 1)) $((4 * C)) "$1" &
+  wait $p1 && wait $!
+  echo "$1: loaded fleet $h in $(r "$(now) - $t0") s"
+  for i in 0 1; do
+    dsn=$(jq -r ".shards[$i].dsn" "$work/$h.json"); tdsn=$(jq -r ".shards[$i].dsn" "$work/$t.json")
+    psql -XAtq "$(admin_dsn "$tdsn")" -c "DROP DATABASE \"$(db_of "$tdsn")\"" \
+      -c "CREATE DATABASE \"$(db_of "$tdsn")\" TEMPLATE \"$(db_of "$dsn")\""
+  done
+  SHARDCTL_CATALOG=$(jq -r .catalog "$work/$t.json")
+  export SHARDCTL_CATALOG
+  local sc="$bin/shardctl"
+  "$sc" shard add shard_1 --dsn "$(jq -r '.shards[0].dsn' "$work/$t.json")" >/dev/null
+  "$sc" shard add shard_2 --dsn "$(jq -r '.shards[1].dsn' "$work/$t.json")" >/dev/null
+  "$sc" map create customers --kind range --key-type bigint >/dev/null
+  "$sc" mapping add --map customers --range "..$((2 * C + 1))" --shard shard_1 >/dev/null
+  "$sc" mapping add --map customers --range "$((2 * C + 1)).." --shard shard_2 >/dev/null
+  "$sc" table add-reference public.region >/dev/null
+  "$sc" table add-reference public.product >/dev/null
+  for i in customers orders order_lines; do "$sc" table add-sharded "public.$i" --map customers --key customer_id >/dev/null; done
+  "$sc" xref add order_lines_order --child 'public.order_lines(customer_id,order_id)' --parent 'public.orders(customer_id,order_id)' \
+    --route customer_id --map customers >/dev/null
+}
+
+drop_fleets() {  # LAYOUT: the fleets' databases dropped (disk and OS cache for the next layout)
+  local f dsn
+  for f in hand_$1 tool_$1; do
+    while read -r dsn; do
+      psql -XAtq "$(admin_dsn "$dsn")" -c "DROP DATABASE \"$(db_of "$dsn")\" WITH (FORCE)"
+    done < <(jq -r '.catalog, .shards[].dsn' "$work/$f.json")
+  done
+}
+
+count_rows() {  # DSN LO HI: rows of the three tables in [LO, HI)
+  psql -XAtc "select (select count(*) from customers where customer_id >= $2 and customer_id < $3)
+    + (select count(*) from orders where customer_id >= $2 and customer_id < $3)
+    + (select count(*) from order_lines where customer_id >= $2 and customer_id < $3)" "$1"
+}
+
+pipe() {  # FROM TO LO HI ORDER PGOPTIONS: one COPY pipe per table, parents first
+  local t order
+  for t in customers orders order_lines; do
+    order=""
+    if [ "$5" = pk ]; then
+      order=$(psql -XAtc "select ' ORDER BY ' || string_agg(quote_ident(a.attname), ', ' order by k.i)
+        from pg_index x, unnest(x.indkey) with ordinality k(n, i), pg_attribute a
+        where x.indrelid = '$t'::regclass and x.indisprimary and a.attrelid = x.indrelid and a.attnum = k.n" "$1")
+    fi
+    psql -XAtc "COPY (SELECT * FROM $t WHERE customer_id >= $3 AND customer_id < $4$order) TO STDOUT (FORMAT binary)" "$1" |
+      PGOPTIONS="$6" psql -XAtc "COPY $t FROM STDIN (FORMAT binary)" "$2" >/dev/null
+  done
+}
+
+# Each method starts on a settled machine (bench/move_speed.sh): every database of the layout
+# vacuumed and analyzed, a checkpoint, no autovacuum worker left.
+settle() {  # LAYOUT
+  local dsn i
+  while read -r dsn; do psql -XAtqc "VACUUM (ANALYZE)" "$dsn"; psql -XAtqc "CHECKPOINT" "$dsn"; done \
+    < <(jq -r '.shards[].dsn' "$work/hand_$1.json" "$work/tool_$1.json")
+  for i in $(seq 1 600); do
+    [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$(jq -r '.shards[0].dsn' "$work/hand_$1.json")")" = 0 ] &&
+      [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$(jq -r '.shards[1].dsn' "$work/hand_$1.json")")" = 0 ] && return
+    sleep 0.2
+  done
+}
+
+# tool LAYOUT NAME ENV ARGS...: a split on fleet tool_LAYOUT, its -v times, RSS and op show JSON.
+tool() {
+  local layout=$1 name=$1.$2 env=$3 op
+  shift 3
+  settle "$layout"
+  SHARDCTL_CATALOG=$(jq -r .catalog "$work/tool_$layout.json")
+  export SHARDCTL_CATALOG
+  env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "$bin/shardctl" split --map customers "$@" -v \
+    ${BENCH_PARALLEL:+--parallel $BENCH_PARALLEL} 2> "$work/$name.err" >/dev/null || { cat "$work/$name.err" >&2; exit 1; }
+  op=$("$bin/shardctl" op list --format json | jq -r '.operations[0].id')
+  "$bin/shardctl" op show "$op" --format json > "$work/$name.op"
+}
+phase() { sed -n "s/.*time: .*$2 \([0-9.]*\) s.*/\1/p" "$work/$1.err"; }
+
+rows_out=()
+ratios_out=()
+for layout in "${layouts[@]}"; do
+  make_fleets "$layout"
+  h1=$(jq -r '.shards[0].dsn' "$work/hand_$layout.json"); h2=$(jq -r '.shards[1].dsn' "$work/hand_$layout.json")
+  t1=$(jq -r '.shards[0].dsn' "$work/tool_$layout.json"); t2=$(jq -r '.shards[1].dsn' "$work/tool_$layout.json")
+  rows1=$(count_rows "$h1" $r1_lo $r1_hi); rows2=$(count_rows "$h2" $r2_lo $r2_hi)
+  echo "$layout: R1 = customers [$r1_lo, $r1_hi): $rows1 rows; R2 = [$r2_lo, $r2_hi): $rows2 rows"
+
+  settle "$layout"
+  t0=$(now); pipe "$h1" "$h2" $r1_lo $r1_hi none ""; hand_copy=$(echo "$(now) - $t0" | bc -l)
+  t0=$(now); delete_customers "$h1" $r1_lo $r1_hi; hand_delete=$(echo "$(now) - $t0" | bc -l)
+  settle "$layout"
+  t0=$(now); pipe "$h2" "$h1" $r2_lo $r2_hi pk "-c session_replication_role=replica"; load_floor=$(echo "$(now) - $t0" | bc -l)
+  settle "$layout"
+  t0=$(now); PGOPTIONS="-c session_replication_role=replica" delete_customers "$h2" $r2_lo $r2_hi
+  purge_floor=$(echo "$(now) - $t0" | bc -l)
+
+  tool "$layout" fast SHARDCTL_CHECKED_LOAD=0 --at $r2_hi --move lower --to shard_1
+  [ "$(count_rows "$t1" $r2_lo $r2_hi)" = "$rows2" ] && [ "$(count_rows "$t2" $r2_lo $r2_hi)" = 0 ] ||
+    { echo "shardctl did not move every row of R2" >&2; exit 1; }
+  names=(fast)
+  if [ "${BENCH_CHECKED:-0}" = 1 ]; then
+    tool "$layout" checked SHARDCTL_CHECKED_LOAD=1 --at $r1_lo --to shard_2
+    [ "$(count_rows "$t2" $r1_lo $r1_hi)" = "$rows1" ] || { echo "shardctl did not move every row of R1" >&2; exit 1; }
+    names+=(checked)
+  fi
+
+  serial=$(echo "$load_floor + $purge_floor" | bc -l)
+  rows_out+=("| $layout | hand-made pipe + DELETE | R1, $rows1 | $(r "$hand_copy + $hand_delete") | $(r "$hand_copy") | - | $(r "$hand_delete") | - | - | - |")
+  rows_out+=("| $layout | load floor: PK-ordered pipe, FK skipped | R2, $rows2 | $(r "$load_floor") | $(r "$load_floor") | - | - | - | - | - |")
+  rows_out+=("| $layout | purge floor: DELETE, FK skipped, one transaction | R2, $rows2 | $(r "$purge_floor") | - | - | $(r "$purge_floor") | - | - | - |")
+  for n in "${names[@]}"; do
+    read -r total rss < "$work/$layout.$n.time"
+    range=R2; rows=$rows2; [ "$n" = checked ] && { range=R1; rows=$rows1; }
+    rows_out+=("| $layout | shardctl, $n path | $range, $rows | $(r "$total") | $(phase "$layout.$n" copy) | $(phase "$layout.$n" verify) ($(phase "$layout.$n" 'beside purge')) | $(phase "$layout.$n" purge) | $(phase "$layout.$n" catalog) | $(jq -r .batches "$work/$layout.$n.op") | $(r "$(jq -r .offline_median_seconds "$work/$layout.$n.op")") / $(r "$(jq -r .offline_max_seconds "$work/$layout.$n.op")") s |")
+  done
+  read -r fast_total _ < "$work/$layout.fast.time"
+  ratios_out+=("$layout: fast purge / purge floor $(r "$(phase "$layout.fast" purge) / $purge_floor")x (target <= 1.5); fast copy / load floor $(r "$(phase "$layout.fast" copy) / $load_floor")x; whole move / serial floor ($(r "$serial") s) $(r "$fast_total / $serial")x (target <= 1.2, goal <= 1.0); whole move / hand pipe + DELETE $(r "$fast_total / ($hand_copy + $hand_delete)")x")
+  grep -h "path:\|verify:" "$work/$layout.fast.err" | sed "s/^/  $layout: /"
+  drop_fleets "$layout"
+done
+
+echo "uptime at end: $(uptime)"
+echo
+echo "| layout | method | range, rows | total s | copy s | verify s (beside purge) | purge s | catalog s | batches | offline median / max |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows_out[@]}"
+echo
+printf '%s\n' "${ratios_out[@]}"

@@ -1,0 +1,74 @@
+# The purge held to what was verified (lib/migrate/purge.cpp): the flip journals, beside each
+# table's stream digest, the value digest the source's server computes alike; the purge digests
+# the rows in its snapshot on the server, deletes them and counts them. A server digest that
+# does not match hands the decision to the stream's digest (rows streamed from the source);
+# rows a trigger keeps from being deleted roll the purge back; so does a row slipped in past
+# the guard.
+source "$(dirname "$0")/lib.sh"
+
+fresh_fleet purgedigest --shards 2 --scale 1
+before=$(fleet_fingerprint)
+
+step "every table's server digest journaled beside its stream digest"
+expect_exit 0 shardctl split --map customers --at 100 --move lower --to shard_2 --batch-size 34
+op=$(last_op)
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+# 3 batches x 3 tables of each; a server digest counts the rows its stream digest counts.
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.op_batches, jsonb_each_text(checksum::jsonb) e
+  where op_id = '$op' and e.value ~ '^[0-9]+:xxh3:[0-9a-f]{16}$'")" "9"
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.op_batches b, jsonb_each_text(b.checksum::jsonb -> 'server') s
+  where b.op_id = '$op' and s.value ~ '^values:[0-9]+:-?[0-9]+$'
+    and split_part(s.value, ':', 2) = split_part(b.checksum::jsonb ->> s.key, ':', 1)")" "9"
+
+step "a server digest that does not match: the stream's digest decides"
+SHARDCTL_FAULT=journal.flipped:1 expect_exit 99 shardctl split --map customers --at 200 --move lower --to shard_2 --batch-size 100
+op=$(last_op)
+psql_catalog -qc "update shardctl.op_batches set checksum = jsonb_set(checksum::jsonb, '{server,public.orders}',
+  to_jsonb(regexp_replace(checksum::jsonb -> 'server' ->> 'public.orders', ':[-0-9]+\$', ':12345')))::text
+  where op_id = '$op' and step = 'flipped'"
+assert_eq "$(psql_catalog -XAtc "select checksum::jsonb -> 'server' ->> 'public.orders' like '%:12345' from shardctl.op_batches
+  where op_id = '$op' and step = 'flipped'")" "t"
+expect_exit 0 shardctl op resume "$op"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from orders where customer_id >= 100 and customer_id < 200")" "0"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+
+step "rows a trigger keeps from being deleted roll the purge back"
+SHARDCTL_FAULT=journal.flipped:1 expect_exit 99 shardctl split --map customers --at 300 --move lower --to shard_2 --batch-size 100
+op=$(last_op)
+psql_shard 1 -q <<'SQL'
+create function keep_some() returns trigger language plpgsql as $$
+begin
+  if old.order_id % 2 = 0 then return null; end if;
+  return old;
+end $$;
+create trigger keep_some before delete on orders for each row execute function keep_some();
+alter table orders enable always trigger keep_some;
+SQL
+expect_exit 70 shardctl op resume "$op"
+expect_stderr_contains "kept rows from being deleted"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from customers where customer_id >= 200 and customer_id < 300")" "100"
+psql_shard 1 -qc "drop trigger keep_some on orders"
+expect_exit 0 shardctl op resume "$op"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+
+step "a row slipped in past the guard: both digests differ, rolled back"
+SHARDCTL_FAULT=journal.flipped:1 expect_exit 99 shardctl split --map customers --at 400 --move lower --to shard_2 --batch-size 100
+op=$(last_op)
+status=$(psql_shard 1 -XAtc "select status from orders where customer_id = 310 and order_id = 1")
+set_status() {  # past the guard, as a superuser can
+  psql_shard 1 -qc "alter table orders disable trigger shardctl_guard, disable trigger shardctl_guard_update;
+                    update orders set status = '$1' where customer_id = 310 and order_id = 1;
+                    alter table orders enable always trigger shardctl_guard, enable always trigger shardctl_guard_update"
+}
+set_status changed
+expect_exit 70 shardctl op resume "$op"
+expect_stderr_contains "rolled back: a write reached the batch's keys past the guard"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from customers where customer_id >= 300 and customer_id < 400")" "100"
+set_status "$status"
+expect_exit 0 shardctl op resume "$op"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+pass
