@@ -120,19 +120,6 @@ count_rows() {  # DSN LO HI: rows of the three tables in [LO, HI)
     + (select count(*) from order_lines where customer_id >= $2 and customer_id < $3)" "$1"
 }
 
-pipe() {  # FROM TO LO HI ORDER PGOPTIONS: one COPY pipe per table, parents first
-  local t order
-  for t in customers orders order_lines; do
-    order=""
-    if [ "$5" = pk ]; then
-      order=$(psql -XAtc "select ' ORDER BY ' || string_agg(quote_ident(a.attname), ', ' order by k.i)
-        from pg_index x, unnest(x.indkey) with ordinality k(n, i), pg_attribute a
-        where x.indrelid = '$t'::regclass and x.indisprimary and a.attrelid = x.indrelid and a.attnum = k.n" "$1")
-    fi
-    psql -XAtc "COPY (SELECT * FROM $t WHERE customer_id >= $3 AND customer_id < $4$order) TO STDOUT (FORMAT binary)" "$1" |
-      PGOPTIONS="$6" psql -XAtc "COPY $t FROM STDIN (FORMAT binary)" "$2" >/dev/null
-  done
-}
 
 # Each method starts on a settled machine (bench/move_speed.sh): every database of the layout
 # vacuumed and analyzed, a checkpoint, no autovacuum worker left.

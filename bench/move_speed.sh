@@ -39,19 +39,6 @@ rows1=$(count_rows "$s1" $r1_lo $r1_hi)
 rows2=$(count_rows "$s2" $r2_lo $r2_hi)
 echo "R1 = customers [$r1_lo, $r1_hi): $rows1 rows; R2 = [$r2_lo, $r2_hi): $rows2 rows"
 
-pipe() {  # FROM TO LO HI ORDER PGOPTIONS: one COPY pipe per table, parents first
-  local t
-  for t in customers orders order_lines; do
-    local order=""
-    if [ "$5" = pk ]; then
-      order=$(psql -XAtc "select ' ORDER BY ' || string_agg(quote_ident(a.attname), ', ' order by k.i)
-        from pg_index x, unnest(x.indkey) with ordinality k(n, i), pg_attribute a
-        where x.indrelid = '$t'::regclass and x.indisprimary and a.attrelid = x.indrelid and a.attnum = k.n" "$1")
-    fi
-    psql -XAtc "COPY (SELECT * FROM $t WHERE customer_id >= $3 AND customer_id < $4$order) TO STDOUT (FORMAT binary)" "$1" |
-      PGOPTIONS="$6" psql -XAtc "COPY $t FROM STDIN (FORMAT binary)" "$2" >/dev/null
-  done
-}
 
 # Each method starts on a settled machine: every database vacuumed and analyzed, a checkpoint
 # done, no autovacuum worker left. Without it, each method paid for the one before (autovacuum
