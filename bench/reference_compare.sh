@@ -6,8 +6,8 @@
 # machine does not land on one way only) and the bytes the client received from the servers
 # (strace's count of recvfrom(2) on shardctl's sockets, in a further run: strace slows it; for
 # the dump, the COPY streams' size), and whether the changed copy was found. Both read the four
-# shards two at a time (the sandbox's two shard clusters, 2 cores). Then the row is changed back
-# and the check timed on identical copies. With BASELINE_BIN_DIR (an older build's bin
+# shards two at a time (the sandbox's two shard clusters, 2 cores). Each round also times the
+# check with the row changed back (every copy identical). With BASELINE_BIN_DIR (an older build's bin
 # directory), its `check --references` is timed in the same rounds too.
 # Usage: bench/reference_compare.sh [BIN_DIR] [ROWS] [BASELINE_BIN_DIR]
 source "$(dirname "$0")/lib.sh" "${1:-}"
@@ -77,11 +77,20 @@ timed() {
   s=$(r "$(now) - $t0")
   if [ -z "${seconds[$name]:-}" ] || [ "$(echo "$s < ${seconds[$name]}" | bc)" = 1 ]; then seconds[$name]=$s; fi
 }
+# change VALUE: row ROWS/2's name on shard_3 (`changed`, or back to the loaded `item N`).
+change() { psql -XAtqc "UPDATE big_ref SET name = '$1' WHERE id = $((rows / 2))" "${dsns[2]}"; }
+run_identical() { "$1/shardctl" check --references --parallel 2 -q >/dev/null || echo "note: $1 check exited $? on identical copies"; }
+# Each round times every way, so a burst of load elsewhere hits them alike; the identical copies
+# (the common case of a cron check: the whole-table digests only) with the row changed back.
 for round in 1 2; do
   echo "round $round, uptime: $(uptime)"
   timed dump run_dump
   timed check run_check "$bin" "$work/check.json"
   [ -z "$baseline" ] || timed baseline run_check "$baseline" "$work/baseline.json"
+  change "item $((rows / 2))"
+  timed identical run_identical "$bin"
+  [ -z "$baseline" ] || timed baseline_identical run_identical "$baseline"
+  change changed
 done
 dump_bytes=$(cat "$work"/dump.*.bytes | paste -sd+ | bc)
 dump_found=$( [ "$(sort -u "$work"/dump.*.md5 | wc -l)" -gt 1 ] && echo yes || echo no)
@@ -99,13 +108,6 @@ row() {  # row LABEL SECONDS BYTES FOUND
 # Bytes counted while the copies still differ.
 check_bytes=$(bytes "$bin")
 [ -z "$baseline" ] || baseline_bytes=$(bytes "$baseline")
-run_identical() { "$1/shardctl" check --references --parallel 2 -q >/dev/null || echo "note: $1 check exited $? on identical copies"; }
-# Every copy identical again (the common case of a cron check): the whole-table digests only.
-psql -XAtqc "UPDATE big_ref SET name = 'item $((rows / 2))' WHERE id = $((rows / 2))" "${dsns[2]}"
-for round in 1 2; do
-  timed identical run_identical "$bin"
-  [ -z "$baseline" ] || timed baseline_identical run_identical "$baseline"
-done
 echo "uptime at end: $(uptime)"
 echo
 echo "| way | seconds | bytes received | share of the copies' bytes | time against the dump | found the changed copy |"

@@ -206,7 +206,8 @@ class TableComparison {
       for (const auto& r : rows[src_])
         if (std::binary_search(chunks.begin(), chunks.end(), r.chunk)) mine.push_back(r.row);
       for (const auto& r : rows[i]) theirs.push_back(r.row);
-      report_.differs.push_back({readers_[i].shard, static_cast<std::int64_t>(chunks.size()), classify(mine, theirs, report_.by_row)});
+      report_.differs.push_back(
+          {readers_[i].shard, static_cast<std::int64_t>(chunks.size()), classify(mine, theirs, report_.by_row)});
     }
   }
 

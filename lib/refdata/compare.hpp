@@ -1,6 +1,7 @@
 // Every shard's copy of the reference tables compared with the source of truth's: a whole-table
-// digest per copy first, then chunk by chunk where it differs (plan.hpp says how). `check --references` reports it; a move can compare its target
-// with its source through compare_pair before it copies anything.
+// digest per copy first, then chunk by chunk where it differs (plan.hpp says how).
+// `check --references` reports it; a move can compare its target with its source through
+// compare_pair before it copies anything.
 #pragma once
 
 #include <cstdint>

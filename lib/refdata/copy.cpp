@@ -47,7 +47,8 @@ std::string numeric_probe(shardio::RawConn& conn) { return conn.query(shardio::n
 
 KeySpec key_spec(shardio::RawConn& conn, const Shape& shape, bool numerics_by_value) {
   std::vector<HashColumn> columns;
-  for (const auto& c : shape.columns) columns.push_back(hash_column(conn.identifier(c.name), c.type, c.not_null, numerics_by_value));
+  for (const auto& c : shape.columns)
+    columns.push_back(hash_column(conn.identifier(c.name), c.type, c.not_null, numerics_by_value));
   std::vector<std::string> key;
   for (const auto& c : shape.key) key.push_back(conn.identifier(c));
   return key_spec(columns, key);

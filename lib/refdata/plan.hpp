@@ -34,11 +34,12 @@
 
 namespace shardctl::refdata {
 
-// Rows per chunk aimed at: a differing chunk's per-row pass sends about this many key+hash rows.
+// Rows per chunk aimed at, below max_chunks: a differing chunk's per-row pass sends about this many
+// key+hash rows.
 inline constexpr std::int64_t rows_per_chunk = 1000;
 // The most chunks a table is cut into. The server hashes every row into its chunk's aggregate,
-// and beyond about a thousand chunks that costs far more: on 10M rows, 1.6x a whole-table digest
-// with 1024 chunks, 4.5x with 10,000 (bench/README.md, "reference tables compared (issue 31)").
+// and beyond about a thousand chunks that costs far more: on 10M rows, about 1.5x a whole-table
+// digest with 1024 chunks, 3-4.5x with 10,000 (bench/README.md, "reference tables compared (issue 31)").
 // Bigger chunks cost bytes instead: a differing chunk of a 1B-row table sends about 1M keys
 // and row hashes (some 55 MB), still far under 1% of the table.
 inline constexpr std::int64_t max_chunks = 1024;
