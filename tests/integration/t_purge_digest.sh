@@ -9,9 +9,12 @@ source "$(dirname "$0")/lib.sh"
 fresh_fleet purgedigest --shards 2 --scale 1
 before=$(fleet_fingerprint)
 
-step "every table's server digest journaled beside its stream digest"
-expect_exit 0 shardctl split --map customers --at 100 --move lower --to shard_2 --batch-size 34
+step "every table's server digest journaled beside its stream digest; the batches purged as one group"
+SHARDCTL_FAULT_TRACE="$TEST_TMP/trace" expect_exit 0 shardctl split --map customers --at 100 --move lower --to shard_2 --batch-size 34
 op=$(last_op)
+# One purge transaction for the three batches, after the last flip (runner.hpp, PurgeGroup).
+assert_eq "$(grep -E '^(journal.flipped|purge)@' "$TEST_TMP/trace" | cut -d' ' -f1 | tr '\n' ' ')" \
+  "journal.flipped@b1 journal.flipped@b2 journal.flipped@b3 purge@b1 purge@b2 purge@b3 "
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
 # 3 batches x 3 tables of each; a server digest counts the rows its stream digest counts.
@@ -22,13 +25,15 @@ assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.op_batches b, jso
     and split_part(s.value, ':', 2) = split_part(b.checksum::jsonb ->> s.key, ':', 1)")" "9"
 
 step "a server digest that does not match: the stream's digest decides"
-SHARDCTL_FAULT=journal.flipped:1 expect_exit 99 shardctl split --map customers --at 200 --move lower --to shard_2 --batch-size 100
+SHARDCTL_FAULT=journal.flipped:2 expect_exit 99 shardctl split --map customers --at 200 --move lower --to shard_2 --batch-size 34
 op=$(last_op)
+# Batch 1's, in the group that also purges batch 2: the group's sum differs, then
+# batch 1's own, and its rows streamed decide.
 psql_catalog -qc "update shardctl.op_batches set checksum = jsonb_set(checksum::jsonb, '{server,public.orders}',
   to_jsonb(regexp_replace(checksum::jsonb -> 'server' ->> 'public.orders', ':[-0-9]+\$', ':12345')))::text
-  where op_id = '$op' and step = 'flipped'"
-assert_eq "$(psql_catalog -XAtc "select checksum::jsonb -> 'server' ->> 'public.orders' like '%:12345' from shardctl.op_batches
-  where op_id = '$op' and step = 'flipped'")" "t"
+  where op_id = '$op' and batch_no = 1"
+assert_eq "$(psql_catalog -XAtc "select string_agg(step || ' ' || (checksum::jsonb -> 'server' ->> 'public.orders' like '%:12345'), ', '
+  order by batch_no) from shardctl.op_batches where op_id = '$op'")" "flipped true, flipped false"
 expect_exit 0 shardctl op resume "$op"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from orders where customer_id >= 100 and customer_id < 200")" "0"
 assert_fleet_consistent
