@@ -76,4 +76,15 @@ set_status "$status"
 expect_exit 0 shardctl op resume "$op"
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
+
+step "a full group (8 batches) purges beside the next batch's copy, and commits after its flip"
+SHARDCTL_FAULT_TRACE="$TEST_TMP/trace10" expect_exit 0 shardctl split --map customers --at 500 --move lower --to shard_2 --batch-size 10
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.op_batches where op_id = '$(last_op)'")" "10"
+flips() { local i; for i in "$@"; do printf 'journal.flipped@b%s ' "$i"; done; }
+purges() { local i; for i in "$@"; do printf 'purge@b%s ' "$i"; done; }
+assert_eq "$(grep -E '^(journal.flipped|purge)@' "$TEST_TMP/trace10" | cut -d' ' -f1 | tr '\n' ' ')" \
+  "$(flips 1 2 3 4 5 6 7 8 9)$(purges 1 2 3 4 5 6 7 8)$(flips 10)$(purges 9 10)"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from customers where customer_id >= 400 and customer_id < 500")" "0"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
 pass
