@@ -83,7 +83,8 @@ make_fleets() {
   load_shard "$(jq -r '.shards[0].dsn' "$work/$h.json")" 1 $((2 * C)) "$1" &
   local p1=$!
   load_shard "$(jq -r '.shards[1].dsn' "$work/$h.json")" $((2 * C + 1)) $((4 * C)) "$1" &
-  wait $p1 && wait $!
+  wait $p1
+  wait $!
   echo "$1: loaded fleet $h in $(r "$(now) - $t0") s"
   for i in 0 1; do
     dsn=$(jq -r ".shards[$i].dsn" "$work/$h.json"); tdsn=$(jq -r ".shards[$i].dsn" "$work/$t.json")

@@ -137,7 +137,7 @@ struct Progress {
   std::uint64_t bytes = 0;
   // Seconds spent per phase, for `-v` and the benchmark.
   double copy_seconds = 0, verify_seconds = 0, purge_seconds = 0, catalog_seconds = 0;
-  // Of verify_seconds, the time the verify ran beside the previous batch's purge (the two add
+  // Of verify_seconds, the time the verify ran beside a purge (runner.hpp, PurgeGroup; the two add
   // only once to the run's wall time).
   double verify_beside_seconds = 0;
   std::string path;  // which load path runs, and why (see load_path.hpp)

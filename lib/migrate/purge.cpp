@@ -16,6 +16,7 @@
 #include "migrate/runner.hpp"
 #include "migrate/server_digest.hpp"
 #include "shardio/row_checksum.hpp"
+#include "shardio/value_digest.hpp"
 
 namespace shardctl::migrate {
 
@@ -34,51 +35,100 @@ struct Runner::PurgeCheck {
   bool empty() const { return journaled.empty() && server.empty(); }
 };
 
-// Deletes the moved rows from the source, children first, and turns the batch's guard into a
-// fence, in one source transaction. A batch already fenced was purged by an earlier run.
-void Runner::purge(const Batch& b, const std::string& verified) {
-  shardio::RawConn& src = source(b);
-  if (purge_rows(src, b, verified)) purge_commit(src, b);
+// Deletes the group's rows from the source, children first, and turns its batches' guards into
+// fences, in one source transaction. A batch already fenced was purged by an earlier run.
+void Runner::purge(const PurgeGroup& group) {
+  shardio::RawConn& src = source(group.front().batch);
+  auto purged = purge_rows(src, group);
+  if (!purged.empty()) purge_commit(src, purged);
 }
 
-// The purge up to its COMMIT; false when an earlier run purged the batch (nothing to commit).
 // Touches only `src` and the run's read-only context, so it may run on another thread
-// (verify_flip_beside_purge) while this one verifies the next batch.
-bool Runner::purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const {
-  switch (purge_from(batch_guard_state(src, ctx_.op_id, b.no))) {
-    case PurgeFrom::nothing: return false;
-    case PurgeFrom::guard_again: guard_batch(src, ctx_.space, guarded(), owner(), b.no, b.range); break;
-    case PurgeFrom::purge: break;
+// (PurgeBeside, runner.cpp) while this one copies, verifies and flips the next batch.
+std::vector<const Runner::Flipped*> Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& group) const {
+  std::vector<const Flipped*> todo;
+  for (const auto& f : group) {
+    switch (purge_from(batch_guard_state(src, ctx_.op_id, f.batch.no))) {
+      case PurgeFrom::nothing: continue;
+      case PurgeFrom::guard_again: guard_batch(src, ctx_.space, guarded(), owner(), f.batch.no, f.batch.range); break;
+      case PurgeFrom::purge: break;
+    }
+    todo.push_back(&f);
   }
-  nlohmann::json expected = verified.empty() ? nlohmann::json::object() : nlohmann::json::parse(verified);
-  // One snapshot for every digest and DELETE of the batch (see the top of this file).
+  if (todo.empty()) return todo;
+  // Runs of batches whose keys follow each other: one DELETE per table and run (a batch an
+  // earlier run purged splits a group).
+  std::vector<PurgeRun> runs;
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    const Flipped* f = todo[i];
+    bool next = i > 0 && todo[i - 1] + 1 == f;  // the group's batches follow each other
+    if (!next) runs.emplace_back();
+    runs.back().emplace_back(f, f->verified.empty() ? nlohmann::json::object() : nlohmann::json::parse(f->verified));
+  }
+  // One snapshot for every digest and DELETE of the group (see the top of this file).
   src.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
   // The fast path: the parents' RI triggers are skipped (children go first, and nothing outside
   // the moving set references them); the guard's triggers still fire.
   if (ctx_.path.skip_purge_checks) src.exec("SET LOCAL session_replication_role = replica");
-  bypass_batch_guard(src, ctx_.op_id, b.no);
-  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it) purge_table(src, *it, b, PurgeCheck(expected, it->name));
-  fence_batch(src, ctx_.op_id, b.no, ctx_.fence_grace);
-  return true;
+  for (const auto* f : todo) bypass_batch_guard(src, ctx_.op_id, f->batch.no);
+  for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
+    for (const auto& run : runs) purge_table(src, *it, run);
+  for (const auto* f : todo) fence_batch(src, ctx_.op_id, f->batch.no, ctx_.fence_grace);
+  return todo;
 }
 
-// One table's rows of the batch: digested and compared, then deleted and counted.
-void Runner::purge_table(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const PurgeCheck& check) const {
-  std::string where = filter(src, t, b.range);
-  std::optional<std::int64_t> digested;
-  if (!check.empty()) digested = digest_to_purge(src, t, b, where, check);
+// One table's rows of a run of batches: digested and compared, then deleted and counted.
+void Runner::purge_table(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run) const {
+  routing::KeyRange keys{run.front().first->batch.range.low, run.back().first->batch.range.high};
+  std::string where = filter(src, t, keys);
+  auto digested = digest_run(src, t, run, where);
   auto deleted = src.command("DELETE FROM " + t.quoted + " WHERE " + where);
   if (digested && deleted != *digested)
-    refuse_purge(src, t, b,
+    refuse_purge(src, t, keys,
                  "deleted " + std::to_string(deleted) + " rows where its snapshot held the " + std::to_string(*digested) +
                      " verified ones",
                  "a trigger or rule of the table kept rows from being deleted");
 }
 
+// The run's rows of the table digested in the purge's snapshot and compared with what the
+// flips journaled; the rows counted, or none when nothing was journaled (operations journaled
+// before the purge was held to the verify). A run of several batches (each with a server digest
+// of every table, room_for()) is aggregated once over all its keys and compared with the sum of
+// its batches' digests (value digests add up); where that differs, each batch decides alone.
+std::optional<std::int64_t> Runner::digest_run(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run,
+                                               const std::string& where) const {
+  std::vector<PurgeCheck> checks;
+  for (const auto& [f, journal] : run) checks.emplace_back(journal, t.name);
+  if (run.size() == 1) {
+    if (checks[0].empty()) return std::nullopt;
+    return digest_to_purge(src, t, run[0].first->batch.range, where, checks[0]);
+  }
+  auto how = server_digest_of(checks[0].server);
+  std::string want = checks[0].server.substr(checks[0].server.find(':') + 1);
+  bool alike = how.has_value();
+  for (std::size_t i = 1; alike && i < checks.size(); ++i) {
+    alike = server_digest_of(checks[i].server) == how;
+    if (alike) want = shardio::add_value_digests(want, checks[i].server.substr(checks[i].server.find(':') + 1));
+  }
+  if (alike) {
+    want = tagged_digest(*how, want);
+    auto got = src.query("SELECT " + server_digest_select(t, *how) + " FROM (SELECT " + column_list(t.columns) + " FROM " + t.quoted +
+                         " WHERE " + where + ") " + shardio::row_alias)[0][0];
+    if (got == want) return journaled_rows(got);
+  }
+  std::int64_t rows = 0;
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    const auto& range = run[i].first->batch.range;
+    if (checks[i].empty()) throw internal_error("batch " + routing::format_range(range) + " joined a purge without a digest");
+    rows += digest_to_purge(src, t, range, filter(src, t, range), checks[i]);
+  }
+  return rows;
+}
+
 // The table's batch digested as the flip journaled it, in the purge's snapshot, and compared;
 // returns the rows it counted.
-std::int64_t Runner::digest_to_purge(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& where,
-                                     const PurgeCheck& check) const {
+std::int64_t Runner::digest_to_purge(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys,
+                                     const std::string& where, const PurgeCheck& check) const {
   auto rows_sql = "SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + where;
   auto server = [&](ServerDigest how) {
     return src.query("SELECT " + server_digest_select(t, how) + " FROM (" + rows_sql + ") " + shardio::row_alias)[0][0];
@@ -88,7 +138,7 @@ std::int64_t Runner::digest_to_purge(shardio::RawConn& src, const PlannedTable& 
     if (got == check.server) return journaled_rows(got);
     // The source's server hashed otherwise than shardctl did over the stream (something the
     // verify's probes did not see): the stream's digest decides, as it did before.
-    if (!shardio::is_copy_digest(check.journaled)) refuse_digest(src, t, b, got, check.server);
+    if (!shardio::is_copy_digest(check.journaled)) refuse_digest(src, t, keys, got, check.server);
   }
   const auto& want = check.journaled;
   std::string got;
@@ -103,32 +153,32 @@ std::int64_t Runner::digest_to_purge(shardio::RawConn& src, const PlannedTable& 
   } else {
     got = src.query("SELECT count(*) || ':' || " + shardio::row_hash_sum() + " FROM (" + rows_sql + ") " + shardio::row_alias)[0][0];
   }
-  if (got != want) refuse_digest(src, t, b, got, want);
+  if (got != want) refuse_digest(src, t, keys, got, want);
   return journaled_rows(got);
 }
 
-void Runner::refuse_digest(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& got,
+void Runner::refuse_digest(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys, const std::string& got,
                            const std::string& want) const {
-  refuse_purge(src, t, b, "would delete count:checksum " + got + " where " + want + " was verified",
+  refuse_purge(src, t, keys, "would delete count:checksum " + got + " where " + want + " was verified",
                "a write reached the batch's keys past the guard");
 }
 
 // Rolls the purge back and fails: the batch stays guarded on its source, served by the target.
-void Runner::refuse_purge(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& what,
+void Runner::refuse_purge(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys, const std::string& what,
                           const std::string& why) const {
   src.exec("ROLLBACK");
-  throw internal_error("purge of " + t.name + " batch " + routing::format_range(b.range) + " on " + shard(b.source_id).name + " " +
-                           what + "; rolled back: " + why,
-                       "the batch is served by " + ctx_.target.name + " and stays guarded on " + shard(b.source_id).name +
-                           "; compare its rows on both shards, then `shardctl op resume ID`");
+  throw internal_error("purge of " + t.name + " keys " + routing::format_range(keys) + " on " + src.role() + " " + what +
+                           "; rolled back: " + why,
+                       "those keys are served by " + ctx_.target.name + " and stay guarded on " + src.role() +
+                           "; compare their rows on both shards, then `shardctl op resume ID`");
 }
 
 // Commits a purge once this process still holds the operation: a runner that lost its lease
 // must not delete what another may be handling.
-void Runner::purge_commit(shardio::RawConn& src, const Batch& b) {
+void Runner::purge_commit(shardio::RawConn& src, const std::vector<const Flipped*>& purged) {
   catalog_.read([&](pqxx::work& tx) { fence(tx); });
   src.exec("COMMIT");
-  faults_.point("purge", context(b));
+  for (const auto* f : purged) faults_.point("purge", context(f->batch));
 }
 
 }  // namespace shardctl::migrate

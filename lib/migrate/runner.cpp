@@ -53,14 +53,27 @@ const catalog::Shard& Runner::shard(std::int64_t id) const {
   return it->second;
 }
 
+namespace {
+
+// A connection to a batch's source as the runner's sessions have it.
+std::unique_ptr<shardio::RawConn> source_session(const catalog::Shard& s) {
+  auto conn = std::make_unique<shardio::RawConn>(s.dsn, "shard " + s.name);
+  conn->script(session_settings);
+  conn->exec(bulk_guard_session);
+  return conn;
+}
+
+}  // namespace
+
 shardio::RawConn& Runner::source(const Batch& b) {
   auto& conn = sources_[b.source_id];
-  if (!conn) {
-    const auto& s = shard(b.source_id);
-    conn = std::make_unique<shardio::RawConn>(s.dsn, "shard " + s.name);
-    conn->script(session_settings);
-    conn->exec(bulk_guard_session);
-  }
+  if (!conn) conn = source_session(shard(b.source_id));
+  return *conn;
+}
+
+shardio::RawConn& Runner::purger(const Batch& b) {
+  auto& conn = purgers_[b.source_id];
+  if (!conn) conn = source_session(shard(b.source_id));
   return *conn;
 }
 
@@ -324,38 +337,42 @@ void Runner::done(const Batch& b, std::int64_t rows) {
   if (progress_) progress_(stats_);
 }
 
-// Verifies and flips batch `b` on this thread while another purges `p` (up to its COMMIT) on
-// p's source connection, then commits that purge: the source deletes on one core while the
-// target reads back on the other, and `b` goes online as soon as it is verified. The time the
-// verify and the purge overlap is counted (Progress::verify_beside_seconds).
-std::string Runner::verify_flip_beside_purge(const Batch& b, const Flipped& p) {
+// A group's purge (purge.cpp) up to its COMMIT, on a thread of its own over a second
+// connection to its source (purger()), while this thread copies, verifies and flips the next
+// batch: the source deletes while the target loads, and the move costs about the longer of the
+// two rather than their sum. On an error on this thread, the destructor waits for the purge;
+// its transaction is never committed, and resume purges the group again.
+struct Runner::PurgeBeside {
   using clock = std::chrono::steady_clock;
-  shardio::RawConn& src = source(p.batch);
-  auto purge_start = clock::now();
-  // On an error below, the future's destructor waits for the purging thread; its transaction
-  // is never committed, and resume purges the batch again.
-  auto purging = std::async(std::launch::async, [&] {
-    bool commit = purge_rows(src, p.batch, p.verified);
-    return std::make_pair(commit, clock::now());
-  });
-  std::string verified;
-  auto verify_start = clock::now();
-  {
-    Stopwatch w(stats_.verify_seconds);
-    verified = verify(b);
-  }
-  auto verify_end = clock::now();
-  flip(b, verified);
-  faults_.point("journal.flipped", context(b));
-  auto [commit, purge_end] = purging.get();
-  auto overlap = std::min(verify_end, purge_end) - std::max(verify_start, purge_start);
+  PurgeGroup group;
+  shardio::RawConn& conn;
+  clock::time_point start = clock::now();
+  // The batches purged (to commit), and when their rows were.
+  std::future<std::pair<std::vector<const Flipped*>, clock::time_point>> rows;
+
+  PurgeBeside(const Runner& runner, shardio::RawConn& source, PurgeGroup pending)
+      : group(std::move(pending)), conn(source), rows(std::async(std::launch::async, [this, &runner] {
+          auto purged = runner.purge_rows(conn, group);
+          return std::make_pair(std::move(purged), clock::now());
+        })) {}
+  PurgeBeside(const PurgeBeside&) = delete;
+  PurgeBeside& operator=(const PurgeBeside&) = delete;
+};
+
+// Waits for the purge beside, commits it and journals its batches done, and counts its time:
+// the verify's overlap with it (between verify_start and verify_end) is
+// Progress::verify_beside_seconds.
+void Runner::commit_purge_beside(PurgeBeside& p, std::chrono::steady_clock::time_point verify_start,
+                                 std::chrono::steady_clock::time_point verify_end) {
+  auto [purged, purge_end] = p.rows.get();
+  auto overlap = std::min(verify_end, purge_end) - std::max(verify_start, p.start);
   if (overlap.count() > 0) stats_.verify_beside_seconds += std::chrono::duration<double>(overlap).count();
-  stats_.purge_seconds += std::chrono::duration<double>(purge_end - purge_start).count();
-  if (commit) {
+  stats_.purge_seconds += std::chrono::duration<double>(purge_end - p.start).count();
+  if (!purged.empty()) {
     Stopwatch w(stats_.purge_seconds);
-    purge_commit(src, p.batch);
+    purge_commit(p.conn, purged);
   }
-  return verified;
+  for (const auto& f : p.group) done(f.batch, f.rows);
 }
 
 // Undoes a batch that is offline or copied (`op cancel`): its rows leave the target, its
@@ -492,10 +509,10 @@ void Runner::run() {
   }
   stats_.batches = static_cast<int>(all.size());
   stats_.path = ctx_.path.why;
-  // A batch flipped in this run whose purge waits to run beside the next batch's verify: the
-  // source deletes on one core while the target reads back on the other. Its rows stay guarded
-  // on the source meanwhile, and the map already routes its keys to the target.
-  std::optional<Flipped> pending;
+  // Batches flipped and not purged yet (PurgeGroup): they purge together beside the copy of the
+  // first batch that cannot join them, or at the end. Their rows stay guarded on the source
+  // meanwhile, and the map already routes their keys to the target.
+  PurgeGroup pending;
   for (auto& b : all) {
     stats_.batch = b.no;
     if (!(ctx_.online ? advance_online(b, cancel, pending) : advance(b, cancel, pending))) {
@@ -520,7 +537,7 @@ void Runner::open_target() {
 // Takes batch `b` from its journaled step (batch_step.hpp) through its flip, and leaves its
 // purge pending; a flipped batch only becomes the pending purge. False when the operation
 // stops here, cancelled: the pending purge done, a batch in flight rolled back.
-bool Runner::advance(const Batch& b, bool cancel, std::optional<Flipped>& pending) {
+bool Runner::advance(const Batch& b, bool cancel, PurgeGroup& pending) {
   ResumeFrom from = resume_from(b.step);
   if (from == ResumeFrom::skip) return true;
   if (stops_for_cancel(from, cancel)) {
@@ -529,8 +546,7 @@ bool Runner::advance(const Batch& b, bool cancel, std::optional<Flipped>& pendin
     return false;
   }
   if (from == ResumeFrom::purge) {  // flipped by an earlier run
-    purge_pending(pending);
-    pending = Flipped{b, b.verified, 0};
+    add_pending(pending, Flipped{b, b.verified, 0, 0});
     return true;
   }
   if (from == ResumeFrom::take_offline) {
@@ -542,7 +558,7 @@ bool Runner::advance(const Batch& b, bool cancel, std::optional<Flipped>& pendin
   } else {
     guard_source(b);  // a run killed before the guard committed left the batch unguarded
   }
-  pending = copy_verify_flip(b, pending);
+  add_pending(pending, copy_verify_flip(b, pending));
   return true;
 }
 
@@ -554,30 +570,56 @@ bool Runner::stops_for_cancel(ResumeFrom from, bool cancel) {
   return cancel || (from == ResumeFrom::take_offline && cancel_requested());
 }
 
-// Copies the batch, verifies it and flips it: beside the pending purge where it can, else
-// after it. Returns the batch as the next purge to wait.
-Runner::Flipped Runner::copy_verify_flip(const Batch& b, std::optional<Flipped>& pending) {
+// Copies the batch, verifies it and flips it. The pending group purges beside (PurgeBeside),
+// committed after this batch's flip, unless this batch may join it. Returns the batch flipped.
+Runner::Flipped Runner::copy_verify_flip(const Batch& b, PurgeGroup& pending) {
+  std::optional<PurgeBeside> purging;
+  if (!pending.empty() && !room_for(pending, b)) {
+    purging.emplace(*this, purger(pending.front().batch), std::move(pending));
+    pending.clear();
+  }
+  auto bytes = stats_.bytes;
   // Also when journaled as copied: copy() finds the batch on the target and does nothing,
   // unless the target lost it (a crash of a server that does not sync commits).
   std::int64_t rows = timed_copy(b);
   if (!has_reached(b.step, BatchStep::copied)) journal(b, BatchStep::copied, rows);
   faults_.point("journal.copied", context(b));
   std::string verified;
-  // Beside a purge only when the verify needs nothing from a source (the stream's digest is at
-  // hand): the purging thread owns its source connection until it is done.
-  if (pending && streamed_batch_ == b.no) {
-    verified = verify_flip_beside_purge(b, *pending);
-    done(pending->batch, pending->rows);
-  } else {
-    purge_pending(pending);
-    {
-      Stopwatch w(stats_.verify_seconds);
-      verified = verify(b);
-    }
-    flip(b, verified);
-    faults_.point("journal.flipped", context(b));
+  auto verify_start = std::chrono::steady_clock::now();
+  {
+    Stopwatch w(stats_.verify_seconds);
+    verified = verify(b);
   }
-  return Flipped{b, verified, rows};
+  auto verify_end = std::chrono::steady_clock::now();
+  flip(b, verified);
+  faults_.point("journal.flipped", context(b));
+  if (purging) commit_purge_beside(*purging, verify_start, verify_end);
+  return Flipped{b, verified, rows, stats_.bytes - bytes};
+}
+
+bool Runner::room_for(const PurgeGroup& group, const Batch& b) const {
+  if (group.empty()) return true;
+  const auto& last = group.back();
+  std::uint64_t bytes = 0;
+  for (const auto& f : group) bytes += f.bytes;
+  return last.batch.source_id == b.source_id && last.batch.range.high && b.range.low &&
+         routing::compare_keys(*last.batch.range.high, *b.range.low) == 0 && server_digested(last) &&
+         group.size() < purge_group_batches && bytes < purge_group_bytes;
+}
+
+bool Runner::server_digested(const Flipped& f) const {
+  if (f.verified.empty()) return false;
+  auto j = nlohmann::json::parse(f.verified);
+  if (!j.contains(journaled_server_digests)) return false;
+  const auto& server = j[journaled_server_digests];
+  for (const auto& t : ctx_.tables)
+    if (!server.contains(t.name) || !server[t.name].is_string() || !server_digest_of(server[t.name].get<std::string>())) return false;
+  return true;
+}
+
+void Runner::add_pending(PurgeGroup& pending, Flipped f) {
+  if (!pending.empty() && !(room_for(pending, f.batch) && server_digested(f))) purge_pending(pending);
+  pending.push_back(std::move(f));
 }
 
 // copy(), timed: the reads back inside its load transaction are the verify's, not the copy's.
@@ -593,15 +635,15 @@ std::int64_t Runner::timed_copy(const Batch& b) {
   return rows;
 }
 
-// Purges the batch flipped last, if any, and journals it done.
-void Runner::purge_pending(std::optional<Flipped>& pending) {
-  if (!pending) return;
+// Purges the pending group, if any, and journals its batches done.
+void Runner::purge_pending(PurgeGroup& pending) {
+  if (pending.empty()) return;
   {
     Stopwatch w(stats_.purge_seconds);
-    purge(pending->batch, pending->verified);
+    purge(pending);
   }
-  done(pending->batch, pending->rows);
-  pending.reset();
+  for (const auto& f : pending) done(f.batch, f.rows);
+  pending.clear();
 }
 
 }  // namespace shardctl::migrate

@@ -1,10 +1,11 @@
 // The per-batch protocol of a journaled operation (split, merge or move): offline -> guard ->
-// copy -> verify -> flip -> purge -> journal, batch after batch (a batch's purge runs on a second
-// thread beside the next batch's verify and flip), and the end of the operation (coalesce
-// mappings, lift guards). Internal to lib/migrate; Engine::run builds the Context.
-// The verify step lives in verify.cpp.
+// copy -> verify -> flip -> purge -> journal, batch after batch (flipped batches purge in groups,
+// each on a second thread beside the next batch's copy, verify and flip), and the end of the
+// operation (coalesce mappings, lift guards). Internal to lib/migrate; Engine::run builds the
+// Context. The verify step lives in verify.cpp, the purge step in purge.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -12,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "catalog/key_sql.hpp"
 #include "migrate/batch_step.hpp"
@@ -78,26 +81,47 @@ class Runner {
   CatalogRange catalog_range(const routing::KeyRange& r) const;
   const catalog::Shard& shard(std::int64_t id) const;
   shardio::RawConn& source(const Batch& b);
+  // A second connection to the batch's source, which purges a batch beside the next one's copy.
+  shardio::RawConn& purger(const Batch& b);
   void fence(pqxx::work& tx);
   void journal(const Batch& b, BatchStep step, std::int64_t rows = -1);
   std::vector<Batch> batches();
   bool cancel_requested();
   void open_target();
-  // A batch flipped and not yet purged, with what its flip journaled.
+  // A batch flipped and not yet purged, with what its flip journaled and the bytes its copy
+  // streamed (0 when an earlier run copied it).
   struct Flipped {
     Batch batch;
     std::string verified;
     std::int64_t rows = 0;
+    std::uint64_t bytes = 0;
   };
-  bool advance(const Batch& b, bool cancel, std::optional<Flipped>& pending);
+  // Flipped batches purged together, in one source transaction (purge.cpp): batches of one
+  // source, each holding the keys right after the one before it, every table of each with a
+  // server digest. On a heap whose rows arrived over time, every batch's rows lie on nearly
+  // every page: one DELETE over the group's keys reads and writes each page once, where one per
+  // batch did it once per batch (bench/README.md, issue 32).
+  using PurgeGroup = std::vector<Flipped>;
+  // A group purges at most this many batches, of at most this many bytes copied: a bounded
+  // transaction, and the operation's progress (batches done) moves on while it runs.
+  static constexpr std::size_t purge_group_batches = 8;
+  static constexpr std::uint64_t purge_group_bytes = std::uint64_t{512} << 20;
+  bool advance(const Batch& b, bool cancel, PurgeGroup& pending);
   bool stops_for_cancel(ResumeFrom from, bool cancel);
-  Flipped copy_verify_flip(const Batch& b, std::optional<Flipped>& pending);
-  void purge_pending(std::optional<Flipped>& pending);
+  Flipped copy_verify_flip(const Batch& b, PurgeGroup& pending);
+  void purge_pending(PurgeGroup& pending);
+  // Whether batch `b` may join the group's purge once flipped with server digests: the group
+  // holds the batch before it on its source and is not full.
+  bool room_for(const PurgeGroup& group, const Batch& b) const;
+  // Whether every table of the flipped batch has a server digest (server_digest.hpp).
+  bool server_digested(const Flipped& f) const;
+  // Adds a flipped batch to the pending group, purging the group first where it cannot join.
+  void add_pending(PurgeGroup& pending, Flipped f);
   void take_offline(const Batch& b);
   void guard_source(const Batch& b);
   void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c, catalog::MappingStatus status);
   // The online protocol (runner_online.cpp, online.hpp).
-  bool advance_online(const Batch& b, bool cancel, std::optional<Flipped>& pending);
+  bool advance_online(const Batch& b, bool cancel, PurgeGroup& pending);
   std::string stream_name(const Batch& b) const;
   std::int64_t start_stream(const Batch& b);
   std::optional<std::string> cut_over(const Batch& b);
@@ -129,18 +153,25 @@ class Runner {
   std::string verify_at_cut_over(const Batch& b);
   bool servers_digest_alike(const Batch& b);
   void flip(const Batch& b, const std::string& verified, bool cut = false);
-  void purge(const Batch& b, const std::string& verified);
-  bool purge_rows(shardio::RawConn& src, const Batch& b, const std::string& verified) const;
+  void purge(const PurgeGroup& group);
+  // The group's purge up to its COMMIT; the batches it purged (none: an earlier run purged them
+  // all, nothing to commit).
+  std::vector<const Flipped*> purge_rows(shardio::RawConn& src, const PurgeGroup& group) const;
   struct PurgeCheck;  // purge.cpp
-  void purge_table(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const PurgeCheck& check) const;
-  std::int64_t digest_to_purge(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& where,
-                               const PurgeCheck& check) const;
-  [[noreturn]] void refuse_digest(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& got,
-                                  const std::string& want) const;
-  [[noreturn]] void refuse_purge(shardio::RawConn& src, const PlannedTable& t, const Batch& b, const std::string& what,
-                                 const std::string& why) const;
-  void purge_commit(shardio::RawConn& src, const Batch& b);
-  std::string verify_flip_beside_purge(const Batch& b, const Flipped& p);
+  using PurgeRun = std::vector<std::pair<const Flipped*, nlohmann::json>>;  // adjacent batches, their journals
+  void purge_table(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run) const;
+  std::optional<std::int64_t> digest_run(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run,
+                                         const std::string& where) const;
+  std::int64_t digest_to_purge(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys,
+                               const std::string& where, const PurgeCheck& check) const;
+  [[noreturn]] void refuse_digest(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys,
+                                  const std::string& got, const std::string& want) const;
+  [[noreturn]] void refuse_purge(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys,
+                                 const std::string& what, const std::string& why) const;
+  void purge_commit(shardio::RawConn& src, const std::vector<const Flipped*>& purged);
+  struct PurgeBeside;  // runner.cpp
+  void commit_purge_beside(PurgeBeside& p, std::chrono::steady_clock::time_point verify_start,
+                           std::chrono::steady_clock::time_point verify_end);
   void done(const Batch& b, std::int64_t rows);
   void roll_back(const Batch& b);
   void copy_references(shardio::RawConn& from);
@@ -200,6 +231,7 @@ class Runner {
   std::function<void(const Progress&)> progress_;
   fault::FaultInjector faults_;
   std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> sources_;
+  std::map<std::int64_t, std::unique_ptr<shardio::RawConn>> purgers_;  // by source shard id: purger()
   std::unique_ptr<shardio::RawConn> target_;
   // Connections to the target that read batches for verify with --parallel N > 1 (declared
   // after target_: closed first); with one reader, target_ reads them.

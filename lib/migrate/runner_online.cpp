@@ -59,7 +59,7 @@ std::string Runner::stream_name(const Batch& b) const { return shardside::replic
 // Takes a batch of an online operation from its journaled step through its flip and leaves its
 // purge pending, as advance() does for offline batches. False when the operation stops here,
 // cancelled.
-bool Runner::advance_online(const Batch& b, bool cancel, std::optional<Flipped>& pending) {
+bool Runner::advance_online(const Batch& b, bool cancel, PurgeGroup& pending) {
   OnlineFrom from = online_resume_from(b.step);
   if (from == OnlineFrom::skip) return true;
   bool stop = on_cancel(from) != OnCancel::carry_on &&
@@ -73,7 +73,7 @@ bool Runner::advance_online(const Batch& b, bool cancel, std::optional<Flipped>&
     drop_stream(b);
     lift_target_fences(b);
     purge_pending(pending);
-    pending = Flipped{b, b.verified, 0};
+    pending.push_back(Flipped{b, b.verified, 0, 0});
     return true;
   }
   // The batch before this one is purged first: its source connection serves this cut-over.
@@ -93,7 +93,7 @@ bool Runner::advance_online(const Batch& b, bool cancel, std::optional<Flipped>&
   drop_stream(b);
   faults_.point("online.dropped", context(b));
   lift_target_fences(b);
-  pending = Flipped{b, *verified, rows};
+  pending.push_back(Flipped{b, *verified, rows, 0});
   return true;
 }
 

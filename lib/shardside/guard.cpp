@@ -97,16 +97,18 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
   std::string map = shard.literal(std::to_string(map_id));
   for (const auto& t : tables) {
     auto r = shard.query(
-        "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END, ',' "
+        "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END || '/' || tgtype, ',' "
         "ORDER BY tgname) FROM pg_trigger "
         "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%' AND tgenabled = 'A' "
         "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 ELSE 3 END), '') "
         "FROM pg_class c WHERE c.oid = $1::regclass",
         {t.quoted_table});
     bool partitioned = r[0][0] == "t";
-    const char* want = partitioned ? "shardctl_guard,shardctl_guard_truncate"
-                                   : "shardctl_guard?,shardctl_guard_delete,shardctl_guard_insert,shardctl_guard_truncate,"
-                                     "shardctl_guard_update";
+    // Each trigger as name, '?' when it has a WHEN, '/' and its pg_trigger.tgtype (an earlier
+    // version's row trigger of a plain table also fired on DELETE: 31, now 23).
+    const char* want = partitioned ? "shardctl_guard/31,shardctl_guard_truncate/34"
+                                   : "shardctl_guard?/23,shardctl_guard_delete/8,shardctl_guard_insert/4,"
+                                     "shardctl_guard_truncate/34,shardctl_guard_update/16";
     if (r[0][1] == want) continue;
     std::string args = map;
     args += ", ";
@@ -119,7 +121,12 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
     if (!partitioned) row += std::string("WHEN (current_setting('") + row_guard_setting + "', true) IS DISTINCT FROM 'off') ";
     row += std::string("EXECUTE FUNCTION ") + guard_row_function + "(";
     row += args;
-    create_trigger(shard, t.quoted_table, guard_row_trigger, "BEFORE INSERT OR UPDATE OR DELETE", row);
+    // Not on DELETE for a plain table: a BEFORE ROW DELETE trigger makes PostgreSQL lock every
+    // row before deleting it, whether or not the trigger's WHEN lets it fire, and that was a
+    // third of the purge's DELETE on a scattered heap (bench/README.md, issue 32). The
+    // statement trigger guards deletes.
+    create_trigger(shard, t.quoted_table, guard_row_trigger,
+                   partitioned ? "BEFORE INSERT OR UPDATE OR DELETE" : "BEFORE INSERT OR UPDATE", row);
     if (!partitioned) {
       std::string fn = std::string("FOR EACH STATEMENT EXECUTE FUNCTION ") + guard_rows_function + "(" + args;
       std::string old_rows = std::string("OLD TABLE AS ") + guard_old_rows + " ";

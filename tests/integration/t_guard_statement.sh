@@ -2,7 +2,8 @@
 # off (shardctl.row_guard = off, as shardctl's own sessions run, and as any session may), a
 # multi-row INSERT, a COPY, an INSERT ... ON CONFLICT DO UPDATE and an UPDATE that moves a key
 # into an offline range are still refused whole (55000, nothing written), also under
-# session_replication_role = replica; a shard holding an earlier version's row trigger gets
+# session_replication_role = replica, and so is an application's DELETE (the row trigger is
+# not on DELETE); a shard holding an earlier version's row trigger (on DELETE too) gets
 # this version's triggers when a guard is next installed, and its fences still refuse writes.
 source "$(dirname "$0")/lib.sh"
 
@@ -16,7 +17,7 @@ refused() {
   echo "$out"
 }
 triggers() {
-  psql_shard "$1" -XAtc "select string_agg(tgname || ':' || tgenabled::text || case when tgqual is null then '' else '?' end, ',' order by tgname) from pg_trigger
+  psql_shard "$1" -XAtc "select string_agg(tgname || ':' || tgenabled::text || case when tgqual is null then '' else '?' end || '/' || tgtype, ',' order by tgname) from pg_trigger
                          where tgrelid = '$2'::regclass and tgname like 'shardctl_guard%'"
 }
 
@@ -25,7 +26,7 @@ triggers() {
 expect_exit 0 shardctl split --map customers --at 150 --to shard_3 --batch-size 1000
 old_op=$(last_op)
 assert_eq "$(triggers 1 orders)" \
-  "shardctl_guard:A?,shardctl_guard_delete:A,shardctl_guard_insert:A,shardctl_guard_truncate:A,shardctl_guard_update:A"
+  "shardctl_guard:A?/23,shardctl_guard_delete:A/8,shardctl_guard_insert:A/4,shardctl_guard_truncate:A/34,shardctl_guard_update:A/16"
 map_id=$(psql_shard 1 -XAtc "select distinct map_id from shardctl.guard_ranges")
 psql_shard 1 -qc "drop trigger shardctl_guard on orders; drop trigger shardctl_guard_insert on orders; drop trigger shardctl_guard_update on orders;
                   drop trigger shardctl_guard_delete on orders;
@@ -44,7 +45,7 @@ wait_stopped "$split_pid" "the split" "$TEST_TMP/split.out"
 split_op=$(last_op)
 # The guard's installation replaced the row trigger.
 assert_eq "$(triggers 1 orders)" \
-  "shardctl_guard:A?,shardctl_guard_delete:A,shardctl_guard_insert:A,shardctl_guard_truncate:A,shardctl_guard_update:A"
+  "shardctl_guard:A?/23,shardctl_guard_delete:A/8,shardctl_guard_insert:A/4,shardctl_guard_truncate:A/34,shardctl_guard_update:A/16"
 
 orders=$(psql_shard 1 -XAtc "select count(*) || ':' || sum(hashtext(o::text)) from orders o")
 customers=$(psql_shard 1 -XAtc "select count(*) || ':' || sum(hashtext(c::text)) from customers c")
@@ -53,6 +54,9 @@ err=$(refused 1 "set shardctl.row_guard = off; insert into orders select c, 9991
 assert_contains "$err" "is being moved by shardctl operation $split_op to shard shard_2"
 assert_contains "$err" "of public.orders"
 err=$(refused 1 "set shardctl.row_guard = off; set session_replication_role = replica; delete from orders where customer_id between 90 and 110")
+assert_contains "$err" "is being moved by shardctl operation $split_op"
+# An application's DELETE (no row trigger on DELETE: lib/migrate/guard.hpp) meets the statement guard.
+err=$(refused 1 "delete from order_lines where customer_id between 100 and 105")
 assert_contains "$err" "is being moved by shardctl operation $split_op"
 # (Replica role from here on where FK checks would fail first: the guard fires after them.)
 err=$(refused 1 "set shardctl.row_guard = off; set session_replication_role = replica;

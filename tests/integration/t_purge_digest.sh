@@ -9,9 +9,12 @@ source "$(dirname "$0")/lib.sh"
 fresh_fleet purgedigest --shards 2 --scale 1
 before=$(fleet_fingerprint)
 
-step "every table's server digest journaled beside its stream digest"
-expect_exit 0 shardctl split --map customers --at 100 --move lower --to shard_2 --batch-size 34
+step "every table's server digest journaled beside its stream digest; the batches purged as one group"
+SHARDCTL_FAULT_TRACE="$TEST_TMP/trace" expect_exit 0 shardctl split --map customers --at 100 --move lower --to shard_2 --batch-size 34
 op=$(last_op)
+# One purge transaction for the three batches, after the last flip (runner.hpp, PurgeGroup).
+assert_eq "$(grep -E '^(journal.flipped|purge)@' "$TEST_TMP/trace" | cut -d' ' -f1 | tr '\n' ' ')" \
+  "journal.flipped@b1 journal.flipped@b2 journal.flipped@b3 purge@b1 purge@b2 purge@b3 "
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
 # 3 batches x 3 tables of each; a server digest counts the rows its stream digest counts.
@@ -22,13 +25,15 @@ assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.op_batches b, jso
     and split_part(s.value, ':', 2) = split_part(b.checksum::jsonb ->> s.key, ':', 1)")" "9"
 
 step "a server digest that does not match: the stream's digest decides"
-SHARDCTL_FAULT=journal.flipped:1 expect_exit 99 shardctl split --map customers --at 200 --move lower --to shard_2 --batch-size 100
+SHARDCTL_FAULT=journal.flipped:2 expect_exit 99 shardctl split --map customers --at 200 --move lower --to shard_2 --batch-size 34
 op=$(last_op)
+# Batch 1's, in the group that also purges batch 2: the group's sum differs, then
+# batch 1's own, and its rows streamed decide.
 psql_catalog -qc "update shardctl.op_batches set checksum = jsonb_set(checksum::jsonb, '{server,public.orders}',
   to_jsonb(regexp_replace(checksum::jsonb -> 'server' ->> 'public.orders', ':[-0-9]+\$', ':12345')))::text
-  where op_id = '$op' and step = 'flipped'"
-assert_eq "$(psql_catalog -XAtc "select checksum::jsonb -> 'server' ->> 'public.orders' like '%:12345' from shardctl.op_batches
-  where op_id = '$op' and step = 'flipped'")" "t"
+  where op_id = '$op' and batch_no = 1"
+assert_eq "$(psql_catalog -XAtc "select string_agg(step || ' ' || (checksum::jsonb -> 'server' ->> 'public.orders' like '%:12345'), ', '
+  order by batch_no) from shardctl.op_batches where op_id = '$op'")" "flipped true, flipped false"
 expect_exit 0 shardctl op resume "$op"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from orders where customer_id >= 100 and customer_id < 200")" "0"
 assert_fleet_consistent
@@ -69,6 +74,17 @@ expect_stderr_contains "rolled back: a write reached the batch's keys past the g
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from customers where customer_id >= 300 and customer_id < 400")" "100"
 set_status "$status"
 expect_exit 0 shardctl op resume "$op"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+
+step "a full group (8 batches) purges beside the next batch's copy, and commits after its flip"
+SHARDCTL_FAULT_TRACE="$TEST_TMP/trace10" expect_exit 0 shardctl split --map customers --at 500 --move lower --to shard_2 --batch-size 10
+assert_eq "$(psql_catalog -XAtc "select count(*) from shardctl.op_batches where op_id = '$(last_op)'")" "10"
+flips() { local i; for i in "$@"; do printf 'journal.flipped@b%s ' "$i"; done; }
+purges() { local i; for i in "$@"; do printf 'purge@b%s ' "$i"; done; }
+assert_eq "$(grep -E '^(journal.flipped|purge)@' "$TEST_TMP/trace10" | cut -d' ' -f1 | tr '\n' ' ')" \
+  "$(flips 1 2 3 4 5 6 7 8 9)$(purges 1 2 3 4 5 6 7 8)$(flips 10)$(purges 9 10)"
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from customers where customer_id >= 400 and customer_id < 500")" "0"
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
 pass
