@@ -35,6 +35,14 @@ struct Runner::PurgeCheck {
   bool empty() const { return journaled.empty() && server.empty(); }
 };
 
+bool Runner::server_digested(const Flipped& f) const {
+  if (f.verified.empty()) return false;
+  auto verified = nlohmann::json::parse(f.verified);
+  for (const auto& t : ctx_.tables)
+    if (!server_digest_of(PurgeCheck(verified, t.name).server)) return false;
+  return true;
+}
+
 // Deletes the group's rows from the source, children first, and turns its batches' guards into
 // fences, in one source transaction. A batch already fenced was purged by an earlier run.
 void Runner::purge(const PurgeGroup& group) {
@@ -104,11 +112,11 @@ std::optional<std::int64_t> Runner::digest_run(shardio::RawConn& src, const Plan
     return digest_to_purge(src, t, run[0].first->batch.range, where, checks[0]);
   }
   auto how = server_digest_of(checks[0].server);
-  std::string want = checks[0].server.substr(checks[0].server.find(':') + 1);
+  std::string want(untagged(checks[0].server));
   bool alike = how.has_value();
   for (std::size_t i = 1; alike && i < checks.size(); ++i) {
     alike = server_digest_of(checks[i].server) == how;
-    if (alike) want = shardio::add_value_digests(want, checks[i].server.substr(checks[i].server.find(':') + 1));
+    if (alike) want = shardio::add_value_digests(want, std::string(untagged(checks[i].server)));
   }
   if (alike) {
     want = tagged_digest(*how, want);

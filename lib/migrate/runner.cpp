@@ -17,8 +17,6 @@
 #include <optional>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "catalog/key_sql.hpp"
 #include "catalog/names.hpp"
 #include "core/error.hpp"
@@ -605,16 +603,6 @@ bool Runner::room_for(const PurgeGroup& group, const Batch& b) const {
   return last.batch.source_id == b.source_id && last.batch.range.high && b.range.low &&
          routing::compare_keys(*last.batch.range.high, *b.range.low) == 0 && server_digested(last) &&
          group.size() < purge_group_batches && bytes < purge_group_bytes;
-}
-
-bool Runner::server_digested(const Flipped& f) const {
-  if (f.verified.empty()) return false;
-  auto j = nlohmann::json::parse(f.verified);
-  if (!j.contains(journaled_server_digests)) return false;
-  const auto& server = j[journaled_server_digests];
-  for (const auto& t : ctx_.tables)
-    if (!server.contains(t.name) || !server[t.name].is_string() || !server_digest_of(server[t.name].get<std::string>())) return false;
-  return true;
 }
 
 void Runner::add_pending(PurgeGroup& pending, Flipped f) {

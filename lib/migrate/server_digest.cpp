@@ -48,8 +48,10 @@ std::string tagged_digest(ServerDigest how, std::string_view count_sum) {
   return out.append(":").append(count_sum);
 }
 
+std::string_view untagged(std::string_view tagged) { return tagged.substr(tagged.find(':') + 1); }
+
 std::int64_t journaled_rows(std::string_view digest) {
-  if (server_digest_of(digest)) digest.remove_prefix(digest.find(':') + 1);
+  if (server_digest_of(digest)) digest = untagged(digest);
   auto count = digest.substr(0, digest.find(':'));
   std::int64_t rows = 0;
   bool digits = !count.empty() && count.size() <= 18;

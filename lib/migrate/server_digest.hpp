@@ -31,6 +31,9 @@ std::string server_digest_select(const PlannedTable& t, ServerDigest how);
 // "TAG:COUNT:SUM": a value digest "COUNT:SUM" (shardio/value_digest.hpp) tagged as computed by `how`.
 std::string tagged_digest(ServerDigest how, std::string_view count_sum);
 
+// "COUNT:SUM" of a "TAG:COUNT:SUM" digest (what shardio::add_value_digests adds up).
+std::string_view untagged(std::string_view tagged);
+
 // The rows a journaled digest counts: "COUNT:..." (a CopyDigest, an untagged md5 sum of older
 // runs) or "TAG:COUNT:SUM".
 std::int64_t journaled_rows(std::string_view digest);
