@@ -9,6 +9,14 @@
 // stream to shardctl as the copy streamed them. Reading the rows before the DELETE costs less
 // than `DELETE ... RETURNING` them: RETURNING fetches every deleted row again and projects it
 // (bench/README.md, issue 32).
+//
+// Where a second session to the source is free (the purge at the end of a run, or of a group
+// that cannot wait), it takes the digests while this one deletes: it imports the purge's
+// snapshot (pg_export_snapshot, SET TRANSACTION SNAPSHOT), so it reads exactly the rows the
+// DELETEs see, and each DELETE's count is compared with its digest before the COMMIT. The
+// DELETE runs on one core; the digests took a fifth of the purge beside it, serially.
+#include <future>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -47,13 +55,15 @@ bool Runner::server_digested(const Flipped& f) const {
 // fences, in one source transaction. A batch already fenced was purged by an earlier run.
 void Runner::purge(const PurgeGroup& group) {
   shardio::RawConn& src = source(group.front().batch);
-  auto purged = purge_rows(src, group);
+  auto purged = purge_rows(src, group, &purger(group.front().batch));
   if (!purged.empty()) purge_commit(src, purged);
 }
 
-// Touches only `src` and the run's read-only context, so it may run on another thread
-// (PurgeBeside, runner.cpp) while this one copies, verifies and flips the next batch.
-std::vector<const Runner::Flipped*> Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& group) const {
+// Touches only `src`, `digester` and the run's read-only context, so it may run on another
+// thread (PurgeBeside, runner.cpp, with no digester) while this one copies, verifies and flips
+// the next batch.
+std::vector<const Runner::Flipped*> Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& group,
+                                                       shardio::RawConn* digester) const {
   std::vector<const Flipped*> todo;
   for (const auto& f : group) {
     switch (purge_from(batch_guard_state(src, ctx_.op_id, f.batch.no))) {
@@ -79,20 +89,66 @@ std::vector<const Runner::Flipped*> Runner::purge_rows(shardio::RawConn& src, co
   // the moving set references them); the guard's triggers still fire.
   if (ctx_.path.skip_purge_checks) src.exec("SET LOCAL session_replication_role = replica");
   for (const auto* f : todo) bypass_batch_guard(src, ctx_.op_id, f->batch.no);
+  std::vector<PurgeStep> steps;  // children first
   for (auto it = ctx_.tables.rbegin(); it != ctx_.tables.rend(); ++it)
-    for (const auto& run : runs) purge_table(src, *it, run);
+    for (const auto& run : runs) {
+      routing::KeyRange keys{run.front().first->batch.range.low, run.back().first->batch.range.high};
+      steps.push_back({&*it, &run, keys, filter(src, *it, keys)});
+    }
+  if (digester) {
+    delete_beside_digests(src, *digester, steps);
+  } else {
+    for (const auto& s : steps) delete_step(src, s, digest_run(src, *s.table, *s.run, s.where));
+  }
   for (const auto* f : todo) fence_batch(src, ctx_.op_id, f->batch.no, ctx_.fence_grace);
   return todo;
 }
 
-// One table's rows of a run of batches: digested and compared, then deleted and counted.
-void Runner::purge_table(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run) const {
-  routing::KeyRange keys{run.front().first->batch.range.low, run.back().first->batch.range.high};
-  std::string where = filter(src, t, keys);
-  auto digested = digest_run(src, t, run, where);
-  auto deleted = src.command("DELETE FROM " + t.quoted + " WHERE " + where);
+// The steps' digests on `digester`, in the purge's snapshot, while `src` deletes (see the top of
+// this file). A digest that refuses rolls both sessions back; so does a DELETE that fails.
+void Runner::delete_beside_digests(shardio::RawConn& src, shardio::RawConn& digester, const std::vector<PurgeStep>& steps) const {
+  std::string snapshot = src.query("SELECT pg_export_snapshot()")[0][0];
+  digester.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  digester.exec("SET TRANSACTION SNAPSHOT " + digester.literal(snapshot));
+  std::vector<std::promise<std::optional<std::int64_t>>> digests(steps.size());
+  std::vector<std::future<std::optional<std::int64_t>>> digested;
+  for (auto& d : digests) digested.push_back(d.get_future());
+  // Joined (its future's destructor waits) before `digests` goes, also when a DELETE throws.
+  auto beside = std::async(std::launch::async, [&] {
+    std::size_t i = 0;
+    try {
+      for (; i < steps.size(); ++i) digests[i].set_value(digest_run(digester, *steps[i].table, *steps[i].run, steps[i].where));
+      digester.exec("COMMIT");
+    } catch (...) {
+      for (std::size_t j = i; j < steps.size(); ++j) digests[j].set_exception(std::current_exception());
+      try {
+        digester.exec("ROLLBACK");
+      } catch (const Error&) {  // a lost session keeps nothing; the first error says why
+      }
+    }
+  });
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::int64_t deleted = src.command("DELETE FROM " + steps[i].table->quoted + " WHERE " + steps[i].where);
+    std::optional<std::int64_t> want;
+    try {
+      want = digested[i].get();
+    } catch (...) {
+      src.exec("ROLLBACK");
+      throw;
+    }
+    check_deleted(src, steps[i], deleted, want);
+  }
+}
+
+// One step: its rows deleted and counted against `digested` (what digest_run counted).
+void Runner::delete_step(shardio::RawConn& src, const PurgeStep& step, std::optional<std::int64_t> digested) const {
+  check_deleted(src, step, src.command("DELETE FROM " + step.table->quoted + " WHERE " + step.where), digested);
+}
+
+void Runner::check_deleted(shardio::RawConn& src, const PurgeStep& step, std::int64_t deleted,
+                           std::optional<std::int64_t> digested) const {
   if (digested && deleted != *digested)
-    refuse_purge(src, t, keys,
+    refuse_purge(src, *step.table, step.keys,
                  "deleted " + std::to_string(deleted) + " rows where its snapshot held the " + std::to_string(*digested) +
                      " verified ones",
                  "a trigger or rule of the table kept rows from being deleted");

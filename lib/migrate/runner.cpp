@@ -350,7 +350,7 @@ struct Runner::PurgeBeside {
 
   PurgeBeside(const Runner& runner, shardio::RawConn& source, PurgeGroup pending)
       : group(std::move(pending)), conn(source), rows(std::async(std::launch::async, [this, &runner] {
-          auto purged = runner.purge_rows(conn, group);
+          auto purged = runner.purge_rows(conn, group, nullptr);
           return std::make_pair(std::move(purged), clock::now());
         })) {}
   PurgeBeside(const PurgeBeside&) = delete;

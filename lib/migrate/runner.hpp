@@ -156,10 +156,20 @@ class Runner {
   void purge(const PurgeGroup& group);
   // The group's purge up to its COMMIT; the batches it purged (none: an earlier run purged them
   // all, nothing to commit).
-  std::vector<const Flipped*> purge_rows(shardio::RawConn& src, const PurgeGroup& group) const;
+  // `digester`: a second session to the source that takes the digests beside the DELETEs.
+  std::vector<const Flipped*> purge_rows(shardio::RawConn& src, const PurgeGroup& group, shardio::RawConn* digester) const;
   struct PurgeCheck;  // purge.cpp
   using PurgeRun = std::vector<std::pair<const Flipped*, nlohmann::json>>;  // adjacent batches, their journals
-  void purge_table(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run) const;
+  // One table's rows of a run of batches, as the purge deletes them.
+  struct PurgeStep {
+    const PlannedTable* table;
+    const PurgeRun* run;
+    routing::KeyRange keys;
+    std::string where;
+  };
+  void delete_beside_digests(shardio::RawConn& src, shardio::RawConn& digester, const std::vector<PurgeStep>& steps) const;
+  void delete_step(shardio::RawConn& src, const PurgeStep& step, std::optional<std::int64_t> digested) const;
+  void check_deleted(shardio::RawConn& src, const PurgeStep& step, std::int64_t deleted, std::optional<std::int64_t> digested) const;
   std::optional<std::int64_t> digest_run(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run,
                                          const std::string& where) const;
   std::int64_t digest_to_purge(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys,
