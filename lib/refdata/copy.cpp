@@ -1,6 +1,7 @@
 #include "refdata/copy.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace shardctl::refdata {
 
@@ -71,7 +72,11 @@ Chunking plan_chunks(shardio::RawConn& conn, const std::string& quoted_table, co
   if (!key.rangeable() || chunks < 2) return hashed;
   std::vector<std::string> params{std::to_string(chunks)};
   auto percent = sample_percent(estimated_rows, chunks);
-  if (percent) params.push_back(std::to_string(*percent));
+  if (percent) {
+    char text[32];
+    // to_chars: the C locale's decimal point whatever the process's locale.
+    params.emplace_back(text, std::to_chars(text, text + sizeof text, *percent).ptr);
+  }
   auto r = conn.query(sample_bounds_sql(quoted_table, key, percent.has_value()), params);
   // A sample can miss every row of a table whose estimate is far too high: read it whole then.
   if (percent && r[0][1] == "0") r = conn.query(sample_bounds_sql(quoted_table, key, false), {params[0]});
