@@ -14,7 +14,7 @@
 // a range of the primary key, so the last pass reads only the differing chunks' rows, through the
 // key's index, where hash chunks made it scan the whole table (1.4 s of a 7-9 s comparison of
 // 10M rows; bench/README.md, "reference tables compared (issue 31)"). A missing or extra row
-// still changes one chunk only (the bounds are fixed before any copy is digested), and bounds
+// still changes one chunk only (the bounds are fixed before any copy's chunks are digested), and bounds
 // that differ from one run to the next do not matter: a comparison uses one set throughout.
 //
 // Hash chunks for every other table: a text (or varchar) key, a composite key, a key of another
@@ -24,9 +24,9 @@
 // collation only: the source's bounds, cut under its collation, would be other ranges (and
 // width_bucket other buckets) under another server's collation, so equal copies would seem to
 // differ. Composite keys are left to hash chunks too: a bound would be a row of several values,
-// each of its columns a type (and maybe a collation) of its own. The price:
-// a chunk's rows are spread over the table, so the last pass over the differing chunks scans
-// the table once (it still sends only the keys and row hashes of those chunks).
+// each of its columns a type (and maybe a collation) of its own. The price of hash chunks: a
+// chunk's rows are spread over the table, so the last pass over the differing chunks scans the
+// table once (it still sends only the keys and row hashes of those chunks).
 //
 // The digest of a set of rows: its row count and the exact sum of a 64-bit hash per row (a
 // sum, not bit_xor: two equal rows would cancel under XOR, and a duplicated row would go unseen).
@@ -63,8 +63,8 @@ inline constexpr std::int64_t rows_per_chunk = 1000;
 inline constexpr std::int64_t max_chunks = 1024;
 
 // Range chunks' bounds are sampled from about this many rows per chunk (TABLESAMPLE SYSTEM: whole
-// pages). What the sample costs is the pages it reads: on 10M rows of about 90 per page, about
-// 1% of them, some 25 ms from the OS cache; 10% took 300 ms. The price: a table loaded in key
+// pages). What the sample costs is the pages it reads: on the 10M rows of bench/reference_compare.sh
+// (about 90 a page), about 1% of them, 21-26 ms from the OS cache by hand; 10% took 300 ms. The price: a table loaded in key
 // order has neighbouring keys on a page, so a chunk's size is then about the gap between two
 // sampled pages, a few times the aim for the largest chunks (on 10M rows: mean 9.8k, largest 71k
 // rows). Only the last pass reads a differing chunk's rows, through the index: still far less
