@@ -37,8 +37,8 @@ void on_readers(std::vector<Reader>& readers, int parallel, Work work) {
 
 // One table's comparison across the readers, step by step (plan.hpp says why in this order):
 // the shapes; one whole-table digest per copy; the source (named, else the majority of the whole
-// digests); chunk digests on the source and on the copies whose whole digest differs only; the
-// rows of the differing chunks only.
+// digests); the chunking, range chunks' bounds sampled on the source; chunk digests on the source
+// and on the copies whose whole digest differs only; the rows of the differing chunks only.
 class TableComparison {
  public:
   TableComparison(std::vector<Reader>& readers, const RefTable& table, int parallel)
@@ -123,6 +123,7 @@ class TableComparison {
       probes_agree = probes_agree && probes_[i] == probes_[compared_.front()];
     }
     report_.chunks = chunk_count(most);
+    chunking_ = {report_.chunks, ""};
     key_ = key_spec(*readers_[compared_.front()].conn, want, probes_agree);
     return true;
   }
@@ -136,7 +137,8 @@ class TableComparison {
 
   // The whole digest of every copy. A named source's chunk digests are taken at once instead
   // (its whole digest is their total): when a copy differs they are needed, and they cost the
-  // source a third more than its whole digest alone, not a second scan.
+  // source a third more than its whole digest alone, not a second scan. Its range chunks'
+  // bounds are sampled just before (the other copies are cut by them in the chunk pass only).
   void digest_whole() {
     whole_.assign(n_, ChunkDigest{});
     chunks_.assign(n_, ChunkDigests{});
@@ -147,7 +149,8 @@ class TableComparison {
         whole_[i] = whole_digest(*readers_[i].conn, table_.quoted, key_);
         return;
       }
-      chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, report_.chunks);
+      plan_chunks_on(i);
+      chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, chunking_);
       whole_[i] = total(chunks_[i]);
     });
     std::erase_if(compared_, [&](std::size_t i) { return !up(i); });
@@ -172,14 +175,25 @@ class TableComparison {
     return false;
   }
 
-  // The chunk digests of the differing copies and of the source (a majority one: a named one
-  // has them already); differing_ gets each copy's differing chunks (a copy whose chunks all
-  // agree after all, changed meanwhile, is dropped).
+  // How every copy is cut (plan_chunks), decided on the source, reader i.
+  void plan_chunks_on(std::size_t i) {
+    chunking_ = plan_chunks(*readers_[i].conn, table_.quoted, key_, report_.chunks, estimates_[i]);
+    report_.chunks = chunking_.count;
+  }
+
+  // The chunk digests of the differing copies and of the source (a majority one, its chunking
+  // decided first: a named one has them already); differing_ gets each copy's differing chunks
+  // (a copy whose chunks all agree after all, changed meanwhile, is dropped).
   void digest_chunks() {
     bool source_has = named();
+    if (!source_has)
+      on_readers(readers_, parallel_, [&](std::size_t i) {
+        if (i == src_) plan_chunks_on(i);
+      });
+    if (!up(src_)) return;  // nothing to compare the chunks with
     on_readers(readers_, parallel_, [&](std::size_t i) {
       if ((i == src_ && !source_has) || differing_.count(i))
-        chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, report_.chunks);
+        chunks_[i] = chunk_digests(*readers_[i].conn, table_.quoted, key_, chunking_);
     });
     for (auto it = differing_.begin(); it != differing_.end();) {
       it->second = up(it->first) ? differing_chunks(chunks_[src_], chunks_[it->first]) : std::vector<std::int64_t>{};
@@ -196,8 +210,8 @@ class TableComparison {
     all.erase(std::unique(all.begin(), all.end()), all.end());
     std::vector<std::vector<ChunkRow>> rows(n_);
     on_readers(readers_, parallel_, [&](std::size_t i) {
-      if (i == src_) rows[i] = chunk_rows(*readers_[i].conn, table_.quoted, key_, report_.chunks, all);
-      else if (differing_.count(i)) rows[i] = chunk_rows(*readers_[i].conn, table_.quoted, key_, report_.chunks, differing_[i]);
+      if (i == src_) rows[i] = chunk_rows(*readers_[i].conn, table_.quoted, key_, chunking_, all);
+      else if (differing_.count(i)) rows[i] = chunk_rows(*readers_[i].conn, table_.quoted, key_, chunking_, differing_[i]);
     });
     if (!up(src_)) return;
     for (const auto& [i, chunks] : differing_) {
@@ -222,6 +236,7 @@ class TableComparison {
   std::vector<std::string> probes_;  // numeric_probe's answers, where a copy has a numeric column
   std::vector<std::size_t> compared_;
   KeySpec key_;
+  Chunking chunking_;  // how every copy is cut: planned from the estimates, decided on the source
   std::vector<ChunkDigest> whole_;
   std::vector<ChunkDigests> chunks_;
   std::map<std::size_t, std::vector<std::int64_t>> differing_;  // copy -> its differing chunks

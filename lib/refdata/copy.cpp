@@ -1,6 +1,7 @@
 #include "refdata/copy.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace shardctl::refdata {
 
@@ -65,26 +66,59 @@ ChunkDigest whole_digest(shardio::RawConn& conn, const std::string& quoted_table
   return {std::stoll(r[0][0]), r[0][1]};
 }
 
-ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks) {
+Chunking plan_chunks(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks,
+                     std::int64_t estimated_rows) {
+  Chunking hashed{chunks, ""};
+  if (!key.rangeable() || chunks < 2) return hashed;
+  std::vector<std::string> params{std::to_string(chunks)};
+  auto percent = sample_percent(estimated_rows, chunks);
+  if (percent) {
+    char text[32];
+    // to_chars: the C locale's decimal point whatever the process's locale.
+    params.emplace_back(text, std::to_chars(text, text + sizeof text, *percent).ptr);
+  }
+  auto r = conn.query(sample_bounds_sql(quoted_table, key, percent.has_value()), params);
+  // A sample can miss every row of a table whose estimate is far too high: read it whole then.
+  if (percent && r[0][1] == "0") r = conn.query(sample_bounds_sql(quoted_table, key, false), {params[0]});
+  std::int64_t bounds = std::stoll(r[0][1]);
+  if (bounds == 0) return hashed;
+  return {bounds + 1, r[0][0]};
+}
+
+ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key,
+                           const Chunking& chunking) {
   ChunkDigests out;
   // The planner takes every row for a chunk of its own (it knows no better of an expression
   // over the key): it sorts them all, where hashing them into the chunks is 2-3x cheaper, and
   // it will not split the scan between parallel workers, as it would have each send every row
   // to the leader. Hence no sort, and such rows priced free (there are `chunks` per worker).
   // SET LOCAL: scoped to this statement's implicit transaction, or to the caller's open one.
-  auto results = conn.query_each("SET LOCAL enable_sort = off; SET LOCAL parallel_tuple_cost = 0; " +
-                                 chunk_digest_sql(quoted_table, key, chunks));
-  for (auto& row : results.at(0))
-    out[std::stoll(row[0])] = ChunkDigest{std::stoll(row[1]), row[2]};
+  // query_each takes no parameters: range chunks' bounds are bound to the digest on its own,
+  // after the settings, in one transaction (a rolled-back one of its own when none is open).
+  std::string settings = "SET LOCAL enable_sort = off; SET LOCAL parallel_tuple_cost = 0; ";
+  std::vector<std::vector<std::string>> rows;
+  if (!chunking.by_range()) {
+    rows = conn.query_each(settings + chunk_digest_sql(quoted_table, key, chunking)).at(0);
+  } else {
+    auto digest = [&] {
+      conn.script(settings);
+      rows = conn.query(chunk_digest_sql(quoted_table, key, chunking), {chunking.bounds});
+    };
+    if (PQtransactionStatus(conn.get()) == PQTRANS_IDLE) shardio::in_rolled_back_transaction(conn, digest);
+    else digest();
+  }
+  for (auto& row : rows) out[std::stoll(row[0])] = ChunkDigest{std::stoll(row[1]), row[2]};
   return out;
 }
 
 std::vector<ChunkRow> chunk_rows(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key,
-                                 std::int64_t chunks, const std::vector<std::int64_t>& which) {
+                                 const Chunking& chunking, const std::vector<std::int64_t>& which) {
   std::vector<ChunkRow> out;
   if (which.empty()) return out;
-  for (auto& row : conn.query(row_hashes_sql(quoted_table, key, chunks), {chunk_array(which)}))
-    out.push_back({std::stoll(row[0]), {row[1], row[2]}});
+  auto rows = chunking.by_range()
+                  ? conn.query(range_row_hashes_sql(quoted_table, key, chunking.count, which), {chunking.bounds})
+                  : conn.query(row_hashes_sql(quoted_table, key, chunking.count), {chunk_array(which)});
+  for (auto& row : rows) out.push_back({std::stoll(row[0]), {row[1], row[2]}});
   return out;
 }
 

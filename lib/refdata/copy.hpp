@@ -1,6 +1,6 @@
 // One shard's copy of a reference table, read on its server: its shape (columns, primary key),
-// its size estimate, its whole digest, its chunk digests and, for some chunks, its rows' keys
-// and hashes.
+// its size estimate, its whole digest, the bounds of range chunks (on the source), its chunk
+// digests and, for some chunks, its rows' keys and hashes (plan.hpp says which chunks).
 // The connection runs shardio::session_settings first (row text identical on every server).
 #pragma once
 
@@ -39,13 +39,20 @@ KeySpec key_spec(shardio::RawConn& conn, const Shape& shape, bool numerics_by_va
 // an estimate too high only costs more digest rows, one too low more rows in the per-row pass.
 std::int64_t estimate_rows(shardio::RawConn& conn, const std::string& quoted_table);
 ChunkDigest whole_digest(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key);
-ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks);
-// The rows of `chunks` (keys and hashes), with the chunk of each.
+// How every copy of the table is cut, decided on the source's copy (`conn`): `chunks` range
+// chunks' bounds sampled from its keys (estimated at `estimated_rows`) where the key allows them,
+// else (or when no bound came out: an empty copy) `chunks` hash chunks.
+Chunking plan_chunks(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key, std::int64_t chunks,
+                     std::int64_t estimated_rows);
+ChunkDigests chunk_digests(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key,
+                           const Chunking& chunking);
+// The rows of chunks `which` (ascending; keys and hashes), with the chunk of each: range chunks'
+// read through the primary key's index, hash chunks' by a scan of the table.
 struct ChunkRow {
   std::int64_t chunk;
   RowHash row;
 };
 std::vector<ChunkRow> chunk_rows(shardio::RawConn& conn, const std::string& quoted_table, const KeySpec& key,
-                                 std::int64_t chunks, const std::vector<std::int64_t>& which);
+                                 const Chunking& chunking, const std::vector<std::int64_t>& which);
 
 }  // namespace shardctl::refdata

@@ -68,12 +68,22 @@ struct Work {
   Shape shape;
   KeySpec key;
   std::vector<std::string> columns;  // quoted, the non-generated ones
-  std::int64_t chunks = 1;
+  Chunking chunking;                 // range chunks' bounds sampled on the source
   ChunkDigests wanted;               // the source's digests
   std::vector<std::int64_t> differing;
   std::string staged;                // temporary table of the source's rows of those chunks
   TableChange change;
 };
+
+// The SQL text expression that gives range chunks' bounds in a statement that takes no
+// parameters (COPY) or that shardctl runs without (CREATE TABLE AS): the bounds are bound to
+// set_config, a setting of `conn`'s open transaction, and read back by current_setting; in an
+// index condition the server reads it once per scan. Empty for hash chunks.
+std::string bind_bounds(RawConn& conn, const Chunking& chunking) {
+  if (!chunking.by_range()) return "";
+  conn.query("SELECT set_config('shardctl.chunk_bounds', $1, true)", {chunking.bounds});
+  return "current_setting('shardctl.chunk_bounds')";
+}
 
 std::vector<std::string> returned_keys(RawConn& conn, const std::string& sql) {
   std::vector<std::string> out;
@@ -104,7 +114,7 @@ class ShardSyncer {
     std::vector<TableChange> out;
     for (auto* w : ordered) {
       if (w->differing.empty()) continue;
-      auto now = chunk_digests(target_, w->table->quoted, w->key, w->chunks);
+      auto now = chunk_digests(target_, w->table->quoted, w->key, w->chunking);
       if (now != w->wanted)
         throw internal_error("the copy of " + w->table->name + " on " + name_ +
                              " still differs from the source after the sync; it was rolled back");
@@ -144,15 +154,18 @@ class ShardSyncer {
   }
 
   // The chunks of the target's copy that differ from the source's: none when the whole-table
-  // digests agree (no chunk digests taken then), as check --references compares (compare.hpp).
+  // digests agree (no chunk digests taken then), as check --references compares (compare.hpp),
+  // the chunking decided on the source (range chunks' bounds sampled there, plan.hpp).
   void find_differing(Work& w, const Shape& mine) {
     const auto& t = *w.table;
     bool numerics_alike = !has_numeric(mine) || numeric_probe(*w.source) == numeric_probe(target_);
     w.key = key_spec(target_, not_null_in_both(w.shape, mine), numerics_alike);
-    w.chunks = chunk_count(std::max(estimate_rows(*w.source, t.quoted), estimate_rows(target_, t.quoted)));
+    std::int64_t source_rows = estimate_rows(*w.source, t.quoted);
+    std::int64_t chunks = chunk_count(std::max(source_rows, estimate_rows(target_, t.quoted)));
     if (whole_digest(*w.source, t.quoted, w.key) == whole_digest(target_, t.quoted, w.key)) return;
-    w.wanted = chunk_digests(*w.source, t.quoted, w.key, w.chunks);
-    w.differing = differing_chunks(w.wanted, chunk_digests(target_, t.quoted, w.key, w.chunks));
+    w.chunking = plan_chunks(*w.source, t.quoted, w.key, chunks, source_rows);
+    w.wanted = chunk_digests(*w.source, t.quoted, w.key, w.chunking);
+    w.differing = differing_chunks(w.wanted, chunk_digests(target_, t.quoted, w.key, w.chunking));
   }
 
   // The source's rows of the differing chunks (all of them to replace a table without a key),
@@ -163,10 +176,11 @@ class ShardSyncer {
     w.staged = "shardctl_refsync_" + std::to_string(n);
     target_.exec("CREATE TEMPORARY TABLE " + w.staged + " ON COMMIT DROP AS SELECT " + cols + " FROM " + t.quoted +
                  " WITH NO DATA");
-    // The chunk numbers are shardctl's own integers: written into the statement, not bound.
+    // The chunk numbers are shardctl's own integers: written into the statement, not bound;
+    // range chunks' bounds are bound (bind_bounds), and their rows read through the key's index.
     std::string where = w.change.replaced
                             ? ""
-                            : " WHERE " + chunk_expr(w.key, w.chunks) + " = ANY('" + chunk_array(w.differing) + "'::bigint[])";
+                            : " WHERE " + chunks_where(w.key, w.chunking, w.differing, bind_bounds(*w.source, w.chunking));
     shardio::pump_copy(*w.source, "COPY (SELECT " + cols + " FROM " + t.quoted + " AS " + row_alias + where + ") TO STDOUT",
                        target_, "COPY " + w.staged + " (" + cols + ") FROM STDIN");
   }
@@ -210,8 +224,9 @@ class ShardSyncer {
     std::string me = row_alias;
     std::string doomed = w.staged + "_delete";
     target_.exec("CREATE TEMPORARY TABLE " + doomed + " ON COMMIT DROP AS SELECT " + joined(w.key.quoted_key, me + ".") +
-                 " FROM " + t.quoted + " AS " + me + " WHERE " + chunk_expr(w.key, w.chunks) + " = ANY('" +
-                 chunk_array(w.differing) + "'::bigint[]) AND NOT EXISTS (SELECT 1 FROM " + w.staged + " AS s WHERE " +
+                 " FROM " + t.quoted + " AS " + me + " WHERE " +
+                 chunks_where(w.key, w.chunking, w.differing, bind_bounds(target_, w.chunking)) +
+                 " AND NOT EXISTS (SELECT 1 FROM " + w.staged + " AS s WHERE " +
                  same_row("s", w.key.quoted_key, me, w.key.quoted_key) + ")");
     std::set<std::string> synced_oids;
     for (const auto& s : synced) synced_oids.insert(target_.query("SELECT $1::regclass::oid::text", {s})[0][0]);

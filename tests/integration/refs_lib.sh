@@ -61,3 +61,14 @@ delete from ref_note where ctid = (select min(ctid) from ref_note where line = '
 insert into ref_note values ('note 2', 2);
 SQL
 }
+
+# refs_idle: no client session but the asking one is connected to any shard's database. A
+# backend flushes its table counters before it leaves pg_stat_activity, so once idle,
+# pg_stat_user_tables (read in a new session) holds the scans of every session that has ended.
+refs_idle() {
+  local i
+  for i in 1 2 3; do
+    [ "$(psql_shard "$i" -XAtc "select count(*) from pg_stat_activity where datname = current_database()
+      and backend_type = 'client backend' and pid <> pg_backend_pid()")" = 0 ] || return 1
+  done
+}

@@ -123,6 +123,78 @@ expect_exit 2 shardctl check --references --format json
 assert_eq "$(misc_findings)" "[]"
 expect_exit 0 shardctl table remove ref_misc
 
+step "one-column keys of bigint, uuid, timestamptz: range chunks, the differing ones' rows read through the key's index"
+# ref_big (200k rows: some 200 chunks, bounds from a TABLESAMPLE of the source) and ref_when
+# (timestamptz) have shard_1 as their source, ref_uuid the majority (its bounds sampled once the
+# whole digests chose it). shard_2: a changed row in ref_big's middle, a changed uuid row, a
+# missing timestamp; shard_3: ref_big's lowest and highest keys missing and rows below and above
+# every key extra (chunk 0 and the last chunk: no lower, no upper bound).
+for i in 1 2 3; do psql_shard "$i" -q <<'SQL'
+create table ref_big (id bigint primary key, v text not null);
+insert into ref_big select g * 10, 'v' || g from generate_series(1, 200000) g;
+create table ref_uuid (id uuid primary key, v int);
+insert into ref_uuid select md5(g::text)::uuid, g from generate_series(1, 20000) g;
+create table ref_when (at timestamptz primary key, v int);
+insert into ref_when select timestamptz '2024-01-01 00:00:00.123456+00' + g * interval '1 minute', g from generate_series(1, 30000) g;
+-- No parallel scan of it: each process of one counts a seq_scan of its own.
+alter table ref_big set (parallel_workers = 0);
+analyze ref_big; analyze ref_uuid; analyze ref_when;
+SQL
+done
+expect_exit 0 shardctl table add-reference ref_big --source shard_1
+expect_exit 0 shardctl table add-reference ref_uuid
+expect_exit 0 shardctl table add-reference ref_when --source shard_1
+psql_shard 2 -qc "update ref_big set v = 'changed' where id = 1000000; update ref_uuid set v = 0 where id = md5('777')::uuid;
+  delete from ref_when where v = 12345"
+psql_shard 3 -qc "delete from ref_big where id in (10, 2000000); insert into ref_big values (5, 'below'), (99999990, 'above')"
+# Scans of ref_big and ref_uuid per shard, every session ended (refs_idle): seq_scan, idx_scan
+# of ref_big on shards 1-3, then of ref_uuid.
+range_scans() {
+  local i t
+  for t in ref_big ref_uuid; do
+    for i in 1 2 3; do psql_shard "$i" -XAtc "select seq_scan || ' ' || coalesce(idx_scan, 0) from pg_stat_user_tables where relid = '$t'::regclass"; done
+  done | paste -sd' '
+}
+range_scans_since() {
+  local a b i out=()
+  read -ra a <<<"$1"
+  read -ra b <<<"$(range_scans)"
+  for i in "${!a[@]}"; do out+=($((b[i] - a[i]))); done
+  echo "${out[*]}"
+}
+wait_until "the shards' sessions ended" refs_idle
+scanned=$(range_scans)
+expect_exit 2 shardctl check --references --format json
+big=$(jq -c '[.findings[] | select(.table == "public.ref_big") | [.shard, .count, (.samples | join(" "))]] | sort' "$STDOUT")
+assert_eq "$big" '[["shard_2",1,"changed (1000000)"],["shard_3",4,"missing (10) missing (2000000) extra (5) extra (99999990)"]]'
+big_chunks=$(finding shard_2 public.ref_big .detail | sed -E 's/^1 of ([0-9]+) chunk.*/\1/')
+# About 200 chunks: as many as the sample gave distinct bounds, plus one.
+[ "$big_chunks" -gt 150 ] && [ "$big_chunks" -le 200 ] || fail "ref_big chunks: $(finding shard_2 public.ref_big .detail)"
+assert_eq "$(finding shard_2 public.ref_big .detail)" "1 of $big_chunks chunk(s) differ from shard_1: 0 missing, 0 extra, 1 changed row(s); \`shardctl table sync-reference public.ref_big\` fixes it"
+assert_eq "$(finding shard_3 public.ref_big .detail)" "2 of $big_chunks chunk(s) differ from shard_1: 2 missing, 2 extra, 0 changed row(s); \`shardctl table sync-reference public.ref_big\` fixes it"
+assert_eq "$(jq -c '[.findings[] | select(.table == "public.ref_uuid" or .table == "public.ref_when") | [.shard, .table, .object, .count, (.samples | join(" "))]] | sort' "$STDOUT")" \
+  "[[\"shard_2\",\"public.ref_uuid\",\"source shard_1 (majority of 3 copies)\",1,\"changed ($(psql_shard 1 -XAtc "select md5('777')::uuid"))\"],[\"shard_2\",\"public.ref_when\",\"source shard_1\",1,\"missing (\\\"2024-01-09 13:45:00.123456+00\\\")\"]]"
+assert_eq "$(finding shard_2 public.ref_uuid .detail)" "1 of 20 chunk(s) differ from shard_1: 0 missing, 0 extra, 1 changed row(s); \`shardctl table sync-reference public.ref_uuid\` fixes it"
+assert_eq "$(finding shard_2 public.ref_when .detail)" "1 of 30 chunk(s) differ from shard_1: 1 missing, 0 extra, 0 changed row(s); \`shardctl table sync-reference public.ref_when\` fixes it"
+# ref_big (never scanned in parallel, so a scan counts one): shard_1, the named source, scans it
+# once (chunk digests; its bounds come from a TABLESAMPLE, no seq scan) and reads the rows of the
+# differing chunks through the index; the differing copies scan it twice (whole, chunk digests)
+# and read their chunks' rows through the index (shard_3's two differing chunks are the first and
+# the last: one range each). ref_uuid: shard_1, the majority (under 100k rows: its bounds read
+# from every row), scans it thrice (whole, bounds, chunks), shard_2 twice, shard_3 once (its
+# whole digest); the rows through the index.
+wait_until "the check's sessions ended" refs_idle
+read -ra d <<<"$(range_scans_since "$scanned")"
+echo "ref_big, ref_uuid scans (seq idx, shards 1-3): ${d[*]}"
+assert_eq "${d[0]} ${d[2]} ${d[4]} ${d[6]} ${d[8]} ${d[10]} ${d[11]}" "1 2 2 3 2 1 0"
+[ "${d[1]}" -ge 1 ] && [ "${d[3]}" -ge 1 ] && [ "${d[5]}" -ge 1 ] && [ "${d[7]}" -ge 1 ] && [ "${d[9]}" -ge 1 ] || fail "index scans: ${d[*]}"
+expect_exit 0 shardctl table sync-reference ref_big
+expect_exit 0 shardctl table sync-reference ref_uuid
+expect_exit 0 shardctl table sync-reference ref_when
+expect_exit 2 shardctl check --references --format json
+assert_eq "$(jq -c '[.findings[] | select(.table | test("ref_(big|uuid|when)"))]' "$STDOUT")" "[]"
+for t in ref_big ref_uuid ref_when; do expect_exit 0 shardctl table remove "$t"; done
+
 step "an unreachable shard: UNKNOWN (3) when nothing critical is found elsewhere"
 mkdir -p "$TEST_TMP/nosock"
 expect_exit 0 shardctl shard add shard_4 --dsn "host=$TEST_TMP/nosock port=1 dbname=x"
