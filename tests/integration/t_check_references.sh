@@ -40,19 +40,25 @@ step "a copy whose whole digest matches is never cut into chunks: only the sourc
 # on shard_3, and its source is the majority, shard_1, known once every whole digest is in:
 # three scans there and on shard_3, one on shard_2. (pg_stat_user_tables: a session's scans are
 # counted by the time it has ended.)
-seq_scans() {
-  local i t
-  for t in ref_country ref_note; do
-    for i in 1 2 3; do psql_shard "$i" -XAtc "select seq_scan from pg_stat_user_tables where relid = '$t'::regclass"; done
+# stat_counters EXPR TABLE...: pg_stat_user_tables' EXPR of each TABLE on shards 1-3, one line.
+stat_counters() {
+  local expr=$1 i t
+  shift
+  for t in "$@"; do
+    for i in 1 2 3; do psql_shard "$i" -XAtc "select $expr from pg_stat_user_tables where relid = '$t'::regclass"; done
   done | paste -sd' '
 }
-scans_since() {
+# counters_since BEFORE EXPR TABLE...: how much each of stat_counters' numbers grew since BEFORE.
+counters_since() {
   local a b i out=()
   read -ra a <<<"$1"
-  read -ra b <<<"$(seq_scans)"
+  shift
+  read -ra b <<<"$(stat_counters "$@")"
   for i in "${!a[@]}"; do out+=($((b[i] - a[i]))); done
   echo "${out[*]}"
 }
+seq_scans() { stat_counters seq_scan ref_country ref_note; }
+scans_since() { counters_since "$1" seq_scan ref_country ref_note; }
 scans_done() { local d; read -ra d <<<"$(scans_since "$1")"; [ "${d[0]}" -ge 2 ] && [ "${d[1]}" -ge 3 ] && [ "${d[2]}" -ge 1 ] && [ "${d[3]}" -ge 3 ] && [ "${d[4]}" -ge 1 ] && [ "${d[5]}" -ge 3 ]; }
 scanned=$(seq_scans)
 expect_exit 2 shardctl check --references --format json
@@ -149,19 +155,9 @@ psql_shard 2 -qc "update ref_big set v = 'changed' where id = 1000000; update re
 psql_shard 3 -qc "delete from ref_big where id in (10, 2000000); insert into ref_big values (5, 'below'), (99999990, 'above')"
 # Scans of ref_big and ref_uuid per shard, every session ended (refs_idle): seq_scan, idx_scan
 # of ref_big on shards 1-3, then of ref_uuid.
-range_scans() {
-  local i t
-  for t in ref_big ref_uuid; do
-    for i in 1 2 3; do psql_shard "$i" -XAtc "select seq_scan || ' ' || coalesce(idx_scan, 0) from pg_stat_user_tables where relid = '$t'::regclass"; done
-  done | paste -sd' '
-}
-range_scans_since() {
-  local a b i out=()
-  read -ra a <<<"$1"
-  read -ra b <<<"$(range_scans)"
-  for i in "${!a[@]}"; do out+=($((b[i] - a[i]))); done
-  echo "${out[*]}"
-}
+range_counters="seq_scan || ' ' || coalesce(idx_scan, 0)"
+range_scans() { stat_counters "$range_counters" ref_big ref_uuid; }
+range_scans_since() { counters_since "$1" "$range_counters" ref_big ref_uuid; }
 wait_until "the shards' sessions ended" refs_idle
 scanned=$(range_scans)
 expect_exit 2 shardctl check --references --format json
