@@ -98,7 +98,10 @@ std::vector<const Runner::Flipped*> Runner::purge_rows(shardio::RawConn& src, co
   if (digester) {
     delete_beside_digests(src, *digester, steps);
   } else {
-    for (const auto& s : steps) delete_step(src, s, digest_run(src, *s.table, *s.run, s.where));
+    for (const auto& s : steps) {
+      auto digested = digest_run(src, *s.table, *s.run, s.where);  // before its rows go
+      check_deleted(src, s, delete_rows(src, s), digested);
+    }
   }
   for (const auto* f : todo) fence_batch(src, ctx_.op_id, f->batch.no, ctx_.fence_grace);
   return todo;
@@ -128,7 +131,7 @@ void Runner::delete_beside_digests(shardio::RawConn& src, shardio::RawConn& dige
     }
   });
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    std::int64_t deleted = src.command("DELETE FROM " + steps[i].table->quoted + " WHERE " + steps[i].where);
+    std::int64_t deleted = delete_rows(src, steps[i]);
     std::optional<std::int64_t> want;
     try {
       want = digested[i].get();
@@ -140,9 +143,9 @@ void Runner::delete_beside_digests(shardio::RawConn& src, shardio::RawConn& dige
   }
 }
 
-// One step: its rows deleted and counted against `digested` (what digest_run counted).
-void Runner::delete_step(shardio::RawConn& src, const PurgeStep& step, std::optional<std::int64_t> digested) const {
-  check_deleted(src, step, src.command("DELETE FROM " + step.table->quoted + " WHERE " + step.where), digested);
+// One step's rows deleted; how many.
+std::int64_t Runner::delete_rows(shardio::RawConn& src, const PurgeStep& step) const {
+  return src.command("DELETE FROM " + step.table->quoted + " WHERE " + step.where);
 }
 
 void Runner::check_deleted(shardio::RawConn& src, const PurgeStep& step, std::int64_t deleted,

@@ -168,7 +168,7 @@ class Runner {
     std::string where;
   };
   void delete_beside_digests(shardio::RawConn& src, shardio::RawConn& digester, const std::vector<PurgeStep>& steps) const;
-  void delete_step(shardio::RawConn& src, const PurgeStep& step, std::optional<std::int64_t> digested) const;
+  std::int64_t delete_rows(shardio::RawConn& src, const PurgeStep& step) const;
   void check_deleted(shardio::RawConn& src, const PurgeStep& step, std::int64_t deleted, std::optional<std::int64_t> digested) const;
   std::optional<std::int64_t> digest_run(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run,
                                          const std::string& where) const;
