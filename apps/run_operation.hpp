@@ -183,6 +183,7 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
                 last.copy_seconds, static_cast<double>(last.bytes) / 1e6, last.verify_seconds, last.verify_beside_seconds,
                 last.purge_seconds, last.catalog_seconds);
   if (!last.path.empty()) ctx.verbose("path: " + last.path);
+  if (!last.read.empty()) ctx.verbose("read: " + last.read);
   if (!last.verify.empty()) ctx.verbose("verify: " + last.verify);
   ctx.verbose(times);
   if (ctx.json()) return ctx.print_json(journal::to_json(status));

@@ -142,6 +142,7 @@ struct Progress {
   double verify_beside_seconds = 0;
   std::string path;  // which load path runs, and why (see load_path.hpp)
   std::string verify;  // how the last batch was verified: which tables by value digest, which read back
+  std::string read;    // how the source read the tables' batches: streamed through an index, or sorted (index_use.hpp)
 };
 
 // What the configuration decides about running operations.

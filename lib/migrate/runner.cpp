@@ -8,6 +8,7 @@
 #include "refdata/sync.hpp"
 
 #include "migrate/copy_sql.hpp"
+#include "migrate/index_use.hpp"
 #include "migrate/load_digest.hpp"
 #include "migrate/stopwatch.hpp"
 
@@ -261,9 +262,12 @@ std::int64_t Runner::load_table(shardio::RawConn& src, const PlannedTable& t, co
   std::string order = t.order_by.empty() ? "" : " ORDER BY " + column_list(t.order_by);
   auto kinds = value_kinds(t, b);
   shardio::CopyDigest digest(t.binary, kinds);
-  CopyStatements sql{"COPY (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(src, t, b.range) + order +
-                         ") TO STDOUT" + copy_format(t.binary),
+  std::string select = "SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE " + filter(src, t, b.range) + order;
+  CopyStatements sql{"COPY (" + select + ") TO STDOUT" + copy_format(t.binary),
                      "COPY " + t.quoted + " (" + column_list(t.columns) + ") FROM STDIN" + copy_format(t.binary)};
+  // Rows that leave the source as its index finds them, not after a sort (index_use.hpp).
+  std::optional<SortsOff> streaming;
+  if (!order.empty() && streams_without_sort(src, b, t, select)) streaming.emplace(src);
   if (kinds.empty() || ctx_.parallel > 1) {
     // Read back after the commit: by rows, or over --parallel connections.
     stats_.bytes += shardio::pump_copy(src, sql.out, *target_, sql.in, [&](std::string_view chunk) { digest.add(chunk); });
@@ -273,6 +277,33 @@ std::int64_t Runner::load_table(shardio::RawConn& src, const PlannedTable& t, co
   if (!digest.complete()) throw internal_error("the COPY stream of " + t.name + " ended inside a row");
   streamed_[t.name] = {digest.text(), kinds.empty() ? "" : digest.value_text()};
   return digest.rows();
+}
+
+// Asked once per source and table: every batch's read has the same shape.
+bool Runner::streams_without_sort(shardio::RawConn& src, const Batch& b, const PlannedTable& t, const std::string& select) {
+  auto [at, fresh] = streams_without_sort_.try_emplace({b.source_id, t.name}, false);
+  if (fresh) {
+    at->second = streams_in_order_without_sort(src, select);
+    stats_.read = describe_source_reads();
+  }
+  return at->second;
+}
+
+// For -v (Progress::read): "in primary-key order through an index: a, b; sorted by the source:
+// c" (a table read so on any source is named there).
+std::string Runner::describe_source_reads() const {
+  std::string streamed, sorted;
+  for (const auto& t : ctx_.tables) {
+    bool any_streamed = false, any_sorted = false;
+    for (const auto& [key, streams] : streams_without_sort_)
+      if (key.second == t.name) (streams ? any_streamed : any_sorted) = true;
+    if (any_streamed) streamed += (streamed.empty() ? "" : ", ") + t.name;
+    if (any_sorted) sorted += (sorted.empty() ? "" : ", ") + t.name;
+  }
+  std::string out;
+  if (!streamed.empty()) out = "in primary-key order through an index: " + streamed;
+  if (!sorted.empty()) out += (out.empty() ? "" : "; ") + std::string("sorted by the source: ") + sorted;
+  return out;
 }
 
 // The pump with the table's value digest read back in the load transaction, part by part as

@@ -206,6 +206,8 @@ class Runner {
   // partitioned, no inheritance children) on PostgreSQL 14 or later, and no batch of this run
   // found its rows outside the blocks the load appended.
   bool read_by_blocks(const PlannedTable& t);
+  bool streams_without_sort(shardio::RawConn& src, const Batch& b, const PlannedTable& t, const std::string& select);
+  std::string describe_source_reads() const;
   // The size of the ring of shared buffers a COPY FROM loads through on the target.
   std::uint64_t ring_bytes();
   // Whether text reaches shardctl from the batch's source in the bytes the target stores
@@ -254,6 +256,8 @@ class Runner {
   // (load_digest.hpp): verify compares it instead of reading the target again.
   std::map<std::string, std::string> loaded_;
   std::map<std::string, bool> read_by_blocks_;  // by table: LoadDigest may read it by block
+  // By source shard id and table: whether the batch's read streams with sorts off (index_use.hpp).
+  std::map<std::pair<std::int64_t, std::string>, bool> streams_without_sort_;
   std::optional<std::uint64_t> ring_bytes_;     // the target's COPY buffer ring
   double read_in_load_seconds_ = 0;             // reads back during the last copy(): verify time
   struct {
