@@ -1,5 +1,7 @@
 #include "shardio/copy_parts.hpp"
 
+#include "shardio/copy_ahead.hpp"
+
 #include <memory>
 
 namespace shardctl::shardio {
@@ -17,7 +19,9 @@ std::uint64_t pump_copy_in_parts(RawConn& from, const std::string& copy_out_sql,
   std::unique_ptr<CopyIn> part;  // the target's COPY of the current part
   bool first = true;
   std::uint64_t in_part = 0, limit = 0;
-  std::uint64_t bytes = copy_out_to(from, copy_out_sql, [&](std::string_view chunk) {
+  // Read ahead (copy_ahead.hpp): the source streams on while the target ends a part and reads it
+  // back.
+  std::uint64_t bytes = copy_out_ahead(from, copy_out_sql, [&](std::string_view chunk) {
     observe(chunk);
     if (!part) {
       part = std::make_unique<CopyIn>(to, copy_in_sql);
