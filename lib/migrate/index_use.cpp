@@ -17,28 +17,29 @@ using routing::MapKind;
 
 namespace {
 
-// A scan that reads a whole relation: a Seq Scan, or an index scan with no index condition
-// (a walk over the whole index, filtering rows; with sequential scans off the planner picks
-// that, or a condition-less Bitmap Index Scan, rather than admit it has no index).
-bool scans_whole(const nlohmann::json& node) {
-  std::string type = node.value("Node Type", "");
-  if (type == "Seq Scan") return true;
-  if ((type == "Index Scan" || type == "Index Only Scan" || type == "Bitmap Index Scan") && !node.contains("Index Cond"))
-    return true;
+// Whether `node` of an EXPLAIN (FORMAT JSON) plan, or any node below it, satisfies `is`.
+template <typename Is>
+bool any_node(const nlohmann::json& node, const Is& is) {
+  if (is(node, node.value("Node Type", ""))) return true;
   if (node.contains("Plans"))
     for (const auto& child : node["Plans"])
-      if (scans_whole(child)) return true;
+      if (any_node(child, is)) return true;
   return false;
 }
 
-// Whether a plan node or any below it sorts.
-bool sorts(const nlohmann::json& node) {
-  std::string type = node.value("Node Type", "");
-  if (type == "Sort" || type == "Incremental Sort") return true;
-  if (node.contains("Plans"))
-    for (const auto& child : node["Plans"])
-      if (sorts(child)) return true;
-  return false;
+// A scan that reads a whole relation: a Seq Scan, or an index scan with no index condition
+// (a walk over the whole index, filtering rows; with sequential scans off the planner picks
+// that, or a condition-less Bitmap Index Scan, rather than admit it has no index).
+bool scans_whole(const nlohmann::json& plan) {
+  return any_node(plan, [](const nlohmann::json& node, const std::string& type) {
+    return type == "Seq Scan" ||
+           ((type == "Index Scan" || type == "Index Only Scan" || type == "Bitmap Index Scan") && !node.contains("Index Cond"));
+  });
+}
+
+// Whether the plan sorts anywhere.
+bool sorts(const nlohmann::json& plan) {
+  return any_node(plan, [](const nlohmann::json&, const std::string& type) { return type == "Sort" || type == "Incremental Sort"; });
 }
 
 // A narrow range of the kind batches use: one key (or hash value) wide, from the operation's
