@@ -6,15 +6,20 @@
 #   scattered  orders created over time for random customers of the shard, each order's lines
 #              with it: every customer's rows are spread over the whole heap, as in an OLTP table
 #   ordered    the same rows inserted in primary-key order (bench/move_speed.sh's layout)
-# The fleet "hand" is loaded, then cloned file for file into the fleet "tool" (CREATE DATABASE
-# ... TEMPLATE), so both hold the same pages. Two ranges of C customers each:
+# The fleet "hand" is loaded once per layout and left as loaded; every method runs on a clone of
+# it, file for file (CREATE DATABASE ... TEMPLATE), so all start from the same pages. Two ranges
+# of C customers each:
 #   R1 = upper half of shard_1 (shard_1 -> shard_2), R2 = lower half of shard_2 (shard_2 -> shard_1).
-# Fleet "hand": R1 by the hand-made pipe (COPY binary per table, parents first, FK checked) plus
-#   one DELETE per table, children first; R2 by the load floor (the pipe in primary-key order
-#   into a session with session_replication_role = replica), then the purge floor (R2's DELETE
-#   on shard_2, children first, session_replication_role = replica, one transaction).
-# Fleet "tool": R2 by `shardctl split --move lower --to shard_1` (the fast path), default
-#   batches; with BENCH_CHECKED=1 also R1 by `shardctl split` on the checked path.
+# Once per layout, on a clone: R1 by the hand-made pipe (COPY binary per table, parents first,
+#   FK checked) plus one DELETE per table, children first.
+# Then BENCH_ROUNDS rounds (default 3), each on two fresh clones, floors first:
+#   floors: R2 by the load floor (the pipe in primary-key order into a session with
+#     session_replication_role = replica), then the purge floor (R2's DELETE on shard_2,
+#     children first, session_replication_role = replica, one transaction);
+#   shardctl: R2 by `shardctl split --move lower --to shard_1` (the fast path), default batches.
+# Each round gives its ratios; the report's ratios are their medians (a 2-core machine's speed
+# can change by half from one minute to the next, and the rounds interleave the two). With
+# BENCH_CHECKED=1 the first round also moves R1 by `shardctl split` on the checked path.
 # The serial floor is load floor + purge floor. Usage:
 #   bench/move_scattered.sh [BIN_DIR] [C] ["LAYOUT ..."]   (C default 100000: 4.1M rows per range;
 #   layouts default "scattered ordered"). BENCH_PARALLEL=N passes --parallel N to shardctl.
@@ -73,29 +78,37 @@ SQL
 admin_dsn() { echo "$1" | sed 's/dbname=[^ ]*/dbname=postgres/'; }
 db_of() { echo "$1" | sed 's/.*dbname=\([^ ]*\).*/\1/'; }
 
-# make_fleets LAYOUT: fleets hand_LAYOUT (loaded) and tool_LAYOUT (its clone, registered).
-make_fleets() {
-  local h=hand_$1 t=tool_$1 i dsn tdsn
+# load_hand LAYOUT: fleet hand_LAYOUT, loaded; every method runs on a clone of it.
+load_hand() {
+  local h=hand_$1 t0 p1
   "$bin/shardctl" sandbox fleet "$h" --dir "$work/sb" --shards 2 --empty --format json > "$work/$h.json"
-  "$bin/shardctl" sandbox fleet "$t" --dir "$work/sb" --shards 2 --empty --format json > "$work/$t.json"
-  local t0
   t0=$(now)
   load_shard "$(jq -r '.shards[0].dsn' "$work/$h.json")" 1 $((2 * C)) "$1" &
-  local p1=$!
+  p1=$!
   load_shard "$(jq -r '.shards[1].dsn' "$work/$h.json")" $((2 * C + 1)) $((4 * C)) "$1" &
   wait $p1
   wait $!
   echo "$1: loaded fleet $h in $(r "$(now) - $t0") s"
+}
+
+# clone LAYOUT NAME: fleet NAME, a file-for-file copy of hand_LAYOUT's shards.
+clone() {
+  local i dsn tdsn
+  "$bin/shardctl" sandbox fleet "$2" --dir "$work/sb" --shards 2 --empty --format json > "$work/$2.json"
   for i in 0 1; do
-    dsn=$(jq -r ".shards[$i].dsn" "$work/$h.json"); tdsn=$(jq -r ".shards[$i].dsn" "$work/$t.json")
+    dsn=$(jq -r ".shards[$i].dsn" "$work/hand_$1.json"); tdsn=$(jq -r ".shards[$i].dsn" "$work/$2.json")
     psql -XAtq "$(admin_dsn "$tdsn")" -c "DROP DATABASE \"$(db_of "$tdsn")\"" \
       -c "CREATE DATABASE \"$(db_of "$tdsn")\" TEMPLATE \"$(db_of "$dsn")\""
   done
-  SHARDCTL_CATALOG=$(jq -r .catalog "$work/$t.json")
+}
+
+# register NAME: fleet NAME's catalog holds its two shards, the map and the tables.
+register() {
+  local sc="$bin/shardctl" i
+  SHARDCTL_CATALOG=$(jq -r .catalog "$work/$1.json")
   export SHARDCTL_CATALOG
-  local sc="$bin/shardctl"
-  "$sc" shard add shard_1 --dsn "$(jq -r '.shards[0].dsn' "$work/$t.json")" >/dev/null
-  "$sc" shard add shard_2 --dsn "$(jq -r '.shards[1].dsn' "$work/$t.json")" >/dev/null
+  "$sc" shard add shard_1 --dsn "$(jq -r '.shards[0].dsn' "$work/$1.json")" >/dev/null
+  "$sc" shard add shard_2 --dsn "$(jq -r '.shards[1].dsn' "$work/$1.json")" >/dev/null
   "$sc" map create customers --kind range --key-type bigint >/dev/null
   "$sc" mapping add --map customers --range "..$((2 * C + 1))" --shard shard_1 >/dev/null
   "$sc" mapping add --map customers --range "$((2 * C + 1)).." --shard shard_2 >/dev/null
@@ -106,13 +119,11 @@ make_fleets() {
     --route customer_id --map customers >/dev/null
 }
 
-drop_fleets() {  # LAYOUT: the fleets' databases dropped (disk and OS cache for the next layout)
-  local f dsn
-  for f in hand_$1 tool_$1; do
-    while read -r dsn; do
-      psql -XAtq "$(admin_dsn "$dsn")" -c "DROP DATABASE \"$(db_of "$dsn")\" WITH (FORCE)"
-    done < <(jq -r '.catalog, .shards[].dsn' "$work/$f.json")
-  done
+drop_fleet() {  # NAME: the fleet's databases dropped (disk and OS cache for what follows)
+  local dsn
+  while read -r dsn; do
+    psql -XAtq "$(admin_dsn "$dsn")" -c "DROP DATABASE \"$(db_of "$dsn")\" WITH (FORCE)"
+  done < <(jq -r '.catalog, .shards[].dsn' "$work/$1.json")
 }
 
 count_rows() {  # DSN LO HI: rows of the three tables in [LO, HI)
@@ -121,26 +132,25 @@ count_rows() {  # DSN LO HI: rows of the three tables in [LO, HI)
     + (select count(*) from order_lines where customer_id >= $2 and customer_id < $3)" "$1"
 }
 
-
-# Each method starts on a settled machine (bench/move_speed.sh): every database of the layout
+# Each method starts on a settled machine (bench/move_speed.sh): every database of the fleet
 # vacuumed and analyzed, a checkpoint, no autovacuum worker left.
-settle() {  # LAYOUT
+settle() {  # FLEET
   local dsn i
   while read -r dsn; do psql -XAtqc "VACUUM (ANALYZE)" "$dsn"; psql -XAtqc "CHECKPOINT" "$dsn"; done \
-    < <(jq -r '.shards[].dsn' "$work/hand_$1.json" "$work/tool_$1.json")
+    < <(jq -r '.shards[].dsn' "$work/$1.json")
   for i in $(seq 1 600); do
-    [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$(jq -r '.shards[0].dsn' "$work/hand_$1.json")")" = 0 ] &&
-      [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$(jq -r '.shards[1].dsn' "$work/hand_$1.json")")" = 0 ] && return
+    [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$(jq -r '.shards[0].dsn' "$work/$1.json")")" = 0 ] &&
+      [ "$(psql -XAtc "select count(*) from pg_stat_activity where backend_type = 'autovacuum worker'" "$(jq -r '.shards[1].dsn' "$work/$1.json")")" = 0 ] && return
     sleep 0.2
   done
 }
 
-# tool LAYOUT NAME ENV ARGS...: a split on fleet tool_LAYOUT, its -v times, RSS and op show JSON.
+# tool FLEET NAME ENV ARGS...: a split on FLEET (registered), its -v times, RSS and op show JSON.
 tool() {
-  local layout=$1 name=$1.$2 env=$3 op
+  local fleet=$1 name=$2 env=$3 op
   shift 3
-  settle "$layout"
-  SHARDCTL_CATALOG=$(jq -r .catalog "$work/tool_$layout.json")
+  settle "$fleet"
+  SHARDCTL_CATALOG=$(jq -r .catalog "$work/$fleet.json")
   export SHARDCTL_CATALOG
   env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "$bin/shardctl" split --map customers "$@" -v \
     ${BENCH_PARALLEL:+--parallel $BENCH_PARALLEL} 2> "$work/$name.err" >/dev/null || { cat "$work/$name.err" >&2; exit 1; }
@@ -148,48 +158,70 @@ tool() {
   "$bin/shardctl" op show "$op" --format json > "$work/$name.op"
 }
 phase() { sed -n "s/.*time: .*$2 \([0-9.]*\) s.*/\1/p" "$work/$1.err"; }
+# median of the numbers on stdin, one per line
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+span() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
 
+rounds=${BENCH_ROUNDS:-3}
 rows_out=()
 ratios_out=()
 for layout in "${layouts[@]}"; do
-  make_fleets "$layout"
+  load_hand "$layout"
   h1=$(jq -r '.shards[0].dsn' "$work/hand_$layout.json"); h2=$(jq -r '.shards[1].dsn' "$work/hand_$layout.json")
-  t1=$(jq -r '.shards[0].dsn' "$work/tool_$layout.json"); t2=$(jq -r '.shards[1].dsn' "$work/tool_$layout.json")
   rows1=$(count_rows "$h1" $r1_lo $r1_hi); rows2=$(count_rows "$h2" $r2_lo $r2_hi)
   echo "$layout: R1 = customers [$r1_lo, $r1_hi): $rows1 rows; R2 = [$r2_lo, $r2_hi): $rows2 rows"
 
-  settle "$layout"
-  t0=$(now); pipe "$h1" "$h2" $r1_lo $r1_hi none ""; hand_copy=$(echo "$(now) - $t0" | bc -l)
-  t0=$(now); delete_customers "$h1" $r1_lo $r1_hi; hand_delete=$(echo "$(now) - $t0" | bc -l)
-  settle "$layout"
-  t0=$(now); pipe "$h2" "$h1" $r2_lo $r2_hi pk "-c session_replication_role=replica"; load_floor=$(echo "$(now) - $t0" | bc -l)
-  settle "$layout"
-  t0=$(now); PGOPTIONS="-c session_replication_role=replica" delete_customers "$h2" $r2_lo $r2_hi
-  purge_floor=$(echo "$(now) - $t0" | bc -l)
-
-  tool "$layout" fast SHARDCTL_CHECKED_LOAD=0 --at $r2_hi --move lower --to shard_1
-  [ "$(count_rows "$t1" $r2_lo $r2_hi)" = "$rows2" ] && [ "$(count_rows "$t2" $r2_lo $r2_hi)" = 0 ] ||
-    { echo "shardctl did not move every row of R2" >&2; exit 1; }
-  names=(fast)
-  if [ "${BENCH_CHECKED:-0}" = 1 ]; then
-    tool "$layout" checked SHARDCTL_CHECKED_LOAD=1 --at $r1_lo --to shard_2
-    [ "$(count_rows "$t2" $r1_lo $r1_hi)" = "$rows1" ] || { echo "shardctl did not move every row of R1" >&2; exit 1; }
-    names+=(checked)
-  fi
-
-  serial=$(echo "$load_floor + $purge_floor" | bc -l)
+  f=pipe_$layout
+  clone "$layout" "$f"; settle "$f"
+  p1=$(jq -r '.shards[0].dsn' "$work/$f.json"); p2=$(jq -r '.shards[1].dsn' "$work/$f.json")
+  t0=$(now); pipe "$p1" "$p2" $r1_lo $r1_hi none ""; hand_copy=$(echo "$(now) - $t0" | bc -l)
+  t0=$(now); delete_customers "$p1" $r1_lo $r1_hi; hand_delete=$(echo "$(now) - $t0" | bc -l)
+  drop_fleet "$f"
   rows_out+=("| $layout | hand-made pipe + DELETE | R1, $rows1 | $(r "$hand_copy + $hand_delete") | $(r "$hand_copy") | - | $(r "$hand_delete") | - | - | - |")
-  rows_out+=("| $layout | load floor: PK-ordered pipe, FK skipped | R2, $rows2 | $(r "$load_floor") | $(r "$load_floor") | - | - | - | - | - |")
-  rows_out+=("| $layout | purge floor: DELETE, FK skipped, one transaction | R2, $rows2 | $(r "$purge_floor") | - | - | $(r "$purge_floor") | - | - | - |")
-  for n in "${names[@]}"; do
-    read -r total rss < "$work/$layout.$n.time"
-    range=R2; rows=$rows2; [ "$n" = checked ] && { range=R1; rows=$rows1; }
-    rows_out+=("| $layout | shardctl, $n path | $range, $rows | $(r "$total") | $(phase "$layout.$n" copy) | $(phase "$layout.$n" verify) ($(phase "$layout.$n" 'beside purge')) | $(phase "$layout.$n" purge) | $(phase "$layout.$n" catalog) | $(jq -r .batches "$work/$layout.$n.op") | $(r "$(jq -r .offline_median_seconds "$work/$layout.$n.op")") / $(r "$(jq -r .offline_max_seconds "$work/$layout.$n.op")") s |")
+
+  : > "$work/$layout.rounds"
+  for round in $(seq 1 "$rounds"); do
+    f=floors_${layout}_$round
+    clone "$layout" "$f"; settle "$f"
+    f1=$(jq -r '.shards[0].dsn' "$work/$f.json"); f2=$(jq -r '.shards[1].dsn' "$work/$f.json")
+    t0=$(now); pipe "$f2" "$f1" $r2_lo $r2_hi pk "-c session_replication_role=replica"; load_floor=$(echo "$(now) - $t0" | bc -l)
+    settle "$f"
+    t0=$(now); PGOPTIONS="-c session_replication_role=replica" delete_customers "$f2" $r2_lo $r2_hi
+    purge_floor=$(echo "$(now) - $t0" | bc -l)
+    drop_fleet "$f"
+
+    f=tool_${layout}_$round
+    clone "$layout" "$f"; register "$f"
+    t1=$(jq -r '.shards[0].dsn' "$work/$f.json"); t2=$(jq -r '.shards[1].dsn' "$work/$f.json")
+    n=$layout.$round
+    tool "$f" "$n.fast" SHARDCTL_CHECKED_LOAD=0 --at $r2_hi --move lower --to shard_1
+    [ "$(count_rows "$t1" $r2_lo $r2_hi)" = "$rows2" ] && [ "$(count_rows "$t2" $r2_lo $r2_hi)" = 0 ] ||
+      { echo "shardctl did not move every row of R2" >&2; exit 1; }
+    names=(fast)
+    if [ "${BENCH_CHECKED:-0}" = 1 ] && [ "$round" = 1 ]; then
+      tool "$f" "$n.checked" SHARDCTL_CHECKED_LOAD=1 --at $r1_lo --to shard_2
+      [ "$(count_rows "$t2" $r1_lo $r1_hi)" = "$rows1" ] || { echo "shardctl did not move every row of R1" >&2; exit 1; }
+      names+=(checked)
+    fi
+    drop_fleet "$f"
+
+    rows_out+=("| $layout | round $round: load floor: PK-ordered pipe, FK skipped | R2, $rows2 | $(r "$load_floor") | $(r "$load_floor") | - | - | - | - | - |")
+    rows_out+=("| $layout | round $round: purge floor: DELETE, FK skipped, one transaction | R2, $rows2 | $(r "$purge_floor") | - | - | $(r "$purge_floor") | - | - | - |")
+    for m in "${names[@]}"; do
+      read -r total rss < "$work/$n.$m.time"
+      range=R2; rows=$rows2; [ "$m" = checked ] && { range=R1; rows=$rows1; }
+      rows_out+=("| $layout | round $round: shardctl, $m path | $range, $rows | $(r "$total") | $(phase "$n.$m" copy) | $(phase "$n.$m" verify) ($(phase "$n.$m" 'beside purge')) | $(phase "$n.$m" purge) | $(phase "$n.$m" catalog) | $(jq -r .batches "$work/$n.$m.op") | $(r "$(jq -r .offline_median_seconds "$work/$n.$m.op")") / $(r "$(jq -r .offline_max_seconds "$work/$n.$m.op")") s |")
+    done
+    read -r fast_total _ < "$work/$n.fast.time"
+    # One line per round: purge / purge floor, copy / load floor, whole / serial floor, whole /
+    # hand pipe + DELETE, offline max.
+    echo "$(r "$(phase "$n.fast" purge) / $purge_floor") $(r "$(phase "$n.fast" copy) / $load_floor") $(r "$fast_total / ($load_floor + $purge_floor)") $(r "$fast_total / ($hand_copy + $hand_delete)") $(r "$(jq -r .offline_max_seconds "$work/$n.fast.op")")" >> "$work/$layout.rounds"
+    echo "$layout round $round: load floor $(r "$load_floor") s, purge floor $(r "$purge_floor") s, shardctl $(r "$fast_total") s ($(grep 'time:' "$work/$n.fast.err" | tail -1)); load $(cut -d' ' -f1 /proc/loadavg)"
   done
-  read -r fast_total _ < "$work/$layout.fast.time"
-  ratios_out+=("$layout: fast purge / purge floor $(r "$(phase "$layout.fast" purge) / $purge_floor")x (target <= 1.5); fast copy / load floor $(r "$(phase "$layout.fast" copy) / $load_floor")x; whole move / serial floor ($(r "$serial") s) $(r "$fast_total / $serial")x (target <= 1.2, goal <= 1.0); whole move / hand pipe + DELETE $(r "$fast_total / ($hand_copy + $hand_delete)")x")
-  grep -h "path:\|verify:" "$work/$layout.fast.err" | sed "s/^/  $layout: /"
-  drop_fleets "$layout"
+  col() { cut -d' ' -f"$1" "$work/$layout.rounds"; }
+  ratios_out+=("$layout, median of $rounds round(s) (range): fast purge / purge floor $(col 1 | median)x ($(col 1 | span); target <= 1.5); fast copy / load floor $(col 2 | median)x ($(col 2 | span)); whole move / serial floor $(col 3 | median)x ($(col 3 | span); target <= 1.2, goal <= 1.0); whole move / hand pipe + DELETE $(col 4 | median)x; offline max $(col 5 | span) s")
+  grep -h "path:\|verify:\|read:" "$work/$layout.1.fast.err" | sed "s/^/  $layout: /"
+  drop_fleet "hand_$layout"
 done
 
 echo "uptime at end: $(uptime)"

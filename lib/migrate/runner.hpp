@@ -151,6 +151,8 @@ class Runner {
   // The verify of an online batch's cut-over: both servers digest the batch at once
   // (verify_cut_over.cpp); verify() where their text or numerics hash differently.
   std::string verify_at_cut_over(const Batch& b);
+  [[noreturn]] void verification_failed(const Batch& b, const PlannedTable& t, const std::string& on_source,
+                                        const std::string& on_target, const std::string& hint) const;
   bool servers_digest_alike(const Batch& b);
   void flip(const Batch& b, const std::string& verified, bool cut = false);
   void purge(const PurgeGroup& group);

@@ -44,10 +44,7 @@ std::string Runner::verify(const Batch& b) {
     const auto& t = ctx_.tables[i];
     const auto& s = on_source[i].values.empty() ? on_source[i].stream : on_source[i].values;
     const auto& d = on_target[i];
-    if (s != d)
-      throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
-                               from.name + " has count:checksum " + s + ", " + ctx_.target.name + " has " + d,
-                           "nothing was deleted; the batch stays offline on " + from.name + " until resolved");
+    if (s != d) verification_failed(b, t, s, d, "nothing was deleted; the batch stays offline on " + from.name + " until resolved");
     // The purge holds its deletes to the stream's digest: every byte of the rows that left; and
     // where the source's server computes the value digest as shardctl did over the stream, to
     // that too, which it compares on the server, no deleted row sent (purge.cpp). It is the
@@ -59,6 +56,16 @@ std::string Runner::verify(const Batch& b) {
   if (!server.empty()) verified[journaled_server_digests] = server;
   faults_.point("verify", context(b));
   return verified.dump();
+}
+
+// A table's batch differs between the shards: the operation stops (exit 70), `hint` says in
+// what state it leaves the batch.
+void Runner::verification_failed(const Batch& b, const PlannedTable& t, const std::string& on_source, const std::string& on_target,
+                                 const std::string& hint) const {
+  throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " +
+                           shard(b.source_id).name + " has count:checksum " + on_source + ", " + ctx_.target.name + " has " +
+                           on_target,
+                       hint);
 }
 
 bool Runner::same_encoding(const Batch& b) {

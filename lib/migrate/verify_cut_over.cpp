@@ -60,10 +60,9 @@ std::string Runner::verify_at_cut_over(const Batch& b) {
   for (std::size_t i = 0; i < ctx_.tables.size(); ++i) {
     const auto& t = ctx_.tables[i];
     if (source_digests[i] != on_target[i])
-      throw internal_error("verification of " + t.name + " batch " + routing::format_range(b.range) + " failed: " + from.name +
-                               " has count:checksum " + source_digests[i] + ", " + ctx_.target.name + " has " + on_target[i],
-                           "nothing was deleted and the map still routes the batch to " + from.name +
-                               "; compare the batch's rows on both shards, then `shardctl op resume " + ctx_.op_id + "`");
+      verification_failed(b, t, source_digests[i], on_target[i],
+                          "nothing was deleted and the map still routes the batch to " + from.name +
+                              "; compare the batch's rows on both shards, then `shardctl op resume " + ctx_.op_id + "`");
     // The purge holds its deletes to this digest, computed again over the rows it deletes.
     verified[t.name] = source_digests[i];
   }
