@@ -214,6 +214,14 @@ void Runner::delete_from_target(const Batch& b) {
   target_->exec("COMMIT");
 }
 
+// The target's fences on the batch's keys (it gave them away once), lifted once they are its
+// own again: after the flip. Idempotent.
+void Runner::lift_target_fences(const Batch& b) {
+  target_->exec("BEGIN");
+  lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
+  target_->exec("COMMIT");
+}
+
 // Whether any table has a row of the batch on the target.
 bool Runner::on_target(const Batch& b) {
   bool present = false;
@@ -237,15 +245,11 @@ std::int64_t Runner::load(shardio::RawConn& src, const Batch& b) {
   // The fast path: FK triggers skipped for this transaction (see load_path.hpp); the guard's
   // triggers are ENABLE ALWAYS and still fire.
   if (ctx_.path.skip_load_checks) target_->exec("SET LOCAL session_replication_role = replica");
-  // Keys coming back to a shard that once gave them away: its fence on them ends with this
-  // transaction, which makes them its own again. Online, they stay the source's until the
-  // flip: the fence lets this transaction (and the stream's apply worker) through, and keeps
-  // refusing applications with a stale map (runner_online.cpp lifts it after the flip).
-  auto bound = catalog::bound_type(ctx_.map.kind, ctx_.map.key_type);
-  if (ctx_.online)
-    bypass_fences_in(*target_, ctx_.map.id, bound, b.range);
-  else
-    lift_fences_in(*target_, ctx_.map.id, bound, b.range);
+  // Keys coming back to a shard that once gave them away stay the source's until the flip:
+  // the target's fence on them lets this transaction (and, online, the stream's apply worker)
+  // through, and keeps refusing applications with a stale map until lift_target_fences()
+  // after the flip; a cancelled batch leaves it standing (t_move_guard).
+  bypass_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
   std::int64_t rows = 0;
   for (const auto& t : ctx_.tables) {
     rows += load_table(src, t, b);
@@ -574,7 +578,8 @@ bool Runner::advance(const Batch& b, bool cancel, PurgeGroup& pending) {
     if (on_cancel(from) == OnCancel::roll_back) roll_back(b);  // in flight when a run was killed
     return false;
   }
-  if (from == ResumeFrom::purge) {  // flipped by an earlier run
+  if (from == ResumeFrom::purge) {  // flipped by an earlier run, which may have died before the lift
+    lift_target_fences(b);
     add_pending(pending, Flipped{b, b.verified, 0, 0});
     return true;
   }
@@ -622,6 +627,7 @@ Runner::Flipped Runner::copy_verify_flip(const Batch& b, PurgeGroup& pending) {
   auto verify_end = std::chrono::steady_clock::now();
   flip(b, verified);
   faults_.point("journal.flipped", context(b));
+  lift_target_fences(b);
   if (purging) commit_purge_beside(*purging, verify_start, verify_end);
   return Flipped{b, verified, rows, stats_.bytes - bytes};
 }

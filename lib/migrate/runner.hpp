@@ -130,7 +130,6 @@ class Runner {
   std::optional<std::string> try_cut_over(const Batch& b, std::string& why);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);
-  void lift_target_fences(const Batch& b);
   void roll_back_stream(const Batch& b);
   void roll_back_online(const Batch& b);
   std::int64_t timed_copy(const Batch& b);
@@ -155,6 +154,8 @@ class Runner {
                                         const std::string& on_target, const std::string& hint) const;
   bool servers_digest_alike(const Batch& b);
   void flip(const Batch& b, const std::string& verified, bool cut = false);
+  // The target's fences on a flipped batch's keys lifted (it holds them again).
+  void lift_target_fences(const Batch& b);
   void purge(const PurgeGroup& group);
   // The group's purge up to its COMMIT; the batches it purged (none: an earlier run purged them
   // all, nothing to commit).

@@ -262,14 +262,6 @@ std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why
   return verified;
 }
 
-// The target's fences on the batch's keys (it gave them away once), lifted once they are its
-// own again: after the flip. Idempotent.
-void Runner::lift_target_fences(const Batch& b) {
-  target_->exec("BEGIN");
-  lift_fences_in(*target_, ctx_.map.id, catalog::bound_type(ctx_.map.kind, ctx_.map.key_type), b.range);
-  target_->exec("COMMIT");
-}
-
 // Drops the batch's subscription (on the target), slot and publication (on the source).
 // Idempotent; a subscription is dropped without reaching the source.
 void Runner::drop_stream(const Batch& b) {
