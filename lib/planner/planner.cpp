@@ -619,6 +619,16 @@ class Planner {
     return x > 0 ? (before - after) / (2 * x) : 0;
   }
 
+  // Whether moving `w` from d to r leaves r below where d was, relative to their fair targets,
+  // so that the fleet's imbalance (imbalance()) cannot grow. A drained shard gives everything
+  // whatever that costs; a shard pinned around a hot key gives its other keys only so: a
+  // neighbour as big as the key, moved to an empty shard, made that shard the fullest.
+  bool lowers_no_peak(std::size_t d, std::size_t r, double w) const {
+    if (shards_[d].drained) return true;
+    double fd = fair_target_[d], fr = fair_target_[r];
+    return fd > 0 && fr > 0 && (value(r) + w) / fr < value(d) / fd;
+  }
+
   std::optional<Piece> overshoot(std::size_t d, std::size_t r, double amount, std::int64_t room) {
     const auto& set = shards_[d].units;
     auto it = set.upper_bound({amount, std::numeric_limits<std::size_t>::max()});
@@ -633,6 +643,8 @@ class Planner {
         // The receiver must end below where the donor was, relative to their targets, so the
         // fleet's max / mean cannot grow.
         if (tr <= 0 || td <= 0 || (vr + u.w) / tr >= vd / td) return std::nullopt;
+      } else if (!lowers_no_peak(d, r, u.w)) {
+        return std::nullopt;  // bigger ones would end higher still
       }
       return Piece{it->second, true, 0, true, u.rows, u.bytes, u.load, u.w};
     }
@@ -708,7 +720,8 @@ class Planner {
     if (forced(d))  // a pinned hot key's neighbours must leave even when no receiver has a gap
       for (auto ui : shards_[d].keepers)
         if (units_[ui].in_set)
-          if (auto piece = best_cut(ui, std::numeric_limits<double>::infinity(), room)) return piece;
+          if (auto piece = best_cut(ui, std::numeric_limits<double>::infinity(), room))
+            if (lowers_no_peak(d, r, piece->w)) return piece;
     return std::nullopt;
   }
 

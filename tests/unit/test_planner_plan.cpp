@@ -182,6 +182,29 @@ TEST_CASE("a hot key bigger than a shard's target is reported and isolated, neve
   check_prediction(f, p);
 }
 
+// Found by test_planner_properties (seed 1506397433844683676): the neighbour of a hot key is
+// an indivisible slice bigger than the key; wherever it went, its new shard would end fuller,
+// relative to its fair target, than the hot key's shard was, so it stays.
+TEST_CASE("a hot key's neighbour that would make another shard the fullest stays") {
+  Fleet f;
+  f.maps.push_back({"n", MapKind::range, KeyType::int8});
+  f.shards = {shard("s3"), shard("s4"), shard("s5"), shard("s6")};
+  f.shards[3].weight = 2;
+  auto m = range_mapping("n", -5000, -4998, "s6", 0, 2, 0);
+  m.slices[0].load = 23;
+  m.slices[0].single_key = true;
+  m.slices[1].load = 24;
+  m.load = 47;
+  f.mappings.push_back(m);
+  Options o;
+  o.objective = Objective::load;
+  o.threshold = 0.1;
+  o.min_improvement = 0.3;
+  auto p = plan(f, o);
+  CHECK(p.imbalance_after <= p.imbalance_before);
+  CHECK(p.steps.empty());
+}
+
 TEST_CASE("a hot point mapping stays and its neighbours leave") {
   Fleet f;
   f.maps.push_back({"l", MapKind::list, KeyType::text});
