@@ -4,7 +4,8 @@
 // sql/guard.sql).
 //
 // Shard-side state, in schema shardctl of every shard that was ever the source of a move:
-// shardctl.guard_ranges (shardside/guard.hpp), one row per batch range of an operation:
+// shardctl.guard_ranges (shardside/guard.hpp), one row per batch range of an operation (and
+// shardctl.guard_bypass, the further purge transactions of a range, purge.cpp):
 //   'offline': being moved, writes refused (55000)
 //   'fenced':  moved away to new_shard; writes refused (55000, naming new_shard) until lifted
 //              or expired

@@ -16,9 +16,6 @@ constexpr const char* by_block_settings =
 constexpr const char* whole_range_settings =
     "SET LOCAL enable_bitmapscan = on; SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = on; ";
 
-// "(block,offset)" -> block.
-std::int64_t block_of(const std::string& tid) { return std::stoll(tid.substr(1, tid.find(',') - 1)); }
-
 }  // namespace
 
 LoadDigest::LoadDigest(shardio::RawConn& target, std::string digest, std::string table, std::string range, bool by_blocks,
@@ -36,9 +33,8 @@ void LoadDigest::begin() {
   auto r = target_.query_each(std::string(by_block_settings) + "SELECT greatest(pg_relation_size(" +
                               target_.literal(table_) + "::regclass) / current_setting('block_size')::int - 1, 0), " +
                               "current_setting('block_size')");
-  first_block_ = last_block_ = std::stoll(r.back().at(0).at(0));
+  first_block_ = last_block_ = next_block_ = std::stoll(r.back().at(0).at(0));
   block_size_ = std::stoll(r.back().at(0).at(1));
-  after_ = "ctid >= '(" + std::to_string(first_block_) + ",0)'::tid";
 }
 
 std::uint64_t LoadDigest::next_part_bytes() const noexcept {
@@ -51,28 +47,35 @@ std::uint64_t LoadDigest::next_part_bytes() const noexcept {
   return static_cast<std::uint64_t>(std::clamp(bytes, 256.0 * 1024, 256.0 * 1024 * 1024));
 }
 
-void LoadDigest::read_blocks() {
-  auto r = target_.query("SELECT " + digest_ + ", max(ctid)::text FROM " + table_ + " WHERE " + after_ + " AND " + range_);
-  sum_ = shardio::add_value_digests(sum_, r.at(0).at(0));
-  const std::string& last = r.at(0).at(1);
-  if (!last.empty()) {  // NULL: no row of the batch in those blocks yet
-    after_ = "ctid > '" + last + "'::tid";
-    last_block_ = std::max(last_block_, block_of(last));
+void LoadDigest::read_blocks(bool last) {
+  std::string where = "ctid >= '(" + std::to_string(next_block_) + ",0)'::tid";
+  std::int64_t end = 0;
+  if (!last) {
+    // Up to the table's last block, which the next part may still fill: read with it.
+    std::int64_t blocks =
+        std::stoll(target_.query("SELECT pg_relation_size(" + target_.literal(table_) + "::regclass) / " + std::to_string(block_size_))[0][0]);
+    last_block_ = std::max(last_block_, blocks - 1);
+    end = blocks - 1;
+    if (end <= next_block_) return;  // no block complete yet
+    where += " AND ctid < '(" + std::to_string(end) + ",0)'::tid";
   }
+  auto r = target_.query("SELECT " + digest_ + " FROM " + table_ + " WHERE " + where + " AND " + range_);
+  sum_ = shardio::add_value_digests(sum_, r.at(0).at(0));
+  next_block_ = end;
   ++parts_;
 }
 
 void LoadDigest::part_loaded() {
   stream_bytes_ += part_stream_bytes_;
   part_stream_bytes_ = 0;
-  if (by_blocks_) read_blocks();
+  if (by_blocks_) read_blocks(false);
 }
 
 std::string LoadDigest::finish(const std::string& expected) {
   stream_bytes_ += part_stream_bytes_;
   part_stream_bytes_ = 0;
   if (by_blocks_) {
-    read_blocks();
+    read_blocks(true);
     if (sum_ == expected) return sum_;
   }
   whole_ = true;

@@ -4,7 +4,10 @@
 // The load runs as several COPY statements (shardio/copy_parts.hpp), each small enough for
 // COPY's ring of shared buffers. After each part the digest reads the rows of the batch in the
 // heap blocks the load has written since the last read: a TID range scan from where the table
-// ended (the load appends), which needs no index and finds every page still in the ring. Rows
+// ended (the load appends), which needs no index and finds every page still in the ring. Each
+// read ends before the table's last block, which the next part may still fill, and the next
+// read starts there, so every block is read once: the reads need not track the last row they
+// saw (max(ctid) cost a fifth of each read, bench/README.md, issue 32). Rows
 // the load put elsewhere (into free space of older pages, which PostgreSQL's free space map
 // hands out) are not in those blocks: the parts' digest then differs from the source's, and
 // the batch's whole key range is read back instead, as after a load in one statement. So a
@@ -46,15 +49,15 @@ class LoadDigest {
   bool read_whole() const noexcept { return whole_; }
 
  private:
-  void read_blocks();
+  // The blocks from next_block_ on: up to the table's last block, or (`last`) to its end.
+  void read_blocks(bool last);
 
   shardio::RawConn& target_;
   std::string digest_, table_, range_;
   bool by_blocks_;
   std::uint64_t ring_bytes_;
-  std::string after_;  // the read's lower bound: "ctid >= '(b,0)'" first, then "ctid > 'max seen'"
   std::string sum_ = "0:0";
-  std::int64_t first_block_ = 0, last_block_ = 0, block_size_ = 8192;
+  std::int64_t first_block_ = 0, last_block_ = 0, next_block_ = 0, block_size_ = 8192;
   std::uint64_t part_stream_bytes_ = 0, stream_bytes_ = 0;
   int parts_ = 0;
   bool whole_ = false;

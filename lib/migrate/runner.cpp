@@ -380,8 +380,8 @@ struct Runner::PurgeBeside {
   PurgeGroup group;
   shardio::RawConn& conn;
   clock::time_point start = clock::now();
-  // The batches purged (to commit), and when their rows were.
-  std::future<std::pair<std::vector<const Flipped*>, clock::time_point>> rows;
+  // The purge to commit, and when its rows were deleted.
+  std::future<std::pair<OpenPurge, clock::time_point>> rows;
 
   PurgeBeside(const Runner& runner, shardio::RawConn& source, PurgeGroup pending)
       : group(std::move(pending)), conn(source), rows(std::async(std::launch::async, [this, &runner] {
@@ -401,7 +401,7 @@ void Runner::commit_purge_beside(PurgeBeside& p, std::chrono::steady_clock::time
   auto overlap = std::min(verify_end, purge_end) - std::max(verify_start, p.start);
   if (overlap.count() > 0) stats_.verify_beside_seconds += std::chrono::duration<double>(overlap).count();
   stats_.purge_seconds += std::chrono::duration<double>(purge_end - p.start).count();
-  if (!purged.empty()) {
+  if (!purged.batches.empty()) {
     Stopwatch w(stats_.purge_seconds);
     purge_commit(p.conn, purged);
   }

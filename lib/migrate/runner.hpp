@@ -157,10 +157,16 @@ class Runner {
   // The target's fences on a flipped batch's keys lifted (it holds them again).
   void lift_target_fences(const Batch& b);
   void purge(const PurgeGroup& group);
-  // The group's purge up to its COMMIT; the batches it purged (none: an earlier run purged them
-  // all, nothing to commit).
-  // `digester`: a second session to the source that takes the digests beside the DELETEs.
-  std::vector<const Flipped*> purge_rows(shardio::RawConn& src, const PurgeGroup& group, shardio::RawConn* digester) const;
+  // A group's purge up to its COMMIT: the batches it purged (none: an earlier run purged them
+  // all, nothing to commit) and, when it was split over two sessions (purge.cpp), the second,
+  // whose transaction holds the parents' DELETEs and the fences and commits after the first's.
+  struct OpenPurge {
+    std::vector<const Flipped*> batches;
+    shardio::RawConn* parents = nullptr;
+  };
+  // `second`: a second session to the source, which takes the digests beside the DELETEs and,
+  // where the purge splits, deletes the parents' rows.
+  OpenPurge purge_rows(shardio::RawConn& src, const PurgeGroup& group, shardio::RawConn* second) const;
   struct PurgeCheck;  // purge.cpp
   using PurgeRun = std::vector<std::pair<const Flipped*, nlohmann::json>>;  // adjacent batches, their journals
   // One table's rows of a run of batches, as the purge deletes them.
@@ -170,7 +176,10 @@ class Runner {
     routing::KeyRange keys;
     std::string where;
   };
-  void delete_beside_digests(shardio::RawConn& src, shardio::RawConn& digester, const std::vector<PurgeStep>& steps) const;
+  // Where the purge splits: the first step the second session deletes, or steps.size().
+  std::size_t split_at(shardio::RawConn& src, const std::vector<PurgeStep>& steps) const;
+  void delete_beside_digests(shardio::RawConn& src, shardio::RawConn& second, const std::vector<PurgeStep>& steps,
+                             std::size_t split, const std::vector<const Flipped*>& todo) const;
   std::int64_t delete_rows(shardio::RawConn& src, const PurgeStep& step) const;
   void check_deleted(shardio::RawConn& src, const PurgeStep& step, std::int64_t deleted, std::optional<std::int64_t> digested) const;
   std::optional<std::int64_t> digest_run(shardio::RawConn& src, const PlannedTable& t, const PurgeRun& run,
@@ -181,7 +190,7 @@ class Runner {
                                   const std::string& got, const std::string& want) const;
   [[noreturn]] void refuse_purge(shardio::RawConn& src, const PlannedTable& t, const routing::KeyRange& keys,
                                  const std::string& what, const std::string& why) const;
-  void purge_commit(shardio::RawConn& src, const std::vector<const Flipped*>& purged);
+  void purge_commit(shardio::RawConn& src, const OpenPurge& purged);
   struct PurgeBeside;  // runner.cpp
   void commit_purge_beside(PurgeBeside& p, std::chrono::steady_clock::time_point verify_start,
                            std::chrono::steady_clock::time_point verify_end);

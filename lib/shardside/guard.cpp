@@ -81,13 +81,16 @@ bool has_guard_table(shardio::RawConn& shard) {
   return shard.query("SELECT to_regclass('shardctl.guard_ranges') IS NOT NULL")[0][0] == "t";
 }
 
+bool guard_is_current(shardio::RawConn& shard) {
+  return has_guard_table(shard) &&
+         shard.query("SELECT to_regprocedure('shardctl.guard_rows()') IS NOT NULL AND "
+                     "obj_description(to_regprocedure('shardctl.guard_hit(bigint,text,text)'), 'pg_proc') "
+                     "IS NOT DISTINCT FROM $1",
+                     {guard_version()})[0][0] == "t";
+}
+
 void ensure_guard(shardio::RawConn& shard) {
-  bool ready = has_guard_table(shard) &&
-               shard.query("SELECT to_regprocedure('shardctl.guard_rows()') IS NOT NULL AND "
-                           "obj_description(to_regprocedure('shardctl.guard_hit(bigint,text,text)'), 'pg_proc') "
-                           "IS NOT DISTINCT FROM $1",
-                           {guard_version()})[0][0] == "t";
-  if (ready) return;
+  if (guard_is_current(shard)) return;
   shard.script(std::string(sql::guard));
   shard.exec(std::string("COMMENT ON FUNCTION ") + guard_hit_signature + " IS " + shard.literal(guard_version()));
 }
@@ -229,6 +232,12 @@ void bypass_range(shardio::RawConn& shard, std::int64_t range_id) {
 void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
   shard.query("UPDATE shardctl.guard_ranges SET purge_xid = pg_current_xact_id() WHERE op_id = $1 AND batch_no = $2 "
               "AND state = 'offline'",
+              {op_id, std::to_string(batch_no)});
+}
+
+void add_batch_bypass(shardio::RawConn& shard, const std::string& op_id, int batch_no) {
+  shard.query("INSERT INTO shardctl.guard_bypass (range_id, xid) SELECT range_id, pg_current_xact_id() "
+              "FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $2 AND state = 'offline' ON CONFLICT DO NOTHING",
               {op_id, std::to_string(batch_no)});
 }
 

@@ -14,6 +14,8 @@
 //     purge_xid  xid8,                 -- the owning operation's purge transaction: its only bypass
 //     expires_at timestamptz,          -- a fence stops refusing after this; NULL = until lifted
 //     created_at timestamptz NOT NULL DEFAULT now())
+//   shardctl.guard_bypass (range_id, xid): more purge transactions a range lets through, for a
+//     purge split over two sessions (lib/migrate/purge.cpp); deleted with their range
 #pragma once
 
 #include <cstdint>
@@ -60,6 +62,9 @@ std::string guard_key_kind(const shardio::RouteSpace& space);
 void lock_guard_changes(shardio::RawConn& shard);
 
 bool has_guard_table(shardio::RawConn& shard);
+
+// Whether the shard's guard table and functions are this version's (guard_version()).
+bool guard_is_current(shardio::RawConn& shard);
 
 // In the caller's transaction: the guard's schema, table and functions, unless the shard's are
 // already this version's.
@@ -111,6 +116,11 @@ void bypass_range(shardio::RawConn& shard, std::int64_t range_id);
 
 // Records the caller's transaction as the purge of the batch's offline range: its only bypass.
 void bypass_batch_guard(shardio::RawConn& shard, const std::string& op_id, int batch_no);
+
+// Records the caller's transaction as one more purge transaction of the batch's offline range
+// (shardctl.guard_bypass), without writing the range's row: another purge transaction turns it
+// into a fence. Needs a current guard (guard_is_current).
+void add_batch_bypass(shardio::RawConn& shard, const std::string& op_id, int batch_no);
 
 // Turns the batch's offline range into a fence expiring after `grace` (a PostgreSQL interval) or never.
 void fence_batch(shardio::RawConn& shard, const std::string& op_id, int batch_no, const std::optional<std::string>& grace);

@@ -3,7 +3,8 @@
 # the rows in its snapshot on the server, deletes them and counts them. A server digest that
 # does not match hands the decision to the stream's digest (rows streamed from the source);
 # rows a trigger keeps from being deleted roll the purge back; so does a row slipped in past
-# the guard.
+# the guard. The last group's purge, split over two transactions, stopped and killed between
+# their commits.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet purgedigest --shards 2 --scale 1
@@ -85,6 +86,40 @@ purges() { local i; for i in "$@"; do printf 'purge@b%s ' "$i"; done; }
 assert_eq "$(grep -E '^(journal.flipped|purge)@' "$TEST_TMP/trace10" | cut -d' ' -f1 | tr '\n' ' ')" \
   "$(flips 1 2 3 4 5 6 7 8 9)$(purges 1 2 3 4 5 6 7 8)$(flips 10)$(purges 9 10)"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from customers where customer_id >= 400 and customer_id < 500")" "0"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+
+# The last group's purge splits over two source transactions (purge.cpp): the children's table
+# on one, the digests and the parents' tables on the other, which also fences; children commit
+# first.
+left_in() {  # LO HI: order lines, orders and customers of [LO, HI) still on shard 2
+  psql_shard 2 -XAtc "select (select count(*) from order_lines where customer_id >= $1 and customer_id < $2) || ' ' ||
+    (select count(*) from orders where customer_id >= $1 and customer_id < $2) || ' ' ||
+    (select count(*) from customers where customer_id >= $1 and customer_id < $2)"
+}
+orders_in() { psql_shard 2 -XAtc "select count(*) from orders where customer_id >= $1 and customer_id < $2"; }
+step "frozen between the two commits: the children are gone, the parents still there and still guarded"
+SHARDCTL_FAULT_PAUSE=purge.children "$SHARDCTL_BIN/shardctl" split --map customers --at 600 --move lower --to shard_1 \
+  --batch-size 50 >"$TEST_TMP/split.out" 2>&1 &
+split_pid=$!
+wait_stopped "$split_pid" "the split" "$TEST_TMP/split.out"
+assert_eq "$(left_in 501 600)" "0 $(orders_in 501 600) 99"
+[ "$(orders_in 501 600)" -gt 0 ] || fail "the orders went with the order lines"
+out=$(psql_shard 2 -v VERBOSITY=verbose -qc "set session_replication_role = replica; set shardctl.row_guard = off; insert into orders values (550, 999003, now(), 'new')" 2>&1) &&
+  fail "a write to a key being purged was let through"
+[[ "$out" == *55000* ]] || fail "refused with another error: $out"
+kill -CONT "$split_pid"
+wait "$split_pid" || fail "the split failed: $(cat "$TEST_TMP/split.out")"
+assert_eq "$(left_in 501 600)" "0 0 0"
+assert_fleet_consistent
+assert_eq "$(fleet_fingerprint)" "$before"
+
+step "killed between the two commits: the resume finds the children purged and purges the parents"
+SHARDCTL_FAULT=purge.children expect_exit 99 shardctl split --map customers --at 700 --move lower --to shard_1 --batch-size 50
+op=$(last_op)
+assert_eq "$(left_in 600 700)" "0 $(orders_in 600 700) 100"
+expect_exit 0 shardctl op resume "$op"
+assert_eq "$(left_in 600 700)" "0 0 0"
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
 pass

@@ -6,7 +6,7 @@
 -- Bounds are kept as text and compared after a cast chosen by the trigger's `how` argument,
 -- so one function serves every key type and map kind. The functions are SECURITY DEFINER:
 -- the application's role needs no privilege on schema shardctl and cannot write to it, so
--- the only bypass is the purge transaction whose xid the owning operation recorded.
+-- the only bypass is a purge transaction whose xid the owning operation recorded.
 -- guard_hit is VOLATILE so that, under READ COMMITTED, every call sees ranges committed
 -- before it, not only those committed before the writer's statement began.
 -- guard_rows is the statement-level guard of plain tables: one AFTER trigger per event, each
@@ -47,6 +47,17 @@ REVOKE ALL ON shardctl.guard_ranges FROM PUBLIC;
 ALTER TABLE shardctl.guard_ranges DROP CONSTRAINT IF EXISTS guard_ranges_state_check;
 ALTER TABLE shardctl.guard_ranges ADD CONSTRAINT guard_ranges_state_check
   CHECK (state IN ('offline', 'fenced', 'cutover'));
+-- More transactions a range lets through, beside its purge_xid: a purge split over two source
+-- sessions (lib/migrate/purge.cpp), each deleting some of the tables in a transaction of its
+-- own; the one that commits last turns the range into a fence, so neither may update the
+-- range's row before. A row here outlives its transaction harmlessly (an xid8 is never used
+-- again) and goes with its range.
+CREATE TABLE IF NOT EXISTS shardctl.guard_bypass (
+  range_id bigint NOT NULL REFERENCES shardctl.guard_ranges ON DELETE CASCADE,
+  xid      xid8 NOT NULL,
+  PRIMARY KEY (range_id, xid)
+);
+REVOKE ALL ON shardctl.guard_bypass FROM PUBLIC;
 DROP TABLE IF EXISTS shardctl.offline_ranges;
 DROP FUNCTION IF EXISTS shardctl.guard_blocks(text, text);
 
@@ -62,12 +73,13 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f
 $fn$;
 
 -- The ranges that apply to this transaction's writes, written once for every trigger below:
--- not the owning operation's purge transaction (its xid is the range's purge_xid: the purge's
--- only bypass), not fences while this session applies a shardctl stream, not fences past their
--- grace (expires_at).
+-- not the owning operation's purge transactions (the range's purge_xid, or an xid of its in
+-- guard_bypass: the purge's only bypass), not fences while this session applies a shardctl
+-- stream, not fences past their grace (expires_at).
 CREATE OR REPLACE VIEW shardctl.ranges_in_force AS
   SELECT g.* FROM shardctl.guard_ranges g
    WHERE (g.purge_xid IS NULL OR pg_current_xact_id_if_assigned() IS NULL OR g.purge_xid <> pg_current_xact_id_if_assigned())
+     AND NOT EXISTS (SELECT FROM shardctl.guard_bypass b WHERE b.range_id = g.range_id AND b.xid = pg_current_xact_id_if_assigned())
      AND (g.state <> 'fenced' OR NOT shardctl.applying_stream())
      AND (g.expires_at IS NULL OR g.expires_at > now());
 REVOKE ALL ON shardctl.ranges_in_force FROM PUBLIC;
