@@ -192,11 +192,14 @@ void Runner::delete_beside_digests(shardio::RawConn& src, shardio::RawConn& seco
       for (std::size_t j = split; j < steps.size() && !stop; ++j) deleted[j] = delete_rows(second, steps[j]);
     } catch (...) {
       for (std::size_t j = i; j < steps.size(); ++j) digests[j].set_exception(std::current_exception());
+      if (splits) {
+        if (i == steps.size()) throw;  // a DELETE's error; roll_back_second() ends the transaction
+        return;
+      }
       try {
         second.exec("ROLLBACK");
       } catch (const Error&) {  // a lost session keeps nothing; the first error says why
       }
-      if (i == steps.size()) throw;
     }
   });
   auto roll_back_second = [&] {
