@@ -35,6 +35,7 @@
 
 #include "core/error.hpp"
 #include "migrate/copy_sql.hpp"
+#include "migrate/purge_split.hpp"
 #include "migrate/runner.hpp"
 #include "migrate/server_digest.hpp"
 #include "shardside/guard.hpp"
@@ -128,34 +129,20 @@ Runner::OpenPurge Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& gr
 
 // The purge splits on the fast path only (an RI trigger of a parent's DELETE would wait for the
 // children's transaction, which waits for it to commit), over a current guard (guard_bypass),
-// with the rows of every step journaled. The first session takes a prefix of the steps (whole
-// tables, children first, so its commit leaves no orphan), the second the digests of all and
-// the DELETEs of the rest; a row's digest costs about a fifth of its DELETE (bench/README.md,
-// issue 32). The prefix is the one whose longer side is shortest, if shorter than the whole.
+// with the rows of every step journaled; purge_split.hpp decides where.
 std::size_t Runner::split_at(shardio::RawConn& src, const std::vector<PurgeStep>& steps) const {
   if (!ctx_.path.skip_purge_checks || steps.size() < 2) return steps.size();
-  std::vector<double> rows;
-  double all = 0;
-  for (const auto& s : steps) {
-    double r = 0;
-    for (const auto& [f, journal] : *s.run) {
-      PurgeCheck check(journal, s.table->name);
+  std::vector<PurgeStepSize> sizes;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    PurgeStepSize size{0, i == 0 || steps[i].table != steps[i - 1].table};
+    for (const auto& [f, journal] : *steps[i].run) {
+      PurgeCheck check(journal, steps[i].table->name);
       if (check.empty()) return steps.size();
-      r += static_cast<double>(journaled_rows(check.server.empty() ? check.journaled : check.server));
+      size.rows += static_cast<double>(journaled_rows(check.server.empty() ? check.journaled : check.server));
     }
-    rows.push_back(r);
-    all += r;
+    sizes.push_back(size);
   }
-  constexpr double digest_cost = 0.2;  // of a DELETE's, per row
-  std::size_t best = steps.size();
-  double best_cost = all + 1;  // unsplit: every DELETE on one session, the digests beside
-  double first = 0;
-  for (std::size_t k = 1; k < steps.size(); ++k) {
-    first += rows[k - 1];
-    if (steps[k].table == steps[k - 1].table) continue;  // a table's steps stay on one session
-    double cost = std::max(first, digest_cost * all + (all - first));
-    if (cost < best_cost) best = k, best_cost = cost;
-  }
+  std::size_t best = purge_split_at(sizes);
   if (best < steps.size() && !shardside::guard_is_current(src)) return steps.size();
   return best;
 }

@@ -9,6 +9,11 @@ using namespace shardctl::schema;
 using shardctl::shardside::SchemaHistoryKind;
 using shardctl::shardside::SchemaHistoryOutcome;
 
+// The unity build puts this file beside others whose `using namespace` brings in another Cell
+// (query::Cell): the tests live in a namespace of their own that names which one they mean.
+namespace schema_plan_tests {
+using shardctl::schema::Cell;
+
 namespace {
 
 Migration mig(const std::string& file, const std::string& sql) {
@@ -250,3 +255,5 @@ TEST_CASE("a file saved with a byte order mark matches the checksum recorded bef
   other.checksum = checksum_of("something else");
   CHECK(plan_shard({m}, {other}).changed.size() == 1);
 }
+
+}  // namespace schema_plan_tests
