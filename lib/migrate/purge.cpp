@@ -105,13 +105,14 @@ Runner::OpenPurge Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& gr
       steps.push_back({&*it, &run, keys, filter(src, *it, keys)});
     }
   std::size_t split = second ? split_at(src, steps) : steps.size();
+  bool splits = split < steps.size();
   // One snapshot for every digest and DELETE of the group (see the top of this file).
   src.exec("BEGIN ISOLATION LEVEL REPEATABLE READ");
   // The fast path: the parents' RI triggers are skipped (children go first, and nothing outside
   // the moving set references them); the guard's triggers still fire.
   if (ctx_.path.skip_purge_checks) src.exec("SET LOCAL session_replication_role = replica");
   for (const auto* f : todo) {
-    if (split < steps.size()) shardside::add_batch_bypass(src, ctx_.op_id, f->batch.no);
+    if (splits) shardside::add_batch_bypass(src, ctx_.op_id, f->batch.no);
     else bypass_batch_guard(src, ctx_.op_id, f->batch.no);
   }
   if (second) {
@@ -122,7 +123,7 @@ Runner::OpenPurge Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& gr
       check_deleted(src, s, delete_rows(src, s), digested);
     }
   }
-  if (split < steps.size()) return {todo, second};  // its transaction fenced them
+  if (splits) return {todo, second};  // its transaction fenced them
   for (const auto* f : todo) fence_batch(src, ctx_.op_id, f->batch.no, ctx_.fence_grace);
   return {todo, nullptr};
 }

@@ -7,6 +7,7 @@
 
 #include "migrate/purge_split.hpp"
 
+using shardctl::migrate::purge_digest_cost;
 using shardctl::migrate::purge_split_at;
 using shardctl::migrate::PurgeStepSize;
 
@@ -20,7 +21,7 @@ double split_cost(const std::vector<PurgeStepSize>& steps, std::size_t k) {
     if (i < k) first += steps[i].rows;
   }
   if (k == steps.size()) return all;
-  return std::max(first, 0.2 * all + (all - first));
+  return std::max(first, purge_digest_cost * all + (all - first));
 }
 
 }  // namespace
