@@ -9,6 +9,7 @@ packages=(
   libzstd-dev libssl-dev libxxhash-dev zstd librapidcheck-dev
   dpkg-dev fakeroot file bash-completion zsh fish
   postgresql-15 procps jq
+  python3 python3-psycopg python3-psycopg-pool pgbouncer
 )
 
 missing=()

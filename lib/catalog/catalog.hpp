@@ -18,7 +18,7 @@
 namespace shardctl::catalog {
 
 // The catalog schema version this binary creates and understands.
-inline constexpr int schema_version = 11;
+inline constexpr int schema_version = 12;
 
 struct InitResult {
   int previous_version;  // 0 when the catalog was empty

@@ -1,5 +1,7 @@
 #include "catalog/schema.hpp"
 
+#include "catalog/schema_routing.hpp"
+
 namespace shardctl::catalog {
 namespace {
 
@@ -337,7 +339,7 @@ const std::vector<SchemaStep>& schema_steps() {
   static const std::vector<SchemaStep> steps = {{1, v1}, {2, v2}, {3, v3}, {4, v4}, {5, v5_offline_windows},
                                                  {6, v6_rebalance}, {7, v7_batch_keys}, {8, v8_live_bytes},
                                                  {9, v9_online_steps}, {10, v10_replication_dsn},
-                                                 {11, v11_reference_source}};
+                                                 {11, v11_reference_source}, {12, routing_contract_sql()}};
   return steps;
 }
 
