@@ -50,7 +50,7 @@ struct Commands {
     }
     if (ctx.json()) {
       auto doc = catalog::to_json(s);
-      doc["prepared"] = prepared ? nlohmann::json(prepare::to_text(*prepared)) : nlohmann::json(nullptr);
+      doc["prepared"] = prepared ? nlohmann::json(std::string(prepare::to_text(*prepared))) : nlohmann::json(nullptr);
       return ctx.print_json(doc);
     }
     if (ctx.dry_run())
@@ -85,8 +85,8 @@ struct Commands {
                          : ctx.dry_run()                          ? (r.change == prepare::Change::installed ? "would install" : "would upgrade")
                                                                   : std::string(prepare::to_text(r.change));
       docs.push_back({{"shard", o.shard},
-                      {"state", fanout::state_name(o.state)},
-                      {"change", o.ok() ? nlohmann::json(prepare::to_text(r.change)) : nlohmann::json(nullptr)},
+                      {"state", std::string(fanout::state_name(o.state))},
+                      {"change", o.ok() ? nlohmann::json(std::string(prepare::to_text(r.change))) : nlohmann::json(nullptr)},
                       {"error", o.ok() ? nlohmann::json(nullptr) : nlohmann::json(o.error)}});
       if (!ctx.json()) ctx.out() << o.shard << '\t' << what << (o.ok() ? "" : ": " + o.error) << '\n';
     }

@@ -2,6 +2,8 @@
 // (man/shardctl-export.1). t_export_pgbouncer.sh proves the text against a real PgBouncer.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include "core/error.hpp"
 #include "export/pgbouncer.hpp"
 
@@ -44,7 +46,7 @@ TEST_CASE("values with spaces or quotes are quoted as PgBouncer's parser reads t
   CHECK(exporter::bouncer_value("my db") == "'my db'");
   CHECK(exporter::bouncer_value("it's") == "'it''s'");
   CHECK(exporter::bouncer_value("tab\there") == "'tab\there'");
-  CHECK(bouncer_line("s", "host=db dbname='my o''db'") == "s = host=db dbname='my o''db'");
+  CHECK(bouncer_line("s", "host=db dbname='my o\\'db'") == "s = host=db dbname='my o''db'");
   CHECK(bouncer_line("s", "host=db dbname='a\\'b c'") == "s = host=db dbname='a''b c'");
 }
 
