@@ -20,9 +20,9 @@ expect_exit 64 shardctl shard add s9 --dsn "host=/nonexistent dbname=x" --app-ds
 expect_exit 64 shardctl shard show s9
 expect_exit 0 shardctl shard set shard_1 --app-dsn "host=bouncer port=6432 dbname=shard_1"
 expect_exit 0 shardctl shard show shard_1 --format json
-assert_eq "$(jq -r .app_dsn "$STDOUT")" "host=bouncer port=6432 dbname=shard_1"
+assert_eq "$(jq -r .app_dsn "$STDOUT")" "dbname=shard_1 host=bouncer port=6432"
 expect_exit 0 shardctl shard list
-expect_stdout_contains "host=bouncer port=6432 dbname=shard_1"
+expect_stdout_contains "dbname=shard_1 host=bouncer port=6432"
 expect_exit 0 shardctl shard set shard_1 --app-dsn '' --dry-run
 expect_stdout_contains "would remove the application DSN of shard shard_1"
 expect_exit 0 shardctl shard set shard_1 --app-dsn ''
