@@ -27,7 +27,8 @@ sql -c "create table keys_uuid as
 # Extra keys: limits and bounds, each with its neighbours.
 extra() { # TYPE KEY...
   local t=$1; shift
-  for k in "$@"; do sql -v k="$k" -c "insert into keys_$t select (select max(ord) + 1 from keys_$t), :'k'"; done
+  # (psql interpolates :'k' in its input, not in -c)
+  for k in "$@"; do echo "insert into keys_$t select (select max(ord) + 1 from keys_$t), :'k';" | sql -v k="$k"; done
 }
 extra int -2147483648 -2147483647 2147483647 2147483646 -1 0 1 -1000001 -1000000 -999999 999999 1000000 1000001 41 42 43 99 100 101
 extra bigint -9223372036854775808 -9223372036854775807 9223372036854775807 9223372036854775806 -1 0 1 \
