@@ -44,7 +44,7 @@ assert_eq "$(psql_catalog -XAtc "select replication_dsn is null from shardctl.sh
 expect_exit 0 shardctl shard show extra --format json
 assert_eq "$(jq -r '"\(.status) \(.replication_dsn)"' "$STDOUT")" "readonly null"
 expect_exit 64 shardctl shard set extra
-expect_stderr_contains "--status or --replication-dsn is required"
+expect_stderr_contains "--status, --replication-dsn or --app-dsn is required"
 
 step "a replication DSN with a password is refused, nothing changed"
 before=$(catalog_dump)
