@@ -4,8 +4,9 @@
 # shardctl.assert_route, which also checks reads. The floor is raised by the purge with the fence,
 # after offline and online moves and on every source of a merge, and stays after fence_grace
 # and `op unfence`. A malformed value is 22023 (shardctl_bad_route), never "no version"; '' is
-# "no version". The moving and fenced refusals carry their constraint names and a JSON DETAIL,
-# read here with psycopg (constraint_name, message_detail) and checked field by field with jq.
+# "no version". The moving (offline range, cut-over) and fenced refusals carry their constraint
+# names and a JSON DETAIL, read here with psycopg (constraint_name, message_detail) and checked
+# field by field with jq.
 source "$(dirname "$0")/lib.sh"
 
 # /usr/bin/python3 has psycopg (the first python3 on PATH may not).
@@ -218,10 +219,34 @@ refused_as 2 stale_route "set local shardctl.route = 'customers:$before_grace'" 
 assert_eq "$(field min_version) $(field operation)" "$v2 \"$grace_op\""
 accepted 2 "set local shardctl.route = 'customers:$v2'" "insert into customers values (610, 'back', 1, now())"
 
-step "an online move raises the floor too, in its cut-over's flip"
+step "the cut-over's refusal: a REPEATABLE READ writer held at it is refused as moving"
 before_online=$(map_version)
-expect_exit 0 shardctl move --map customers --key 100 --to shard_2 --online
+SHARDCTL_FAULT_PAUSE=online.cutover:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 100 --to shard_2 \
+  --online --cutover-timeout 0.001 >"$TEST_TMP/move.out" 2>&1 &
+pid=$!
+wait_stopped "$pid" "the move" "$TEST_TMP/move.out"
 online_op=$(last_op)
+(OUT=$TEST_TMP/rr.out; tx 1 "set transaction isolation level repeatable read" "select count(*) from customers" \
+  "update customers set name = 'rr' where customer_id = 101") &
+rr_pid=$!
+waiting_on_shard() {
+  [ "$(psql_shard 1 -XAtc "select count(*) from pg_stat_activity where datname = current_database()
+                           and wait_event_type = 'Lock' and wait_event = 'advisory'")" = 1 ]
+}
+wait_until "the write to wait on the cut-over" waiting_on_shard
+kill -CONT "$pid"
+got=0
+wait "$pid" || got=$?
+[ "$got" = 75 ] || fail "the move exited $got, not 75 (its cut-over was to give up): $(cat "$TEST_TMP/move.out")"
+wait "$rr_pid" || fail "tx.py failed"
+OUT=$TEST_TMP/rr.out
+assert_eq "$(outcome) $(second)" "55000 shardctl_moving"
+assert_eq "$(detail | jq -c '[.state, .map, .operation, .new_owner, .min_version, .key, .table]')" \
+  "[\"moving\",\"customers\",\"$online_op\",\"shard_2\",null,\"101\",\"public.customers\"]"
+OUT=$TEST_TMP/tx.out
+
+step "an online move raises the floor too, in its cut-over's flip"
+expect_exit 0 shardctl op resume "$online_op" --cutover-timeout 5
 v3=$(flip_version "$online_op")
 [ "$v3" -gt "$before_online" ] || fail "the online flip version $v3 is not above $before_online"
 assert_eq "$(floor_of 1)" "$v3"
