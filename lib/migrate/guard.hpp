@@ -29,7 +29,10 @@
 //     skips the early refusal, never the guard.
 // An earlier version's row trigger without WHEN is replaced when a guard is next installed.
 // A partitioned table, whose partitions a statement can name directly, keeps the row
-// trigger alone and without WHEN (cloned to each partition, also those attached later).
+// trigger alone and without WHEN (cloned to each partition, also those attached later), with a
+// fourth argument, 'each_row': it checks a stated route (below) for every row, where on a plain
+// table the statement triggers check it once a statement and the row trigger only before a
+// refusal of its own.
 // Both: shardctl_guard_truncate  BEFORE TRUNCATE FOR EACH STATEMENT
 // Route floors (shardctl.route_floors, shardside/guard.hpp): the purge that turns a batch's
 // range into a fence raises the source's floor for the map to the batch's flip version

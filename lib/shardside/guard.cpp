@@ -37,8 +37,10 @@ void create_trigger(shardio::RawConn& shard, const std::string& quoted_table, co
 constexpr const char* range_columns =
     "range_id::text, op_id::text, map_id::text, batch_no::text, lo IS NULL, coalesce(lo, ''), hi IS NULL, coalesce(hi, ''), "
     "state, new_shard, expires_at IS NULL, coalesce(expires_at::text, ''), coalesce(expires_at < now(), false), "
-    "map_name IS NULL, coalesce(map_name, '') "
-    "FROM shardctl.guard_ranges ";
+    // Through the row's JSON: a guard table of an earlier version has no map_name (`check`
+    // reads shards whose guard no move of this version has installed yet).
+    "to_jsonb(g) ->> 'map_name' IS NULL, coalesce(to_jsonb(g) ->> 'map_name', '') "
+    "FROM shardctl.guard_ranges g ";
 
 GuardRange read_range(const std::vector<std::string>& r) {
   GuardRange g;
@@ -127,7 +129,8 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
         "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END || '/' || tgtype, ',' "
         "ORDER BY tgname) FROM pg_trigger "
         "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%' AND tgenabled = 'A' "
-        "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 ELSE 3 END), '') "
+        "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 WHEN c.relkind = 'p' AND tgname = 'shardctl_guard' "
+        "THEN 4 ELSE 3 END), '') "
         "FROM pg_class c WHERE c.oid = $1::regclass",
         {t.quoted_table});
     bool partitioned = r[0][0] == "t";
@@ -147,7 +150,10 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
     std::string row = "FOR EACH ROW ";
     if (!partitioned) row += std::string("WHEN (current_setting('") + row_guard_setting + "', true) IS DISTINCT FROM 'off') ";
     row += std::string("EXECUTE FUNCTION ") + guard_row_function + "(";
-    row += args;
+    // A fourth argument tells guard() that no statement trigger checks the stale route: it
+    // checks it for every row of a partitioned table (sql/guard.sql), on a plain table only
+    // before it refuses a key (the statement trigger checks each statement).
+    row += partitioned ? args.substr(0, args.size() - 1) + ", 'each_row')" : args;
     // Not on DELETE for a plain table: a BEFORE ROW DELETE trigger makes PostgreSQL lock every
     // row before deleting it, whether or not the trigger's WHEN lets it fire, and that was a
     // third of the purge's DELETE on a scattered heap (bench/README.md, issue 32). The

@@ -365,9 +365,10 @@ DECLARE
   route text := current_setting('shardctl.route', true);
 BEGIN
   -- The stale-route check first: a router that holds an older map than this shard gave keys
-  -- away at is told so, whichever key it writes (per row here: a partition has no statement
-  -- trigger of shardctl's, and on a plain table this is the early refusal).
-  IF route <> '' THEN
+  -- away at is told so, whichever key it writes. For every row of a partitioned table (its
+  -- trigger's fourth argument: no statement trigger of shardctl's fires on a partition); on a
+  -- plain table guard_rows checks it once a statement, and here only a refusal does, first.
+  IF route <> '' AND TG_NARGS > 3 THEN
     PERFORM shardctl.check_route(map, route, coalesce(new_key, old_key), TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
   END IF;
   FOREACH v IN ARRAY CASE WHEN new_key IS NOT DISTINCT FROM old_key THEN ARRAY[new_key] ELSE ARRAY[new_key, old_key] END LOOP
@@ -377,6 +378,9 @@ BEGIN
       hit := shardctl.guard_hit(map, v, how);
     END IF;
     IF hit.range_id IS NULL THEN CONTINUE; END IF;
+    IF route <> '' AND TG_NARGS <= 3 THEN
+      PERFORM shardctl.check_route(map, route, v, TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+    END IF;
     PERFORM shardctl.refuse_range(hit.state, map, hit.map_name, hit.op_id, hit.new_shard, v, TG_TABLE_SCHEMA, TG_TABLE_NAME);
   END LOOP;
   RETURN coalesce(NEW, OLD);
