@@ -58,6 +58,15 @@ floor_of() { psql_shard "$1" -XAtc "select min_version from shardctl.route_floor
 
 fresh_fleet floor --shards 3 --scale 1
 map_id=$(psql_catalog -XAtc "select map_id from shardctl.maps where name = 'customers'")
+# A partitioned sharded table: its row trigger checks a stated route for every row.
+for i in 1 2 3; do
+  psql_shard "$i" -qc "create table public.visits (customer_id bigint not null, at date not null, primary key (customer_id, at))
+                         partition by range (at);
+                       create table public.visits_2024 partition of public.visits for values from ('2024-01-01') to ('2025-01-01');
+                       create table public.visits_rest partition of public.visits default"
+done
+psql_shard 1 -qc "insert into visits values (100, '2024-03-01'), (250, '2024-03-01'), (250, '2026-01-01')"
+shardctl table add-sharded visits --map customers --key customer_id >/dev/null
 
 step "the moving refusal: an offline batch (and TRUNCATE), constraint and DETAIL"
 SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" split --map customers --at 200 --to shard_3 \
@@ -99,6 +108,15 @@ assert_eq "$(field min_version) $(field stated_version) $(field key)" "$v1 $v0 \
 refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "delete from order_lines where customer_id = 5"
 assert_eq "$(field key) $(field table) $(field stated_version)" "null \"public.order_lines\" $v0"
 refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "truncate order_lines"
+# A partitioned table: every row is checked, through its parent or a partition named directly.
+refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "insert into visits values (100, '2024-05-01')"
+assert_eq "$(field key) $(field table)" "\"100\" \"public.visits_2024\""
+refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "delete from visits_2024 where customer_id = 100"
+# A row trigger: a statement that writes no row is not checked there.
+accepted 1 "set local shardctl.route = 'customers:$v0'" "delete from visits_rest where customer_id = 100"
+refused_as 1 fenced "set local shardctl.route = 'customers:$v1'" "insert into visits values (250, '2024-05-01')"
+accepted 1 "set local shardctl.route = 'customers:$v1'" "insert into visits values (100, '2024-05-01')"
+assert_eq "$(psql_shard 3 -XAtc "select count(*) from visits where customer_id = 250")" "2"
 
 step "the flip's version or later works; no version behaves as before"
 accepted 1 "set local shardctl.route = 'customers:$v1'" "insert into orders values (100, 999001, now(), 'new')"

@@ -278,8 +278,8 @@ DECLARE
   item text;
   stated bigint;
 BEGIN
-  -- stated_version's work, inline where the value is plain (one function call less: ~30% of
-  -- this check's time, bench/README.md).
+  -- stated_version's work, inline where the value is plain: a function call less, on the
+  -- path every statement that states a version takes (bench/README.md, the stale-route check).
   IF NOT shardctl.route_plain(route) THEN PERFORM shardctl.stated_version(route, NULL); END IF;
   SELECT * INTO f FROM shardctl.route_floors g WHERE g.map_id = map;
   IF f.map_id IS NULL THEN RETURN; END IF;
