@@ -20,7 +20,7 @@ struct LockHolders {
 
 LockHolders lock_holders(shardio::RawConn& shard, const std::vector<GuardedTable>& tables) {
   // Without tables: the guard's own (ensure_guard_objects alters shardctl.guard_ranges).
-  std::string regs = tables.empty() ? shard.literal(shardside::guard_ranges_table) + "::regclass" : "";
+  std::string regs = tables.empty() ? "to_regclass(" + shard.literal(shardside::guard_ranges_table) + ")" : "";
   for (const auto& t : tables) regs += (regs.empty() ? "" : ", ") + shard.literal(t.quoted_table) + "::regclass";
   auto rows = shard.query(
       "SELECT DISTINCT a.pid::text, coalesce(a.usename, '?'), coalesce(nullif(a.application_name, ''), '-'), "
