@@ -226,8 +226,13 @@ BEGIN
       IF length(split_part(item, ':', 1)) > 63 THEN
         PERFORM shardctl.bad_route(route, 'a map name is at most 63 characters');
       END IF;
-      IF length(split_part(item, ':', 2)) > 19 OR split_part(item, ':', 2)::numeric > 9223372036854775807 THEN
-        PERFORM shardctl.bad_route(route, 'version ' || left(split_part(item, ':', 2), 40) || ' is out of range');
+      -- Two IFs: SQL does not promise to evaluate OR left to right, and a number of 131072
+      -- digits or more is not even a numeric.
+      IF length(split_part(item, ':', 2)) > 19 THEN
+        PERFORM shardctl.bad_route(route, 'version ' || left(split_part(item, ':', 2), 40) || '... is out of range');
+      END IF;
+      IF split_part(item, ':', 2)::numeric > 9223372036854775807 THEN
+        PERFORM shardctl.bad_route(route, 'version ' || split_part(item, ':', 2) || ' is out of range');
       END IF;
     END LOOP;
   END IF;
