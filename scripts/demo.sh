@@ -35,6 +35,17 @@ nonzero shardctl move --map customers --key 900 --to shard_1
 step shardctl map show customers
 step shardctl op list
 step shardctl check
+# Applications route by the map themselves (shardctl-routing(7)): the catalog answers with the
+# shard, the address to use and the map's version; shard_4, which gave key 900 away, refuses a
+# transaction that states the version from before the move (constraint shardctl_stale_route).
+catalog=$(shardctl sandbox env | sed -n "s/^export PGDATABASE='\(.*\)'$/\1/p")
+route_sql="select shard, version from shardctl.route('customers', 900)"
+printf '\n%s$ psql -c "%s"%s\n' "$bold" "$route_sql" "$plain"
+( eval "$(shardctl sandbox env)"; psql -X -c "$route_sql" "$catalog" )
+shard_4=$(shardctl shard show shard_4 --format json | jq -r .dsn)
+stale="begin; set local shardctl.route = 'customers:1'; insert into customers values (901, 'stale', 1, now()); rollback"
+printf '\n%s$ psql "%s" -c "%s"%s\n' "$bold" "$shard_4" "$stale" "$plain"
+psql -X -q "$shard_4" -c "$stale" 2>&1 | sed -n '1p' || true
 # Damage one shard behind shardctl's back: an order deleted with its FK checks switched off
 # leaves its order_lines orphaned. check finds them (exit 2: critical), quarantine fixes it.
 dsn=$(shardctl shard show shard_1 --format json | jq -r .dsn)
