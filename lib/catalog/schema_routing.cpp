@@ -111,70 +111,83 @@ BEGIN
 END
 $fn$;
 
+-- PL/pgSQL with two queries: the map's row, then its mapping with its shard. Generic plans,
+-- planned once a session: the custom plans PostgreSQL would otherwise pick for the range
+-- lookup cost a planning each call, more than the call itself.
 CREATE FUNCTION shardctl.route(map text, key text, OUT shard text, OUT dsn text, OUT status text, OUT is_point boolean,
                                OUT low text, OUT high text, OUT version bigint, OUT hash bigint)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $fn$
 #variable_conflict use_column
 DECLARE
-  m record;
+  m_id bigint;
+  m_kind text;
+  m_type text;
   n numeric;
   r bigint;
   u uuid;
-  hit shardctl.mappings;
 BEGIN
-  m := shardctl.routing_map(map);
-  version := m.version;
+  SELECT m.map_id, m.kind, m.key_type, m.version INTO m_id, m_kind, m_type, version FROM shardctl.maps m WHERE m.name = map;
+  IF NOT FOUND THEN
+    PERFORM shardctl.routing_map(map);  -- raises: NULL or unknown map
+  END IF;
   IF key IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = '22004',
-      MESSAGE = format('shardctl: the key is NULL (map %s has key type %s)', map, m.key_type);
+      MESSAGE = format('shardctl: the key is NULL (map %s has key type %s)', map, m_type);
   END IF;
   -- Keys parse exactly as `shardctl lookup` parses them (lib/routing/key.cpp): decimal digits
   -- with an optional minus, nothing else; uuids in PostgreSQL's input grammar.
-  IF m.key_type IN ('int', 'bigint') THEN
+  IF m_type = 'bigint' OR m_type = 'int' THEN
     IF key COLLATE "C" !~ '^-?[0-9]+$' THEN
       n := NULL;
     ELSE
       n := key::numeric;
-      IF m.key_type = 'int' AND n NOT BETWEEN -2147483648 AND 2147483647 THEN n := NULL; END IF;
+      IF m_type = 'int' AND n NOT BETWEEN -2147483648 AND 2147483647 THEN n := NULL; END IF;
       IF n NOT BETWEEN -9223372036854775808 AND 9223372036854775807 THEN n := NULL; END IF;
     END IF;
     IF n IS NULL THEN
       RAISE EXCEPTION USING ERRCODE = '22P02',
-        MESSAGE = format('shardctl: %s is not a valid %s key (map %s has key type %s)', quote_literal(left(key, 80)), m.key_type, map, m.key_type);
+        MESSAGE = format('shardctl: %s is not a valid %s key (map %s has key type %s)', quote_literal(left(key, 80)), m_type, map, m_type);
     END IF;
-    r := n::bigint;
-    IF m.kind = 'hash' THEN
-      r := CASE m.key_type WHEN 'int' THEN hashint4extended(r::int4, 0) ELSE hashint8extended(r, 0) END;
+    r := n;
+    IF m_kind = 'hash' THEN
+      IF m_type = 'int' THEN r := hashint4extended(r::int4, 0); ELSE r := hashint8extended(r, 0); END IF;
       hash := r;
     END IF;
-  ELSIF m.key_type = 'uuid' THEN
-    IF key COLLATE "C" !~ '^([0-9a-fA-F]{4}(-?[0-9a-fA-F]{4}){7}|\{[0-9a-fA-F]{4}(-?[0-9a-fA-F]{4}){7}\})$' THEN
+  ELSIF m_type = 'uuid' THEN
+    -- uuid_in's grammar is lookup's; its error is given the map's words. (A regex of that
+    -- grammar has bounded repeats, which PostgreSQL compiles afresh at every call.)
+    BEGIN
+      u := key::uuid;
+    EXCEPTION WHEN invalid_text_representation THEN
       RAISE EXCEPTION USING ERRCODE = '22P02',
         MESSAGE = format('shardctl: %s is not a valid uuid key (map %s has key type uuid)', quote_literal(left(key, 80)), map);
-    END IF;
-    u := key::uuid;
-    IF m.kind = 'hash' THEN r := uuid_hash_extended(u, 0); hash := r; END IF;
-  ELSIF m.kind = 'hash' THEN
+    END;
+    IF m_kind = 'hash' THEN r := uuid_hash_extended(u, 0); hash := r; END IF;
+  ELSIF m_kind = 'hash' THEN
     r := hashtextextended(key COLLATE "C", 0);
     hash := r;
   END IF;
 
   IF r IS NOT NULL THEN
-    SELECT * INTO hit FROM shardctl.mappings g WHERE g.map_id = m.map_id AND g.int_range @> r;
-  ELSIF m.key_type = 'uuid' THEN
-    SELECT * INTO hit FROM shardctl.mappings g WHERE g.map_id = m.map_id AND g.uuid_range @> u;
+    SELECT s.name, coalesce(s.app_dsn, s.dsn), g.status, g.is_point, lower(g.int_range)::text,
+           CASE WHEN g.is_point THEN NULL ELSE upper(g.int_range)::text END
+      INTO shard, dsn, status, is_point, low, high
+      FROM shardctl.mappings g JOIN shardctl.shards s ON s.shard_id = g.shard_id
+     WHERE g.map_id = m_id AND g.int_range @> r;
+  ELSIF u IS NOT NULL THEN
+    SELECT s.name, coalesce(s.app_dsn, s.dsn), g.status, g.is_point, lower(g.uuid_range)::text,
+           CASE WHEN g.is_point THEN NULL ELSE upper(g.uuid_range)::text END
+      INTO shard, dsn, status, is_point, low, high
+      FROM shardctl.mappings g JOIN shardctl.shards s ON s.shard_id = g.shard_id
+     WHERE g.map_id = m_id AND g.uuid_range @> u;
   ELSE
-    SELECT * INTO hit FROM shardctl.mappings g WHERE g.map_id = m.map_id AND g.text_range @> (key COLLATE "C");
+    SELECT s.name, coalesce(s.app_dsn, s.dsn), g.status, g.is_point, lower(g.text_range),
+           CASE WHEN g.is_point THEN NULL ELSE upper(g.text_range) END
+      INTO shard, dsn, status, is_point, low, high
+      FROM shardctl.mappings g JOIN shardctl.shards s ON s.shard_id = g.shard_id
+     WHERE g.map_id = m_id AND g.text_range @> (key COLLATE "C");
   END IF;
-  IF hit.mapping_id IS NULL THEN
-    status := 'unmapped';
-    RETURN;
-  END IF;
-  SELECT s.name, coalesce(s.app_dsn, s.dsn) INTO shard, dsn FROM shardctl.shards s WHERE s.shard_id = hit.shard_id;
-  status := hit.status;
-  is_point := hit.is_point;
-  low := shardctl.mapping_low(hit);
-  high := shardctl.mapping_high(hit);
+  IF NOT FOUND THEN status := 'unmapped'; END IF;
 END
 $fn$;
 

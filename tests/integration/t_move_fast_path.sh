@@ -8,10 +8,12 @@ source "$(dirname "$0")/lib.sh"
 fresh_fleet fast --shards 2 --scale 1
 before=$(fleet_fingerprint)
 
-# First (before any move created schema shardctl on the shards as postgres): a role that may
-# not set session_replication_role takes the checked path, with the same result.
+# First (with schema shardctl made by the move itself, as this role: the fleet's shards were
+# prepared as postgres, whose objects another role may not use): a role that may not set
+# session_replication_role takes the checked path, with the same result.
 role="mover_$$"
 for n in 1 2; do
+  psql_shard "$n" -qc "drop schema if exists shardctl cascade"
   psql_shard "$n" -qc "do \$\$ begin create role $role login; exception when duplicate_object then null; end \$\$"
   psql_shard "$n" -qc "grant create on database \"$(psql_shard "$n" -XAtc 'select current_database()')\" to $role"
   for t in region product customers orders order_lines; do psql_shard "$n" -qc "alter table $t owner to $role"; done

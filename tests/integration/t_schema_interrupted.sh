@@ -164,7 +164,7 @@ SQL
 sum=$(sha256sum < "$O/V1__a.sql" | cut -d' ' -f1)
 psql_shard 1 -q <<SQL
 create table a (id int);
-create schema shardctl;
+create schema if not exists shardctl;
 create table shardctl.schema_history (
   id bigint generated always as identity primary key, version text, name text not null,
   kind text not null check (kind in ('versioned', 'repeatable', 'baseline')), checksum text,
