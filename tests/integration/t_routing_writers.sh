@@ -10,7 +10,8 @@
 # acknowledged row exactly once, on the shard `shardctl lookup` routes its key to, with the
 # value of its last acknowledged update), no write failed but by a refusal, and every refusal
 # was classified by its constraint name (none unclassified). Then, the fences' grace (2 s)
-# expired, a client still holding the version from before the move is refused (stale_route).
+# expired, a client still holding the version from before the move is refused (stale_route)
+# writing a key the move took off shard_2.
 # The last two need the shard side of the routing contract; without it they are reported as
 # not run (skip) after everything else passed.
 source "$(dirname "$0")/lib.sh"
@@ -61,7 +62,7 @@ held_op() {
   wait_until "$name: writes raced its first batch in flight" "$raced" "$a1" "$r1"
   kill -CONT "$pid"
   wait "$pid" || fail "$name: exited $?: $(cat "$TEST_TMP/$name.out")"
-  summary+=("$name: $(($(acks) - a0)) writes acknowledged while it ran ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s), $(($(refusals) - r1)) refusals after it stopped")
+  summary+=("$name: $(($(acks) - a0)) writes acknowledged while it ran ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s), $(($(refusals) - r1)) refused since its first batch was held")
 }
 offline_raced() { [ "$(acks)" -ge $(($1 + 20)) ] && [ "$(refusals)" -ge $(($2 + 1)) ]; }
 step "offline split 875.. of shard_4 to shard_1"

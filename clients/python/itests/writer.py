@@ -95,7 +95,7 @@ def main():
             cid = new_customer_first + seq
             value = f"w{wid}-c{seq}"
             write("ins_customer", cid, 0, value,
-                  "INSERT INTO customers VALUES (%s, %s, 1 + %s % 8, timestamptz '2025-01-01 00:00+00')", (cid, value, cid))
+                  "INSERT INTO customers VALUES (%s, %s, 1 + %s %% 8, timestamptz '2025-01-01 00:00+00')", (cid, value, cid))
         else:
             cid = rnd.randint(lo, customers)
             oid = order_base + wid * 100000 + seq
