@@ -50,7 +50,7 @@ void print_usage(const fs::path& dir) {
     name.resize(std::max<std::size_t>(name.size(), 10), ' ');
     std::cout << "  " << name << "  " << desc << '\n';
   }
-  std::cout << "  help        Show the manual page of a command: shardctl help COMMAND\n\n"
+  std::cout << "  help        Show the manual page of a command: shardctl help COMMAND (or: shardctl help routing)\n\n"
                "Global options (every command):\n"
                "  -c, --config FILE   TOML config (default: $SHARDCTL_CONFIG, ./shardctl.toml,\n"
                "                      $XDG_CONFIG_HOME/shardctl/config.toml)\n"
@@ -79,8 +79,12 @@ int show_manual(const std::string& topic, const fs::path& dir) {
   std::string page = topic.empty() ? "shardctl" : "shardctl-" + topic;
   // Relative to this binary only, never the source tree: the installed pages
   // (SHARDCTL_MAN_FROM_BIN, from GNUInstallDirs), or a build tree's copy in ../share/man.
-  std::vector<fs::path> candidates = {dir / SHARDCTL_MAN_FROM_BIN / "man1" / (page + ".1"),
-                                      dir / ".." / "share" / "man" / "man1" / (page + ".1")};
+  // Commands are in section 1; topics such as `routing` (shardctl-routing(7), for application
+  // developers) in section 7.
+  std::vector<fs::path> candidates;
+  for (const char* section : {"1", "7"})
+    for (const auto& base : {dir / SHARDCTL_MAN_FROM_BIN, dir / ".." / "share" / "man"})
+      candidates.push_back(base / (std::string("man") + section) / (page + "." + section));
   for (const auto& file : candidates) {
     std::error_code ec;
     if (!fs::exists(file, ec)) continue;

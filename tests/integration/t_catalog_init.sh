@@ -9,12 +9,12 @@ expect_stderr_contains "no shardctl catalog"
 expect_stderr_contains "shardctl init"
 
 expect_exit 0 shardctl init
-expect_stdout_contains "created catalog schema version 11"
+expect_stdout_contains "created catalog schema version 12"
 expect_exit 0 shardctl init
 expect_stdout_contains "up to date"
 expect_exit 0 shardctl init --format json
 assert_eq "$(jq -r .changed "$STDOUT")" "false"
-assert_eq "$(jq -r .version "$STDOUT")" "11"
+assert_eq "$(jq -r .version "$STDOUT")" "12"
 version=$(jq -r .version "$STDOUT")
 
 # Concurrent first runs on another empty database: every one exits 0 (shardctl-init(1): "0

@@ -12,6 +12,10 @@ version=$(git -C "$(dirname "$0")" show "$commit:lib/catalog/catalog.hpp" |
 names=$(printf '%s\n' "$src" | tr '\n' ' ' |
   sed -n 's/.*std::vector<SchemaStep> steps = {\(.*\)};[[:space:]]*return steps;.*/\1/p' |
   grep -o '{[0-9]*, *[A-Za-z0-9_]*}' | sed 's/{[0-9]*, *\([A-Za-z0-9_]*\)}/\1/')
+# Steps may live in schema*.cpp files beside schema.cpp (step 12: schema_routing.cpp).
+for f in $(git -C "$(dirname "$0")" ls-tree --full-tree --name-only "$commit" lib/catalog/ | grep -E '/schema_[a-z_]+\.cpp$' || true); do
+  src+=$'\n'$(git -C "$(dirname "$0")" show "$commit:$f")
+done
 for n in $names; do
   # The raw string literal of `constexpr std::string_view NAME = R"SQL(` ... `)SQL";`, verbatim.
   printf '%s\n' "$src" | awk -v n="$n" '
