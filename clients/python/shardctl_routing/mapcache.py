@@ -250,6 +250,20 @@ class MapCache:
                 self.refresh(name, min_version=version)
                 pause = min(pause * 2, self.poll_interval)
 
+    def wait_for_change(self, name, version, timeout):
+        """Waits up to timeout seconds for the cache to hold a version of the map newer than
+        ``version`` (a notice, a poll or another thread's refresh brings it); never asks the
+        catalog itself. Returns True when it does."""
+        slot = self._slot(name)
+        deadline = time.monotonic() + timeout
+        with slot.changed:
+            while slot.state is None or slot.state.version <= version:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                slot.changed.wait(left)
+        return True
+
     def poll(self):
         """Refreshes every loaded map once (what the background thread does while it cannot listen)."""
         self._count("polls")

@@ -121,7 +121,7 @@ class Router:
     1.18 in transaction mode does not carry them between transactions)."""
 
     def __init__(self, cache: MapCache, *, pool_min=1, pool_max=4, pool_timeout=30.0, max_attempts=20,
-                 backoff=0.005, backoff_max=0.5, connect_kwargs=None):
+                 backoff=0.05, backoff_max=1.0, connect_kwargs=None):
         self.cache = cache
         self.pool_min = pool_min
         self.pool_max = pool_max
@@ -226,9 +226,9 @@ class Router:
         """As run, returning an Outcome: fn's value, the route it committed by, attempts and
         the refusals met. 'moving': backs off (exponential, jittered) and re-routes;
         'fenced' / 'stale_route': refreshes the map (to at least DETAIL's min_version when
-        given), re-routes and retries. A connection lost before COMMIT is retried (the server
-        rolled back); one lost during COMMIT raises AmbiguousCommit unless
-        retry_ambiguous_commit. Anything else raises at once; a Refusal is raised when
+        given), re-routes and retries. Backoffs end early when the map changes. A connection
+        lost before COMMIT is retried (the server rolled back); one lost during COMMIT raises
+        AmbiguousCommit unless retry_ambiguous_commit. Anything else raises at once; a Refusal is raised when
         max_attempts are spent."""
         limit = max_attempts or self.max_attempts
         refusals = []
@@ -245,21 +245,19 @@ class Router:
                 refusals.append(ref)
                 if attempt >= limit:
                     raise
+                # Back off (from `backoff`, doubling to `backoff_max`, jittered), but go on at
+                # once when the map changes meanwhile: a 'moving' range ends with its flip, and a
+                # fenced or stale route needs a version the catalog may not have handed out yet.
+                delay = pause * (0.5 + random.random())
                 if ref.kind == "moving":
-                    time.sleep(pause * (0.5 + random.random()))
+                    self.cache.wait_for_change(map_name, r.version, delay)
                     pause = min(pause * 2, self.backoff_max)
-                    # The flip may have happened meanwhile and its notice not yet arrived.
-                    if attempt % 4 == 0:
-                        self.cache.refresh(map_name)
                 else:
                     mv = ref.min_version
                     target = max(mv if mv is not None else 0, r.version + 1)
-                    before = self.cache.version(map_name)
                     self.cache.refresh(map_name, min_version=target)
-                    if self.cache.version(map_name) == before:
-                        # The catalog has nothing newer yet (the shard raced ahead of our read):
-                        # wait a little for it rather than spinning.
-                        time.sleep(pause * (0.5 + random.random()))
+                    if self.cache.version(map_name) <= r.version:
+                        self.cache.wait_for_change(map_name, r.version, delay)
                         pause = min(pause * 2, self.backoff_max)
             except AmbiguousCommit:
                 if not retry_ambiguous_commit or attempt >= limit:
