@@ -265,13 +265,14 @@ class MapCache:
         return True
 
     def poll(self):
-        """Refreshes every loaded map once (what the background thread does while it cannot listen)."""
-        self._count("polls")
+        """Refreshes every loaded map once (what the background thread does while it cannot
+        listen, and once after each LISTEN); stats['polls'] counts the polls completed."""
         for name in self.maps():
             try:
                 self.refresh(name)
             except psycopg.Error:
                 pass
+        self._count("polls")
 
     def listening(self, timeout=None):
         """True once the background thread listens (waits up to timeout seconds)."""
