@@ -81,7 +81,7 @@ for label in ("route_range", "route_hash"):
 log(f"route {res['route_range']}, hash {res['route_hash']}, one-row INSERT {res['insert']}")
 
 # --- the version check per transaction -----------------------------------------------------------
-r = cache.route(MAP, 300)   # shard_2, which the split in routing_bench.sh gave a floor
+r = cache.route(MAP, 300)   # shard_2 (251..400 in both modes), which the split in routing_bench.sh gave a floor
 with psycopg.connect(r.dsn, autocommit=True, prepare_threshold=None) as c:
     floor = None
     if c.execute("SELECT to_regclass('shardctl.route_floors') IS NOT NULL").fetchone()[0]:
@@ -116,7 +116,8 @@ res["notice"] = {"commit_to_cache_p50_ms": pct(lat, 0.5) * 1e3, "commit_to_cache
 log(f"notice: {res['notice']}")
 
 # --- flip -> first write acknowledged on the new shard -------------------------------------------
-key, target = (300, "shard_3") if MODE == "direct" else (600, "shard_1")
+# Keys away from 251..400 (shard_2, the check above) so that both modes check on the same shard.
+key, target = (600, "shard_1") if MODE == "direct" else (800, "shard_2")
 src = cache.route(MAP, key).shard
 flip_at = {}
 stop = threading.Event()

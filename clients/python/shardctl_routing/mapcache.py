@@ -14,8 +14,7 @@ import bisect
 import select
 import threading
 import time
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -25,8 +24,7 @@ from . import keys as _keys
 CHANNEL = "shardctl_map_changed"
 
 
-@dataclass(frozen=True)
-class Mapping:
+class Mapping(NamedTuple):
     mapping_id: int
     shard: str
     dsn: str
@@ -37,8 +35,7 @@ class Mapping:
     high: Optional[str]
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """Where a key goes, by the map at ``version`` (fields as ``shardctl.route()`` names them)."""
 
     map: str
