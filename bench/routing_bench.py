@@ -81,25 +81,32 @@ for label in ("route_range", "route_hash"):
 log(f"route {res['route_range']}, hash {res['route_hash']}, one-row INSERT {res['insert']}")
 
 # --- the version check per transaction -----------------------------------------------------------
-r = cache.route(MAP, 300)   # shard_2 (251..400 in both modes), which the split in routing_bench.sh gave a floor
-with psycopg.connect(r.dsn, autocommit=True, prepare_threshold=None) as c:
-    floor = None
-    if c.execute("SELECT to_regclass('shardctl.route_floors') IS NOT NULL").fetchone()[0]:
-        floor = c.execute("SELECT max(min_version) FROM shardctl.route_floors WHERE map_name = %s", (MAP,)).fetchone()[0]
-    res["check_floor"] = floor
-    setting = f"BEGIN; SELECT set_config('shardctl.route', '{MAP}:{cache.version(MAP)}', true)"
-    with_, without = [], []
-    for i in range(4000):
-        for stated in ((True, False) if i % 2 else (False, True)):
-            oid = next_order()
-            t0 = time.perf_counter_ns()
-            c.execute(setting if stated else "BEGIN")
-            c.execute("INSERT INTO orders VALUES (%s, %s, now(), 'bench')", (300, oid))
-            c.execute("COMMIT")
-            (with_ if stated else without).append(time.perf_counter_ns() - t0)
-res["check"] = {"with_p50_us": pct(with_, 0.5) / 1e3, "without_p50_us": pct(without, 0.5) / 1e3,
-                "added_ms": (statistics.median(with_) - statistics.median(without)) / 1e6}
-log(f"version check: {res['check']} (floor on the shard: {floor})")
+def version_check(key):
+    """A transaction (BEGIN, one-row INSERT, COMMIT) with vs without the version stated, in the
+    same round trip as BEGIN as Router does, interleaved; medians."""
+    r = cache.route(MAP, key)
+    with psycopg.connect(r.dsn, autocommit=True, prepare_threshold=None) as c:
+        floor = None
+        if c.execute("SELECT to_regclass('shardctl.route_floors') IS NOT NULL").fetchone()[0]:
+            floor = c.execute("SELECT max(min_version) FROM shardctl.route_floors WHERE map_name = %s", (MAP,)).fetchone()[0]
+        setting = f"BEGIN; SELECT set_config('shardctl.route', '{MAP}:{cache.version(MAP)}', true)"
+        with_, without = [], []
+        for i in range(4000):
+            for stated in ((True, False) if i % 2 else (False, True)):
+                oid = next_order()
+                t0 = time.perf_counter_ns()
+                c.execute(setting if stated else "BEGIN")
+                c.execute("INSERT INTO orders VALUES (%s, %s, now(), 'bench')", (key, oid))
+                c.execute("COMMIT")
+                (with_ if stated else without).append(time.perf_counter_ns() - t0)
+    return {"shard": r.shard, "floor": floor, "with_p50_us": pct(with_, 0.5) / 1e3, "without_p50_us": pct(without, 0.5) / 1e3,
+            "added_ms": (statistics.median(with_) - statistics.median(without)) / 1e6}
+
+
+res["check"] = version_check(300)           # shard_2 (251..400 in both modes): the split in routing_bench.sh left a floor
+res["check_floor"] = res["check"]["floor"]
+res["check_nofloor"] = version_check(100)   # shard_1 (..251): no key ever moved off it
+log(f"version check: with a floor {res['check']}, without {res['check_nofloor']}")
 
 # --- notice -> cache updated ---------------------------------------------------------------------
 base = cat.execute("SELECT coalesce(app_dsn, dsn) FROM shardctl.shards WHERE name = 'shard_4'").fetchone()[0]
