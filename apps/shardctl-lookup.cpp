@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "catalog/catalog.hpp"
+#include "catalog/json.hpp"
 #include "core/error.hpp"
 #include "cli/family.hpp"
 #include "lookup/stream.hpp"
@@ -55,6 +56,7 @@ void route_keys(cli::Context& ctx, const std::string& map, const catalog::Loaded
                                            : nlohmann::json(nullptr)},
                           {"status", mapped ? (route->online ? "online" : "offline") : "unmapped"}};
       if (loaded.map.kind == routing::MapKind::hash) r["hash"] = routing::hash_key(loaded.map.key_type, key);
+      r.update(catalog::route_json(loaded, mapped ? route->entry_index : -1));
       results.push_back(r);
     } else {
       ctx.out() << keys[i] << '\t' << (mapped ? names[static_cast<std::size_t>(route->shard_index)] : "-") << '\n';

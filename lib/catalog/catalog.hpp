@@ -66,6 +66,12 @@ struct Shard {
   // differs from how shardctl's host does (another host name, port, a replication user); never
   // holds a password: the subscribing server's OS user's ~/.pgpass supplies it.
   std::optional<std::string> replication_dsn{};
+  // How applications reach this shard (their PgBouncer, say; man/shardctl-routing.7), when that
+  // differs from dsn; never holds a password. shardctl.route() gives it, else dsn.
+  std::optional<std::string> app_dsn{};
+
+  // The connection string applications are given: app_dsn, else dsn.
+  const std::string& application_dsn() const noexcept { return app_dsn ? *app_dsn : dsn; }
 
   // The connection string a subscription to this shard uses: replication_dsn, else dsn.
   const std::string& subscription_dsn() const noexcept { return replication_dsn ? *replication_dsn : dsn; }
@@ -76,6 +82,8 @@ struct ShardChange {
   std::optional<ShardStatus> status{};
   // A new replication DSN; "" removes it (subscriptions then use the shard's DSN).
   std::optional<std::string> replication_dsn{};
+  // A new application DSN; "" removes it (applications are then given the shard's DSN).
+  std::optional<std::string> app_dsn{};
 };
 
 struct Map {
@@ -125,6 +133,7 @@ struct Xref {
 // A map with its mappings and the shard table they index, ready to route keys.
 struct LoadedMap {
   Map map;
+  std::int64_t version = 0;   // shardctl.maps.version, read in the same snapshot as the rest
   std::vector<Shard> shards;  // MappingEntry::shard_index indexes this
   std::vector<Mapping> mappings;
   std::unique_ptr<routing::Router> router;
@@ -148,6 +157,12 @@ struct CreatedMap {
 // Error when the catalog is newer than this binary. `preview` reports what it would do.
 InitResult init_catalog(pg::Connection& conn, Writes writes = Writes::apply);
 
+// `init --grant-routing ROLE`: the statements that let ROLE use the routing contract and nothing
+// else of schema shardctl (USAGE on the schema, EXECUTE on exactly routing_functions:
+// schema_routing.hpp), ROLE quoted. Runs them unless `preview`; a usage Error (64) when no such
+// role exists (in a preview too). Needs the catalog created (init_catalog first).
+std::vector<std::string> grant_routing(pg::Connection& conn, const std::string& role, Writes writes = Writes::apply);
+
 class Store {
  public:
   // Checks the catalog exists and has this binary's version (usage Error with the hint
@@ -155,10 +170,11 @@ class Store {
   explicit Store(pg::Connection& conn, Writes writes = Writes::apply);
   bool previewing() const noexcept { return writes_ == Writes::preview; }
 
-  // Shards. add_shard and set_shard refuse a DSN or replication DSN with a password (usage
-  // Error); an empty replication DSN is none.
+  // Shards. add_shard and set_shard refuse a DSN, replication DSN or application DSN with a
+  // password (usage Error); an empty replication or application DSN is none.
   Shard add_shard(const std::string& name, const std::string& dsn, ShardStatus status = ShardStatus::online,
-                  const std::optional<std::string>& replication_dsn = std::nullopt);
+                  const std::optional<std::string>& replication_dsn = std::nullopt,
+                  const std::optional<std::string>& app_dsn = std::nullopt);
   std::vector<Shard> list_shards();
   Shard get_shard(const std::string& name);  // usage Error when unknown
   Shard set_shard(const std::string& name, const ShardChange& change);
@@ -180,6 +196,7 @@ class Store {
   // Refused with a locked Error (exit 75) while a live operation covers it.
   Mapping remove_mapping(const std::string& map, const std::optional<std::string>& point,
                          const std::optional<std::string>& range);
+  // The map, every shard and the map's mappings, read in one REPEATABLE READ snapshot.
   LoadedMap load_map(const std::string& name);
 
   // Tables and xrefs. `table` and `key_column` are operator input in SQL syntax

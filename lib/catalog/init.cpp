@@ -6,6 +6,7 @@
 #include "catalog/catalog.hpp"
 #include "catalog/locks.hpp"
 #include "catalog/schema.hpp"
+#include "catalog/schema_routing.hpp"
 #include "core/error.hpp"
 #include "pg/dsn.hpp"
 
@@ -58,6 +59,22 @@ InitResult init_catalog(pg::Connection& conn, Writes writes) {
           schema_version);
   });
   return result;
+}
+
+std::vector<std::string> grant_routing(pg::Connection& conn, const std::string& role, Writes writes) {
+  std::vector<std::string> statements;
+  conn.transact([&](pqxx::work& tx) {
+    if (tx.exec_params("SELECT 1 FROM pg_roles WHERE rolname = $1", role).empty())
+      throw usage_error("--grant-routing: no role '" + role + "' in " + conn.where(),
+                        "create it first (CREATE ROLE ... LOGIN), then run `shardctl init --grant-routing` again");
+    std::string who = tx.quote_name(role);
+    std::string functions;
+    for (auto f : routing_functions) functions += (functions.empty() ? "" : ", ") + std::string(f);
+    statements = {"GRANT USAGE ON SCHEMA shardctl TO " + who, "GRANT EXECUTE ON FUNCTION " + functions + " TO " + who};
+    if (writes == Writes::preview) return;
+    for (const auto& s : statements) tx.exec(s);
+  });
+  return statements;
 }
 
 }  // namespace shardctl::catalog

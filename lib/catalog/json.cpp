@@ -15,7 +15,21 @@ nlohmann::json to_json(const Shard& s) {
   return {{"name", s.name},
           {"dsn", pg::display_dsn(s.dsn)},
           {"status", std::string(to_text(s.status))},
-          {"replication_dsn", std::move(replication)}};
+          {"replication_dsn", std::move(replication)},
+          {"app_dsn", s.app_dsn ? nlohmann::json(pg::display_dsn(*s.app_dsn)) : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json route_json(const LoadedMap& loaded, std::int32_t entry) {
+  nlohmann::json j = {{"version", loaded.version}, {"is_point", nullptr}, {"low", nullptr}, {"high", nullptr}, {"dsn", nullptr}};
+  if (entry < 0 || static_cast<std::size_t>(entry) >= loaded.mappings.size()) return j;
+  const Mapping& m = loaded.mappings[static_cast<std::size_t>(entry)];
+  auto bound = [](const std::optional<routing::Key>& k) { return k ? nlohmann::json(routing::format_key(*k)) : nlohmann::json(nullptr); };
+  j["is_point"] = m.is_point;
+  j["low"] = bound(m.range.low);
+  j["high"] = m.is_point ? nlohmann::json(nullptr) : bound(m.range.high);
+  for (const auto& s : loaded.shards)
+    if (s.name == m.shard) j["dsn"] = pg::display_dsn(s.application_dsn());
+  return j;
 }
 
 nlohmann::json to_json(const Map& m) {

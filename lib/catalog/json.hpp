@@ -24,6 +24,12 @@ nlohmann::json to_json(const std::vector<Item>& items) {
   return out;
 }
 
+// What shardctl.route() adds to a key's answer, for the mapping `entry` of the loaded map
+// (-1: unmapped): {"version", "is_point", "low", "high", "dsn"}. Bounds as route() gives them
+// (man/shardctl-lookup.1): in the map's route space (hash values for hash maps), low inclusive,
+// high exclusive, null unbounded; a point is low with high null. dsn: app_dsn, else dsn, redacted.
+nlohmann::json route_json(const LoadedMap& loaded, std::int32_t entry);
+
 // "10..20", "..5", or the point itself.
 std::string mapping_key_text(const Mapping& mapping);
 

@@ -239,10 +239,18 @@ BEGIN
 END
 $fn$;
 
-REVOKE EXECUTE ON FUNCTION shardctl.map_changed(bigint, bigint), shardctl.bump_map_version(), shardctl.shard_changed(),
-  shardctl.mapping_low(shardctl.mappings), shardctl.mapping_high(shardctl.mappings), shardctl.routing_map(text),
-  shardctl.route(text, text), shardctl.route(text, bigint), shardctl.route(text, uuid),
-  shardctl.map_snapshot(text), shardctl.map_changes(text, bigint) FROM PUBLIC;
+-- No function of the schema is PUBLIC's, the range types' constructors included: a routing role
+-- executes the five it is granted and nothing else.
+DO $do$
+DECLARE
+  f regprocedure;
+BEGIN
+  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p WHERE p.pronamespace = 'shardctl'::regnamespace LOOP
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+  END LOOP;
+END
+$do$;
+ALTER DEFAULT PRIVILEGES IN SCHEMA shardctl REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 )SQL";
 
 std::string_view routing_contract_sql() noexcept { return v12_routing; }

@@ -26,17 +26,25 @@ std::optional<std::string> opt_text(const pqxx::field& f) {
 
 Shard shard_from(const pqxx::row& r) {
   return Shard{r["shard_id"].as<std::int64_t>(), r["name"].as<std::string>(), r["dsn"].as<std::string>(),
-               shard_status_from_text(r["status"].as<std::string>()), opt_text(r["replication_dsn"])};
+               shard_status_from_text(r["status"].as<std::string>()), opt_text(r["replication_dsn"]),
+               opt_text(r["app_dsn"])};
 }
 
-constexpr const char* shard_columns = "shard_id, name, dsn, status, replication_dsn";
+constexpr const char* shard_columns = "shard_id, name, dsn, status, replication_dsn, app_dsn";
 
-// A replication DSN as stored: none for none or "", else checked like a shard's DSN (no
-// password) and kept in key=value form.
-std::optional<std::string> stored_replication_dsn(const std::optional<std::string>& dsn, const std::string& shard) {
+// A replication or application DSN as stored: none for none or "", else checked like a shard's
+// DSN (no password) and kept in key=value form. `what`: "replication DSN", "application DSN".
+std::optional<std::string> stored_extra_dsn(const std::optional<std::string>& dsn, const std::string& what,
+                                            const std::string& shard) {
   if (!dsn || dsn->empty()) return std::nullopt;
-  pg::require_passwordless_dsn(*dsn, "the replication DSN of shard " + shard);
+  pg::require_passwordless_dsn(*dsn, "the " + what + " of shard " + shard);
   return pg::redact_dsn(*dsn);
+}
+std::optional<std::string> stored_replication_dsn(const std::optional<std::string>& dsn, const std::string& shard) {
+  return stored_extra_dsn(dsn, "replication DSN", shard);
+}
+std::optional<std::string> stored_app_dsn(const std::optional<std::string>& dsn, const std::string& shard) {
+  return stored_extra_dsn(dsn, "application DSN", shard);
 }
 
 Map map_from(const pqxx::row& r) {
@@ -81,7 +89,7 @@ struct NamedRows {
   }
 };
 
-constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status, replication_dsn FROM shardctl.shards",
+constexpr NamedRows<Shard> shard_rows{"SELECT shard_id, name, dsn, status, replication_dsn, app_dsn FROM shardctl.shards",
                                       shard_from, "shard"};
 constexpr NamedRows<Map> map_rows{"SELECT map_id, name, kind, key_type FROM shardctl.maps", map_from, "map"};
 
@@ -134,20 +142,20 @@ Store::Store(pg::Connection& conn, Writes writes) : conn_(conn), writes_(writes)
 // ---- shards -------------------------------------------------------------------------------
 
 Shard Store::add_shard(const std::string& name, const std::string& dsn, ShardStatus status,
-                       const std::optional<std::string>& replication_dsn) {
+                       const std::optional<std::string>& replication_dsn, const std::optional<std::string>& app_dsn) {
   require_name("shard", name);
   pg::require_passwordless_dsn(dsn, "the DSN of shard " + name);
   std::string clean = pg::redact_dsn(dsn);
-  Shard out{0, name, clean, status, stored_replication_dsn(replication_dsn, name)};
+  Shard out{0, name, clean, status, stored_replication_dsn(replication_dsn, name), stored_app_dsn(app_dsn, name)};
   conn_.transact([&](pqxx::work& tx) {
     auto existing = tx.exec_params("SELECT 1 FROM shardctl.shards WHERE name = $1", name);
     if (!existing.empty())
       throw usage_error("shard " + name + " already exists", "see `shardctl shard show " + name + "`");
     if (previewing()) return;
     out = shard_from(tx.exec_params1(
-        "INSERT INTO shardctl.shards (name, dsn, status, replication_dsn) VALUES ($1, $2, $3, $4) RETURNING " +
-            std::string(shard_columns),
-        name, clean, std::string(to_text(status)), out.replication_dsn));
+        "INSERT INTO shardctl.shards (name, dsn, status, replication_dsn, app_dsn) VALUES ($1, $2, $3, $4, $5) "
+        "RETURNING " + std::string(shard_columns),
+        name, clean, std::string(to_text(status)), out.replication_dsn, out.app_dsn));
   });
   return out;
 }
@@ -160,6 +168,7 @@ Shard Store::set_shard(const std::string& name, const ShardChange& change) {
   Shard out = get_shard(name);
   if (change.status) out.status = *change.status;
   if (change.replication_dsn) out.replication_dsn = stored_replication_dsn(change.replication_dsn, name);
+  if (change.app_dsn) out.app_dsn = stored_app_dsn(change.app_dsn, name);
   if (previewing()) return out;
   // Only what the change names is written: two `shard set` runs that change different fields
   // both keep theirs.
@@ -168,9 +177,10 @@ Shard Store::set_shard(const std::string& name, const ShardChange& change) {
   conn_.transact([&](pqxx::work& tx) {
     out = shard_from(tx.exec_params1(
         "UPDATE shardctl.shards SET status = coalesce($2, status), "
-        "replication_dsn = CASE WHEN $3 THEN $4 ELSE replication_dsn END WHERE name = $1 RETURNING " +
+        "replication_dsn = CASE WHEN $3 THEN $4 ELSE replication_dsn END, "
+        "app_dsn = CASE WHEN $5 THEN $6 ELSE app_dsn END WHERE name = $1 RETURNING " +
             std::string(shard_columns),
-        name, status, change.replication_dsn.has_value(), out.replication_dsn));
+        name, status, change.replication_dsn.has_value(), out.replication_dsn, change.app_dsn.has_value(), out.app_dsn));
   });
   return out;
 }
@@ -399,9 +409,15 @@ Mapping Store::remove_mapping(const std::string& map_name, const std::optional<s
 
 LoadedMap Store::load_map(const std::string& name) {
   LoadedMap loaded;
-  loaded.map = get_map(name);
-  loaded.shards = list_shards();
-  loaded.mappings = list_mappings(name);
+  // One snapshot: the version `lookup --format json` reports is the one its answers were read at.
+  conn_.read([&](pqxx::work& tx) {
+    tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    loaded.map = map_rows.named(tx, name);
+    loaded.version = tx.exec_params1("SELECT version FROM shardctl.maps WHERE map_id = $1", loaded.map.id)[0].as<std::int64_t>();
+    loaded.shards = shard_rows.all(tx);
+    for (const auto& r : tx.exec_params(std::string(mapping_select) + "WHERE mp.name = $1" + mapping_order, name))
+      loaded.mappings.push_back(mapping_from(r));
+  });
   std::vector<routing::MappingEntry> entries;
   entries.reserve(loaded.mappings.size());
   for (const auto& m : loaded.mappings) {

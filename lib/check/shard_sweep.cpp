@@ -516,12 +516,14 @@ std::map<std::string, journal::OperationStatus> operation_statuses(pg::Connectio
 // and the triggers shardctl_guard* (row, statement and truncate) on sharded tables. A fence is
 // expected after a move; what is left over is an offline range whose operation is over or
 // unknown, a fence of an unknown operation or past its expiry, and a trigger on a table whose
-// map has no guarded range on this shard.
+// map has no guarded range and no route floor on this shard (the triggers check a floor:
+// lib/migrate/guard.hpp).
 void ShardSweep::sweep_guards() {
   auto& c = conn();
   auto ranges = shardside::guard_ranges(c);
-  std::set<std::string> guarded_maps;  // map ids with ranges here
+  std::set<std::string> guarded_maps;  // map ids with ranges or a route floor here
   for (const auto& r : ranges) guarded_maps.insert(std::to_string(r.map_id));
+  for (const auto& f : shardside::route_floors(c)) guarded_maps.insert(std::to_string(f.map_id));
   leftover_ranges(ranges);
   leftover_triggers(c, guarded_maps);
 }
@@ -549,7 +551,8 @@ void ShardSweep::leftover_ranges(const std::vector<shardside::GuardRange>& range
   for (auto& [key, f] : found) out_.findings.push_back(std::move(f));
 }
 
-// Guard triggers on tables whose map has no guarded range here (or that no map declares).
+// Guard triggers on tables whose map has no guarded range nor route floor here (or that no map
+// declares).
 void ShardSweep::leftover_triggers(shardio::RawConn& c, const std::set<std::string>& guarded_maps) {
   // Which map each sharded table here belongs to, by table oid.
   std::map<std::string, const catalog::TableDef*> by_oid;
@@ -576,7 +579,7 @@ void ShardSweep::leftover_triggers(shardio::RawConn& c, const std::set<std::stri
     f.count = 1;
     f.detail = map_id.empty() ? "write guard trigger on a table no map of the catalog declares"
                               : "write guard trigger, but map " + *def->second->map +
-                                    " has no guarded key ranges on this shard";
+                                    " has no guarded key ranges and no route floor on this shard";
     out_.findings.push_back(std::move(f));
   }
 }

@@ -19,7 +19,8 @@ struct LockHolders {
 };
 
 LockHolders lock_holders(shardio::RawConn& shard, const std::vector<GuardedTable>& tables) {
-  std::string regs;
+  // Without tables: the guard's own (ensure_guard_objects alters shardctl.guard_ranges).
+  std::string regs = tables.empty() ? "to_regclass(" + shard.literal(shardside::guard_ranges_table) + ")" : "";
   for (const auto& t : tables) regs += (regs.empty() ? "" : ", ") + shard.literal(t.quoted_table) + "::regclass";
   auto rows = shard.query(
       "SELECT DISTINCT a.pid::text, coalesce(a.usename, '?'), coalesce(nullif(a.application_name, ''), '-'), "
@@ -85,9 +86,14 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
     shardside::ensure_guard(shard);
     shardside::install_guard_triggers(shard, tables, owner.map_id, shardside::guard_key_kind(space));
     if (state)
-      shardside::add_batch_range(shard, *state, owner.op_id, owner.map_id, batch_no, routing::format_bound(range.low),
-                                 routing::format_bound(range.high), owner.new_shard);
+      shardside::add_batch_range(shard, *state, owner.op_id, owner.map_id, owner.map_name, batch_no,
+                                 routing::format_bound(range.low), routing::format_bound(range.high), owner.new_shard);
   });
+}
+
+void ensure_guard_objects(shardio::RawConn& shard) {
+  if (shardside::guard_is_current(shard)) return;
+  with_lock_retries(shard, {}, [&] { shardside::ensure_guard(shard); });
 }
 
 std::string transactions_older_than(shardio::RawConn& shard, const std::string& since) {
@@ -173,7 +179,8 @@ int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_
     // Parents first, this transaction would hold the parent while waiting for the child: a
     // deadlock the server breaks by failing the application's write (t_online_writers moves
     // keys back to a shard whose last fence this lifts).
-    if (!shardside::map_has_ranges(shard, map_id))
+    // A route floor of the map is checked by its triggers: they stay (guard.hpp).
+    if (!shardside::map_has_ranges(shard, map_id) && !shardside::route_floor(shard, map_id))
       for (auto t = tables.rbegin(); t != tables.rend(); ++t) {
         if (shard.query("SELECT to_regclass($1) IS NOT NULL", {t->quoted_table})[0][0] != "t") continue;
         shardside::drop_guard_triggers(shard, t->quoted_table);

@@ -29,10 +29,21 @@
 //     skips the early refusal, never the guard.
 // An earlier version's row trigger without WHEN is replaced when a guard is next installed.
 // A partitioned table, whose partitions a statement can name directly, keeps the row
-// trigger alone and without WHEN (cloned to each partition, also those attached later).
+// trigger alone and without WHEN (cloned to each partition, also those attached later), with a
+// fourth argument, 'each_row': it checks a stated route (below) for every row, where on a plain
+// table the statement triggers check it once a statement and the row trigger only before a
+// refusal of its own.
 // Both: shardctl_guard_truncate  BEFORE TRUNCATE FOR EACH STATEMENT
-// A map's triggers exist while the map has any range on that shard; the last range removed
-// drops them. The table of earlier versions, shardctl.offline_ranges, is dropped when found.
+// Route floors (shardctl.route_floors, shardside/guard.hpp): the purge that turns a batch's
+// range into a fence raises the source's floor for the map to the batch's flip version
+// (op_batches.flip_version, written by the flip), in the same transaction (purge.cpp), so a
+// kill at any step leaves the fence and the floor together or neither; a resumed purge redoes
+// both. A transaction that states an older version of the map in shardctl.route is refused
+// there (shardctl_stale_route) before any range is looked at, whichever key it writes. Floors
+// never expire nor go down: fence_grace and `op unfence` leave them.
+// A map's triggers exist while the map has any range or a route floor on that shard (the floor
+// is checked by them); the last range removed drops them when the map has no floor there. The
+// table of earlier versions, shardctl.offline_ranges, is dropped when found.
 #pragma once
 
 #include <optional>
@@ -56,6 +67,7 @@ struct GuardOwner {
   std::string op_id;
   std::int64_t map_id = 0;
   std::string new_shard;  // the operation's target
+  std::string map_name;   // kept on the ranges, for the refusals' DETAIL
 };
 
 // In one transaction of the source, under lock_timeout with retries: the guard functions and
@@ -94,9 +106,14 @@ void lift_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyTy
 // the flip (lift_fences_in then).
 void bypass_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::KeyType bound_type, const routing::KeyRange& range);
 
+// Outside any transaction, under lock_timeout with retries: the guard's functions and tables
+// (shardside::ensure_guard), no trigger, no range. A move's target gets them, so that
+// shardctl.assert_route exists on every shard a move touched.
+void ensure_guard_objects(shardio::RawConn& shard);
+
 // Removes the op's offline ranges (and its fences too when `fences` is set) in one
-// transaction, and drops the map's triggers when the map has no range left, children first
-// (`tables` are parents first). Returns the
+// transaction, and drops the map's triggers when the map has no range left and no route floor
+// on the shard, children first (`tables` are parents first). Returns the
 // number of fence ranges of the op left on the shard.
 int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
                   bool fences);

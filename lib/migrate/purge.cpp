@@ -28,6 +28,16 @@
 // delete is taken as purged (deleting nothing cannot delete an unverified row), the others are
 // held to their digests as always. In the bench this took the purge of 4.1M rows from 3.7 to
 // 3.3 s (bench/README.md, issue 32).
+//
+// The transaction that turns the ranges into fences (the only one, or the second of a split
+// purge, which commits last) also raises the source's route floor for the map to the highest
+// flip version of its batches (guard.hpp): both commit, or neither. A kill before that commit
+// (the boundaries journal.flipped and, split, purge.children) leaves the batches flipped, not
+// fenced, their floor not raised, and the resumed purge does both; a kill after it (purge)
+// finds them fenced, their floor raised (crash_points.inc checks it after every chain). The
+// floor's raises on a shard are serialized by a session lock taken before the purge's snapshot
+// (shardside::lock_route_floor): under REPEATABLE READ, the raise of a purge whose snapshot is
+// older than another purge's raise of the same map would be a serialization failure.
 #include <atomic>
 #include <future>
 
@@ -75,6 +85,25 @@ void Runner::purge(const PurgeGroup& group) {
   if (!purged.batches.empty()) purge_commit(src, purged);
 }
 
+void Runner::raise_floor(shardio::RawConn& conn, const std::vector<const Flipped*>& batches) const {
+  std::int64_t version = 0;
+  for (const auto* f : batches) {
+    if (!f->batch.flip_version)
+      throw internal_error("batch " + std::to_string(f->batch.no) + " of operation " + ctx_.op_id + " is purged without a flip version");
+    version = std::max(version, *f->batch.flip_version);
+  }
+  shardside::raise_route_floor(conn, ctx_.map.id, ctx_.map.name, version, ctx_.op_id, ctx_.target.name);
+}
+
+// Lets the floor lock go where a purge did not reach its commit; a session whose transaction
+// failed cannot run it, and its lock goes with the session (the run ends on that error).
+void Runner::unlock_floor(shardio::RawConn& src) const {
+  try {
+    if (src.query("SELECT pg_current_xact_id_if_assigned() IS NULL")[0][0] == "t") shardside::unlock_route_floor(src, ctx_.map.id);
+  } catch (const Error&) {  // the first error says why
+  }
+}
+
 // Touches only `src`, `second` and the run's read-only context, so it may run on another
 // thread (PurgeBeside, runner.cpp, with no second session) while this one copies, verifies and
 // flips the next batch.
@@ -89,6 +118,21 @@ Runner::OpenPurge Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& gr
     todo.push_back(&f);
   }
   if (todo.empty()) return {};
+  // The route floor's table and functions of this version (a run resumed by a newer shardctl).
+  if (!shardside::guard_is_current(src))
+    guard_batch(src, ctx_.space, guarded(), owner(), todo.front()->batch.no, todo.front()->batch.range, std::nullopt);
+  shardside::lock_route_floor(src, ctx_.map.id);
+  try {
+    return purge_locked(src, todo, second);
+  } catch (...) {
+    unlock_floor(src);
+    throw;
+  }
+}
+
+// purge_rows once the batches to purge are known and the floor lock is held.
+Runner::OpenPurge Runner::purge_locked(shardio::RawConn& src, const std::vector<const Flipped*>& todo,
+                                       shardio::RawConn* second) const {
   // Runs of batches whose keys follow each other: one DELETE per table and run (a batch an
   // earlier run purged splits a group).
   std::vector<PurgeRun> runs;
@@ -125,6 +169,7 @@ Runner::OpenPurge Runner::purge_rows(shardio::RawConn& src, const PurgeGroup& gr
   }
   if (splits) return {todo, second};  // its transaction fenced them
   for (const auto* f : todo) fence_batch(src, ctx_.op_id, f->batch.no, ctx_.fence_grace);
+  raise_floor(src, todo);
   return {todo, nullptr};
 }
 
@@ -223,6 +268,7 @@ void Runner::delete_beside_digests(shardio::RawConn& src, shardio::RawConn& seco
     }
     for (std::size_t j = split; j < steps.size(); ++j) check_deleted(src, steps[j], deleted[j], digested[j].get());
     for (const auto* f : todo) fence_batch(second, ctx_.op_id, f->batch.no, ctx_.fence_grace);
+    raise_floor(second, todo);
   } catch (...) {
     roll_back_second();
     throw;
@@ -338,12 +384,19 @@ void Runner::purge_commit(shardio::RawConn& src, const OpenPurge& purged) {
         purged.parents->exec("ROLLBACK");
       } catch (const Error&) {  // a lost session keeps nothing; the first error says why
       }
+    unlock_floor(src);
     throw;
   }
   if (purged.parents) {
     faults_.point("purge.children", context(purged.batches.front()->batch));
-    purged.parents->exec("COMMIT");
+    try {
+      purged.parents->exec("COMMIT");
+    } catch (...) {
+      unlock_floor(src);
+      throw;
+    }
   }
+  shardside::unlock_route_floor(src, ctx_.map.id);
   for (const auto* f : purged.batches) faults_.point("purge", context(f->batch));
 }
 

@@ -96,10 +96,15 @@ std::vector<Runner::Batch> Runner::batches() {
     for (const auto& r : tx.exec_params(
              "SELECT b.batch_no, coalesce(lower(b.int_range)::text, lower(b.text_range)::text, lower(b.uuid_range)::text), "
              "coalesce(upper(b.int_range)::text, upper(b.text_range)::text, upper(b.uuid_range)::text), b.step, "
-             "coalesce(b.source_shard_id, o.source_shard_id), coalesce(b.checksum, '') "
+             "coalesce(b.source_shard_id, o.source_shard_id), coalesce(b.checksum, ''), "
+             // A batch flipped before catalog 12 journaled no version: the map's now is no lower.
+             "CASE WHEN b.step IN ('flipped', 'done') THEN coalesce(b.flip_version, "
+             "(SELECT m.version FROM shardctl.maps m WHERE m.map_id = $2)) END "
              "FROM shardctl.op_batches b JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 ORDER BY b.batch_no",
-             ctx_.op_id)) {
-      Batch b{r[0].as<int>(), {}, batch_step_from_text(r[3].as<std::string>()), r[4].as<std::int64_t>(), r[5].as<std::string>()};
+             ctx_.op_id, ctx_.map.id)) {
+      Batch b{r[0].as<int>(), {}, batch_step_from_text(r[3].as<std::string>()), r[4].as<std::int64_t>(), r[5].as<std::string>(),
+              std::nullopt};
+      if (!r[6].is_null()) b.flip_version = r[6].as<std::int64_t>();
       if (!r[1].is_null()) b.range.low = routing::parse_key(bt, r[1].as<std::string>());
       if (!r[2].is_null()) b.range.high = routing::parse_key(bt, r[2].as<std::string>());
       b.range = catalog::claimed_keys(ctx_.map.kind, ctx_.map.key_type, b.range);  // a point is journaled [k,k]
@@ -342,8 +347,9 @@ void Runner::pump_reading_back(shardio::RawConn& src, const PlannedTable& t, con
 // Points the batch's mapping at the target, online, and journals the step with what was
 // verified, in one catalog transaction. An online batch never went offline, so its range may
 // still be part of a larger mapping of the source: `cut` cuts it out first (cut_mapping).
-void Runner::flip(const Batch& b, const std::string& verified, bool cut) {
+std::int64_t Runner::flip(const Batch& b, const std::string& verified, bool cut) {
   CatalogRange c = catalog_range(b.range);
+  std::int64_t version = 0;
   catalog_.transact([&](pqxx::work& tx) {
     fence(tx);
     if (cut && tx.exec_params("SELECT 1 FROM shardctl.mappings WHERE map_id = $1 AND shard_id IN ($2, $6) AND " + ctx_.column +
@@ -354,12 +360,17 @@ void Runner::flip(const Batch& b, const std::string& verified, bool cut) {
     tx.exec_params("UPDATE shardctl.mappings SET shard_id = $6, status = 'online' WHERE map_id = $1 AND shard_id IN ($2, $6) AND " +
                        ctx_.column + " = " + ctx_.ctor + "($3, $4, $5)",
                    ctx_.map.id, b.source_id, c.low, c.high, c.bounds, ctx_.target.id);
-    tx.exec_params("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, online_at = clock_timestamp(), updated_at = now() "
-                   "WHERE op_id = $1 AND batch_no = $2",
-                   ctx_.op_id, b.no, verified);
+    // The catalog bumped the map's version once for this transaction's mapping changes (catalog
+    // 12): the version routers must reach to see the keys on the target.
+    version = tx.exec_params1("UPDATE shardctl.op_batches SET step = 'flipped', checksum = $3, online_at = clock_timestamp(), "
+                              "updated_at = now(), flip_version = (SELECT m.version FROM shardctl.maps m WHERE m.map_id = $4) "
+                              "WHERE op_id = $1 AND batch_no = $2 RETURNING flip_version",
+                              ctx_.op_id, b.no, verified, ctx_.map.id)[0]
+                  .as<std::int64_t>();
     journal::heartbeat(tx, ctx_.op_id, "batch " + std::to_string(b.no) + " flipped");
   });
   faults_.point("flip", context(b));
+  return version;
 }
 
 // Journals a purged batch as done.
@@ -519,7 +530,7 @@ void Runner::finish(journal::OperationStatus status, const std::vector<Batch>& a
   });
 }
 
-GuardOwner Runner::owner() const { return GuardOwner{ctx_.op_id, ctx_.map.id, ctx_.target.name}; }
+GuardOwner Runner::owner() const { return GuardOwner{ctx_.op_id, ctx_.map.id, ctx_.target.name, ctx_.map.name}; }
 
 std::vector<GuardedTable> Runner::guarded() const {
   std::vector<GuardedTable> out;
@@ -565,6 +576,9 @@ void Runner::open_target() {
   target_->exec(bulk_guard_session);
   // It also reads batches back to verify them (with one reader).
   target_->script(shardio::reader_session);
+  // The guard's objects on the target too: assert_route then answers on every shard the move
+  // touched (the keys' new owner first of all).
+  ensure_guard_objects(*target_);
 }
 
 // Takes batch `b` from its journaled step (batch_step.hpp) through its flip, and leaves its
@@ -625,11 +639,12 @@ Runner::Flipped Runner::copy_verify_flip(const Batch& b, PurgeGroup& pending) {
     verified = verify(b);
   }
   auto verify_end = std::chrono::steady_clock::now();
-  flip(b, verified);
+  Batch flipped = b;
+  flipped.flip_version = flip(b, verified);
   faults_.point("journal.flipped", context(b));
   lift_target_fences(b);
   if (purging) commit_purge_beside(*purging, verify_start, verify_end);
-  return Flipped{b, verified, rows, stats_.bytes - bytes};
+  return Flipped{flipped, verified, rows, stats_.bytes - bytes};
 }
 
 bool Runner::room_for(const PurgeGroup& group, const Batch& b) const {

@@ -66,6 +66,10 @@ class Runner {
     BatchStep step;
     std::int64_t source_id;
     std::string verified;  // per-table "count:checksum" (JSON) journaled by the flip
+    // The map's version its flip committed (op_batches.flip_version), which its purge raises the
+    // source's route floor to; for a batch flipped before catalog 12 journaled it, the map's
+    // version when this run began (no lower than its flip's). None: not flipped yet.
+    std::optional<std::int64_t> flip_version;
   };
   // Bound parameters of a batch in the catalog's mappings column: a list map's point is
   // stored [k,k]; everything else [low, high).
@@ -120,14 +124,19 @@ class Runner {
   void take_offline(const Batch& b);
   void guard_source(const Batch& b);
   void cut_mapping(pqxx::work& tx, const Batch& b, const CatalogRange& c, catalog::MappingStatus status);
+  // What a cut-over that flipped its batch verified, and the flip's map version.
+  struct CutOver {
+    std::string verified;
+    std::int64_t flip_version = 0;
+  };
   // The online protocol (runner_online.cpp, online.hpp).
   bool advance_online(const Batch& b, bool cancel, PurgeGroup& pending);
   std::string stream_name(const Batch& b) const;
   std::int64_t start_stream(const Batch& b);
-  std::optional<std::string> cut_over(const Batch& b);
+  std::optional<CutOver> cut_over(const Batch& b);
   bool catch_up(const Batch& b);
   void require_slot(const Batch& b);
-  std::optional<std::string> try_cut_over(const Batch& b, std::string& why);
+  std::optional<CutOver> try_cut_over(const Batch& b, std::string& why);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);
   void roll_back_stream(const Batch& b);
@@ -153,20 +162,28 @@ class Runner {
   [[noreturn]] void verification_failed(const Batch& b, const PlannedTable& t, const std::string& on_source,
                                         const std::string& on_target, const std::string& hint) const;
   bool servers_digest_alike(const Batch& b);
-  void flip(const Batch& b, const std::string& verified, bool cut = false);
+  // Returns the map's version after the flip (journaled as the batch's flip_version).
+  std::int64_t flip(const Batch& b, const std::string& verified, bool cut = false);
   // The target's fences on a flipped batch's keys lifted (it holds them again).
   void lift_target_fences(const Batch& b);
   void purge(const PurgeGroup& group);
   // A group's purge up to its COMMIT: the batches it purged (none: an earlier run purged them
   // all, nothing to commit) and, when it was split over two sessions (purge.cpp), the second,
   // whose transaction holds the parents' DELETEs and the fences and commits after the first's.
+  // It holds the source's route floor lock of the map (shardside::lock_route_floor) until
+  // purge_commit, or the caller's unlock_floor on an error.
   struct OpenPurge {
     std::vector<const Flipped*> batches;
     shardio::RawConn* parents = nullptr;
   };
+  // In the purge's fencing transaction on `conn`: the source's route floor for the map raised to
+  // the highest flip version of the batches.
+  void raise_floor(shardio::RawConn& conn, const std::vector<const Flipped*>& batches) const;
+  void unlock_floor(shardio::RawConn& src) const;
   // `second`: a second session to the source, which takes the digests beside the DELETEs and,
   // where the purge splits, deletes the parents' rows.
   OpenPurge purge_rows(shardio::RawConn& src, const PurgeGroup& group, shardio::RawConn* second) const;
+  OpenPurge purge_locked(shardio::RawConn& src, const std::vector<const Flipped*>& todo, shardio::RawConn* second) const;
   struct PurgeCheck;  // purge.cpp
   using PurgeRun = std::vector<std::pair<const Flipped*, nlohmann::json>>;  // adjacent batches, their journals
   // One table's rows of a run of batches, as the purge deletes them.

@@ -85,15 +85,17 @@ bool Runner::advance_online(const Batch& b, bool cancel, PurgeGroup& pending) {
     from = OnlineFrom::restart_stream;
   if (from == OnlineFrom::restart_stream) roll_back_stream(b);
   if (from != OnlineFrom::cut_over) rows = start_stream(b);
-  auto verified = cut_over(b);
-  if (!verified) {  // cancelled during catch-up
+  auto cut = cut_over(b);
+  if (!cut) {  // cancelled during catch-up
     roll_back_online(b);
     return false;
   }
   drop_stream(b);
   faults_.point("online.dropped", context(b));
   lift_target_fences(b);
-  pending.push_back(Flipped{b, *verified, rows, 0});
+  Batch flipped = b;
+  flipped.flip_version = cut->flip_version;
+  pending.push_back(Flipped{flipped, cut->verified, rows, 0});
   return true;
 }
 
@@ -133,7 +135,7 @@ std::int64_t Runner::start_stream(const Batch& b) {
 
 // Catches the subscription up, then cuts the batch over (online.hpp): returns what was
 // verified once the batch is flipped, none when a cancel came during catch-up.
-std::optional<std::string> Runner::cut_over(const Batch& b) {
+std::optional<Runner::CutOver> Runner::cut_over(const Batch& b) {
   const auto& s = *ctx_.online;
   std::string name = stream_name(b);
   auto progress = shardside::subscription_progress(*target_, name);
@@ -144,7 +146,7 @@ std::optional<std::string> Runner::cut_over(const Batch& b) {
   for (int attempt = 1; attempt <= s.cutover_tries; ++attempt) {
     if (!catch_up(b)) return std::nullopt;
     faults_.point("online.caught_up", context(b));
-    if (auto verified = try_cut_over(b, why)) return verified;
+    if (auto cut = try_cut_over(b, why)) return cut;
     faults_.point("online.gave_up", context(b));
     std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
   }
@@ -216,7 +218,7 @@ void Runner::require_slot(const Batch& b) {
 
 // One cut-over (online.hpp). Returns what was verified once flipped; none when it gave up
 // (`why` says on what), with the batch's writers let through again.
-std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why) {
+std::optional<Runner::CutOver> Runner::try_cut_over(const Batch& b, std::string& why) {
   const auto& s = *ctx_.online;
   shardio::RawConn& src = source(b);
   std::string name = stream_name(b);
@@ -225,7 +227,7 @@ std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why
     why = "writers let through by the previous try still held the batch's keys after " + std::to_string(s.cutover_timeout_ms) + " ms";
     return std::nullopt;
   }
-  auto give_up = [&](std::string reason) -> std::optional<std::string> {
+  auto give_up = [&](std::string reason) -> std::optional<CutOver> {
     shardside::end_cutover(src, ctx_.op_id, b.no, false);
     shardside::unlock_cutover(src, ctx_.op_id, b.no);
     why = std::move(reason);
@@ -256,10 +258,10 @@ std::optional<std::string> Runner::try_cut_over(const Batch& b, std::string& why
   // on a shard that is about to give them away.
   shardside::end_cutover(src, ctx_.op_id, b.no, true);
   faults_.point("online.offline", context(b));
-  flip(b, verified, true);
+  auto version = flip(b, verified, true);
   shardside::unlock_cutover(src, ctx_.op_id, b.no);
   faults_.point("journal.flipped", context(b));
-  return verified;
+  return CutOver{verified, version};
 }
 
 // Drops the batch's subscription (on the target), slot and publication (on the source).

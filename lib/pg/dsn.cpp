@@ -187,6 +187,12 @@ std::string normalize_dsn(std::string_view dsn) {
   return render(parse(dsn), true, {{"connect_timeout", "5"}, {"fallback_application_name", "shardctl"}});
 }
 
+std::vector<DsnSetting> dsn_settings(std::string_view dsn, std::string_view what) {
+  std::vector<DsnSetting> out;
+  for (auto& s : parse(dsn, what)) out.push_back({std::move(s.key), std::move(s.value), s.is_nested});
+  return out;
+}
+
 std::string describe_dsn(std::string_view dsn) {
   std::vector<Setting> settings;
   try {

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardctl::pg {
 
@@ -32,6 +33,16 @@ std::string display_dsn(std::string_view dsn);
 // The DSN as key=value text with a connect_timeout (default 5 s) unless one is set, so an
 // unreachable host fails fast instead of hanging, and application_name=shardctl.
 std::string normalize_dsn(std::string_view dsn);
+
+// One keyword=value a DSN sets, as libpq parsed it (a URI's parts too).
+struct DsnSetting {
+  std::string key;
+  std::string value;
+  bool nested = false;  // a dbname that is itself a connection string (libpq expands it)
+};
+// The settings the DSN names explicitly (no defaults, no environment), in libpq's keyword
+// order. Throws like require_valid_dsn.
+std::vector<DsnSetting> dsn_settings(std::string_view dsn, std::string_view what);
 
 // Short human label for messages, e.g. "host=/tmp/x port=6001 dbname=shard_1". Never holds a
 // password; a DSN libpq cannot parse is labelled as such.

@@ -138,8 +138,10 @@ class ListRouter final : public Router {
  public:
   explicit ListRouter(const std::vector<MappingEntry>& entries) {
     points_.reserve(entries.size());
-    for (const auto& e : entries)
-      if (!points_.emplace(std::get<ValueOf<K>>(*e.range.low), Route{e.shard_index, e.online}).second)
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (const auto& e = entries[i];
+          !points_.emplace(std::get<ValueOf<K>>(*e.range.low), Route{e.shard_index, e.online, static_cast<std::int32_t>(i)})
+               .second)
         throw data_error("point " + format_key(*e.range.low) + " is mapped twice",
                          "`shardctl mapping list` shows the mappings of the map");
   }
@@ -211,7 +213,8 @@ RangeTable<T> build_table(MapKind kind, KeyType bound_type, const std::vector<Ma
   RangeTable<T> table;
   table.reserve(items.size());
   for (auto& item : items)  // only now: moving out earlier would empty the bounds compared above
-    table.add(std::move(item.low), std::move(item.high), Route{item.entry->shard_index, item.entry->online});
+    table.add(std::move(item.low), std::move(item.high), Route{item.entry->shard_index, item.entry->online,
+                                                                    static_cast<std::int32_t>(item.entry - entries.data())});
   return table;
 }
 

@@ -25,6 +25,7 @@ struct MappingEntry {
 struct Route {
   std::int32_t shard_index;
   bool online;
+  std::int32_t entry_index = -1;  // which of make_router's entries routed the key
 };
 
 class Router {

@@ -8,6 +8,7 @@
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
 #include "pg/connection.hpp"
+#include "prepare/prepare.hpp"
 #include "sandbox/sample_data.hpp"
 #include "sandbox/sandbox.hpp"
 #include "sandbox/state.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 // Bumped whenever what a fleet holds changes in a way the catalog version does not show (the
 // sample data), so that a sandbox running across an upgrade never clones a stale template.
-constexpr int template_format = 1;
+constexpr int template_format = 2;  // 2: shards prepared (shard-side objects installed)
 
 void require_fleet_name(const std::string& name) {
   bool ok = !name.empty() && name.size() <= 30 && name[0] >= 'a' && name[0] <= 'z';
@@ -54,6 +55,9 @@ void provision_sample(pg::Connection& cat, const Fleet& fleet, int scale) {
     store.add_range(map.name, range, shard_name);
     pg::Connection shard(shard_dsn, "shard " + shard_name);
     load_sample_shard(shard, first, next - 1);
+    // As `shard add` does for a shard that answers: shardctl's shard-side objects
+    // (man/shardctl-shard.1, PREPARE), so every sandbox shard has them.
+    prepare::prepare_shard(shard_dsn, "shard " + shard_name, false);
   }
   store.add_reference_table("public.region");
   store.add_reference_table("public.product");

@@ -36,8 +36,11 @@ void create_trigger(shardio::RawConn& shard, const std::string& quoted_table, co
 // The columns read_range reads, in its order.
 constexpr const char* range_columns =
     "range_id::text, op_id::text, map_id::text, batch_no::text, lo IS NULL, coalesce(lo, ''), hi IS NULL, coalesce(hi, ''), "
-    "state, new_shard, expires_at IS NULL, coalesce(expires_at::text, ''), coalesce(expires_at < now(), false) "
-    "FROM shardctl.guard_ranges ";
+    "state, new_shard, expires_at IS NULL, coalesce(expires_at::text, ''), coalesce(expires_at < now(), false), "
+    // Through the row's JSON: a guard table of an earlier version has no map_name (`check`
+    // reads shards whose guard no move of this version has installed yet).
+    "to_jsonb(g) ->> 'map_name' IS NULL, coalesce(to_jsonb(g) ->> 'map_name', '') "
+    "FROM shardctl.guard_ranges g ";
 
 GuardRange read_range(const std::vector<std::string>& r) {
   GuardRange g;
@@ -51,8 +54,31 @@ GuardRange read_range(const std::vector<std::string>& r) {
   g.new_shard = r[9];
   if (r[10] != "t") g.expires_at = r[11];
   g.expired = r[12] == "t";
+  if (r[13] != "t") g.map_name = r[14];
   return g;
 }
+
+constexpr const char* floor_columns =
+    "map_id::text, map_name, min_version::text, op_id IS NULL, coalesce(op_id::text, ''), new_shard IS NULL, "
+    "coalesce(new_shard, '') FROM shardctl.route_floors ";
+
+RouteFloor read_floor(const std::vector<std::string>& r) {
+  RouteFloor f;
+  f.map_id = std::stoll(r[0]);
+  f.map_name = r[1];
+  f.min_version = std::stoll(r[2]);
+  if (r[3] != "t") f.op_id = r[4];
+  if (r[5] != "t") f.new_shard = r[6];
+  return f;
+}
+
+bool has_route_floors_table(shardio::RawConn& shard) {
+  return shard.query("SELECT to_regclass('shardctl.route_floors') IS NOT NULL")[0][0] == "t";
+}
+
+// The bigint advisory lock of lock_route_floor: its own text, so it meets no other lock of
+// shardctl's (cutover_lock hashes 'shardctl cutover ...').
+std::string floor_lock_key(std::int64_t map_id) { return "shardctl route floor " + std::to_string(map_id); }
 
 }  // namespace
 
@@ -103,7 +129,8 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
         "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END || '/' || tgtype, ',' "
         "ORDER BY tgname) FROM pg_trigger "
         "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%' AND tgenabled = 'A' "
-        "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 ELSE 3 END), '') "
+        "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 WHEN c.relkind = 'p' AND tgname = 'shardctl_guard' "
+        "THEN 4 ELSE 3 END), '') "
         "FROM pg_class c WHERE c.oid = $1::regclass",
         {t.quoted_table});
     bool partitioned = r[0][0] == "t";
@@ -123,7 +150,10 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
     std::string row = "FOR EACH ROW ";
     if (!partitioned) row += std::string("WHEN (current_setting('") + row_guard_setting + "', true) IS DISTINCT FROM 'off') ";
     row += std::string("EXECUTE FUNCTION ") + guard_row_function + "(";
-    row += args;
+    // A fourth argument tells guard() that no statement trigger checks the stale route: it
+    // checks it for every row of a partitioned table (sql/guard.sql), on a plain table only
+    // before it refuses a key (the statement trigger checks each statement).
+    row += partitioned ? args.substr(0, args.size() - 1) + ", 'each_row')" : args;
     // Not on DELETE for a plain table: a BEFORE ROW DELETE trigger makes PostgreSQL lock every
     // row before deleting it, whether or not the trigger's WHEN lets it fire, and that was a
     // third of the purge's DELETE on a scattered heap (bench/README.md, issue 32). The
@@ -173,12 +203,14 @@ std::optional<GuardState> batch_guard_state(shardio::RawConn& shard, const std::
   return guard_state_words.read(r[0][0], "guard range state", "shardctl.guard_ranges");
 }
 
-void add_batch_range(shardio::RawConn& shard, GuardState state, const std::string& op_id, std::int64_t map_id, int batch_no,
-                     const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard) {
-  shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard) "
-              "SELECT $1, $2, $3, " + literal_or_null(shard, lo) + ", " + literal_or_null(shard, hi) + ", $5, $4 "
+void add_batch_range(shardio::RawConn& shard, GuardState state, const std::string& op_id, std::int64_t map_id,
+                     const std::string& map_name, int batch_no, const std::optional<std::string>& lo,
+                     const std::optional<std::string>& hi, const std::string& new_shard) {
+  shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard, map_name) "
+              "SELECT $1, $2, $3, " + literal_or_null(shard, lo) + ", " + literal_or_null(shard, hi) + ", $5, $4, $6 "
               "WHERE NOT EXISTS (SELECT 1 FROM shardctl.guard_ranges WHERE op_id = $1 AND batch_no = $3)",
-              {op_id, std::to_string(map_id), std::to_string(batch_no), new_shard, std::string(guard_state_words.text(state))});
+              {op_id, std::to_string(map_id), std::to_string(batch_no), new_shard, std::string(guard_state_words.text(state)),
+               map_name});
 }
 
 bool lock_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no, int wait_ms) {
@@ -214,9 +246,9 @@ bool end_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no
 }
 
 void add_fence(shardio::RawConn& shard, const GuardRange& fence) {
-  shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard, expires_at) "
+  shard.query("INSERT INTO shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard, expires_at, map_name) "
               "VALUES ($1, $2, $3, " + literal_or_null(shard, fence.lo) + ", " + literal_or_null(shard, fence.hi) +
-                  ", 'fenced', $4, nullif($5, '')::timestamptz)",
+                  ", 'fenced', $4, nullif($5, '')::timestamptz, " + literal_or_null(shard, fence.map_name) + ")",
               {fence.op_id, std::to_string(fence.map_id), std::to_string(fence.batch_no), fence.new_shard,
                fence.expires_at.value_or("")});
 }
@@ -270,6 +302,40 @@ int op_fence_count(shardio::RawConn& shard, const std::string& op_id) {
 bool map_has_ranges(shardio::RawConn& shard, std::int64_t map_id) {
   return shard.query("SELECT EXISTS (SELECT 1 FROM shardctl.guard_ranges WHERE map_id = $1)", {std::to_string(map_id)})[0][0] ==
          "t";
+}
+
+void raise_route_floor(shardio::RawConn& shard, std::int64_t map_id, const std::string& map_name, std::int64_t version,
+                       const std::string& op_id, const std::string& new_shard) {
+  // The raise that sets a higher floor names itself; an equal or lower one changes nothing.
+  shard.query("INSERT INTO shardctl.route_floors AS f (map_id, map_name, min_version, op_id, new_shard, raised_at) "
+              "VALUES ($1, $2, $3, $4, $5, now()) ON CONFLICT (map_id) DO UPDATE SET map_name = excluded.map_name, "
+              "min_version = greatest(f.min_version, excluded.min_version), "
+              "op_id = CASE WHEN excluded.min_version > f.min_version THEN excluded.op_id ELSE f.op_id END, "
+              "new_shard = CASE WHEN excluded.min_version > f.min_version THEN excluded.new_shard ELSE f.new_shard END, "
+              "raised_at = CASE WHEN excluded.min_version > f.min_version THEN excluded.raised_at ELSE f.raised_at END",
+              {std::to_string(map_id), map_name, std::to_string(version), op_id, new_shard});
+}
+
+std::optional<RouteFloor> route_floor(shardio::RawConn& shard, std::int64_t map_id) {
+  if (!has_route_floors_table(shard)) return std::nullopt;
+  auto r = shard.query(std::string("SELECT ") + floor_columns + "WHERE map_id = $1", {std::to_string(map_id)});
+  if (r.empty()) return std::nullopt;
+  return read_floor(r[0]);
+}
+
+std::vector<RouteFloor> route_floors(shardio::RawConn& shard) {
+  std::vector<RouteFloor> out;
+  if (!has_route_floors_table(shard)) return out;
+  for (const auto& r : shard.query(std::string("SELECT ") + floor_columns + "ORDER BY map_id")) out.push_back(read_floor(r));
+  return out;
+}
+
+void lock_route_floor(shardio::RawConn& shard, std::int64_t map_id) {
+  shard.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", {floor_lock_key(map_id)});
+}
+
+void unlock_route_floor(shardio::RawConn& shard, std::int64_t map_id) {
+  shard.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", {floor_lock_key(map_id)});
 }
 
 }  // namespace shardctl::shardside

@@ -14,8 +14,26 @@
 //     purge_xid  xid8,                 -- the owning operation's purge transaction: its only bypass
 //     expires_at timestamptz,          -- a fence stops refusing after this; NULL = until lifted
 //     created_at timestamptz NOT NULL DEFAULT now())
+//     map_name   text,                 -- the map's name, for the refusals' DETAIL (NULL: added
+//                                      -- by an earlier version)
 //   shardctl.guard_bypass (range_id, xid): more purge transactions a range lets through, for a
 //     purge split over two sessions (lib/migrate/purge.cpp); deleted with their range
+//   shardctl.route_floors (
+//     map_id      bigint PRIMARY KEY,
+//     map_name    text NOT NULL,       -- what a transaction names in shardctl.route
+//     min_version bigint NOT NULL,     -- the oldest map version a router may hold to write here
+//     op_id       uuid,                -- the operation whose purge raised it last
+//     new_shard   text,                -- where that operation moved the keys
+//     raised_at   timestamptz)
+//
+// Every refusal of the guard's functions is SQLSTATE 55000 with the constraint shardctl_moving
+// (an offline or cut-over range), shardctl_fenced (a fence) or shardctl_stale_route (a version
+// stated in shardctl.route older than the map's floor), and a JSON DETAIL: state, map, map_id,
+// operation, new_owner, min_version, stated_version, key, table. A malformed shardctl.route is
+// 22023, shardctl_bad_route. man/shardctl-split.1 ("What applications see") shows them;
+// tests/integration/t_route_floor.sh reads them back field by field.
+// shardctl.assert_route(map, version), the one function application roles may call (schema
+// shardctl is usable by PUBLIC for it), states a version and refuses a stale one at once.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +64,16 @@ struct GuardRange {
   std::string new_shard;
   std::optional<std::string> expires_at;  // timestamptz as the server writes it; none: never
   bool expired = false;                   // expires_at has passed, by the shard's clock
+  std::optional<std::string> map_name;    // none on a range an earlier version added
+};
+
+// One row of shardctl.route_floors.
+struct RouteFloor {
+  std::int64_t map_id = 0;
+  std::string map_name;
+  std::int64_t min_version = 0;
+  std::optional<std::string> op_id;
+  std::optional<std::string> new_shard;
 };
 
 // The guard functions' version: a hash of sql/guard.sql, kept as the comment on
@@ -66,8 +94,10 @@ bool has_guard_table(shardio::RawConn& shard);
 // Whether the shard's guard table and functions are this version's (guard_version()).
 bool guard_is_current(shardio::RawConn& shard);
 
-// In the caller's transaction: the guard's schema, table and functions, unless the shard's are
-// already this version's.
+// In the caller's transaction: the guard's schema, tables (guard_ranges, guard_bypass,
+// route_floors) and functions, assert_route among them, unless the shard's are already this
+// version's. Every shard a move touches gets them (its sources and its target), so
+// assert_route exists wherever a router may send a transaction.
 void ensure_guard(shardio::RawConn& shard);
 
 // In the caller's transaction: the guard's triggers on each table, for `map_id` with `how` =
@@ -91,8 +121,9 @@ std::vector<GuardRange> lock_fences_of_map(shardio::RawConn& shard, std::int64_t
 std::optional<GuardState> batch_guard_state(shardio::RawConn& shard, const std::string& op_id, int batch_no);
 
 // Adds the batch's range in `state` (offline or cutover) unless the batch has one already.
-void add_batch_range(shardio::RawConn& shard, GuardState state, const std::string& op_id, std::int64_t map_id, int batch_no,
-                     const std::optional<std::string>& lo, const std::optional<std::string>& hi, const std::string& new_shard);
+void add_batch_range(shardio::RawConn& shard, GuardState state, const std::string& op_id, std::int64_t map_id,
+                     const std::string& map_name, int batch_no, const std::optional<std::string>& lo,
+                     const std::optional<std::string>& hi, const std::string& new_shard);
 
 // The cut-over of an online move (sql/guard.sql): while this session holds the batch's lock, a
 // write that meets the batch's range in state cutover waits for it. Tries for at most `wait`
@@ -106,7 +137,8 @@ void unlock_cutover(shardio::RawConn& shard, const std::string& op_id, int batch
 // the batch had a range in cutover.
 bool end_cutover(shardio::RawConn& shard, const std::string& op_id, int batch_no, bool moved);
 
-// Adds a fence with the given owner, bounds, target and expiry (range_id and state are ignored).
+// Adds a fence with the given owner, map name, bounds, target and expiry (range_id and state
+// are ignored).
 void add_fence(shardio::RawConn& shard, const GuardRange& fence);
 
 void delete_guard_range(shardio::RawConn& shard, std::int64_t range_id);
@@ -137,5 +169,24 @@ int op_fence_count(shardio::RawConn& shard, const std::string& op_id);
 
 // Whether the map has any range on a shard that has a guard table.
 bool map_has_ranges(shardio::RawConn& shard, std::int64_t map_id);
+
+// In the caller's transaction (the one that fences the batches, lib/migrate/purge.cpp): the
+// map's floor raised to `version` (min_version = greatest(floor, version)); op_id, new_shard
+// and raised_at name the raise that set it. Needs a current guard (guard_is_current).
+void raise_route_floor(shardio::RawConn& shard, std::int64_t map_id, const std::string& map_name, std::int64_t version,
+                       const std::string& op_id, const std::string& new_shard);
+
+// The map's floor; none when it has none (or the shard has no route_floors table).
+std::optional<RouteFloor> route_floor(shardio::RawConn& shard, std::int64_t map_id);
+
+// Every floor of the shard, by map id; empty when it has no route_floors table.
+std::vector<RouteFloor> route_floors(shardio::RawConn& shard);
+
+// A session lock (outside any transaction) that serializes the raises of the map's floor on the
+// shard: a purge is REPEATABLE READ, and two purges that both update the map's row of
+// route_floors, the second on a snapshot older than the first's commit, would fail the second
+// (a serialization failure). Taken before the purge's snapshot, released after its last commit.
+void lock_route_floor(shardio::RawConn& shard, std::int64_t map_id);
+void unlock_route_floor(shardio::RawConn& shard, std::int64_t map_id);
 
 }  // namespace shardctl::shardside

@@ -40,6 +40,18 @@ inline constexpr const char* guard_triggers[] = {guard_row_trigger, guard_insert
 inline constexpr const char* guard_old_rows = "shardctl_old";
 inline constexpr const char* guard_new_rows = "shardctl_new";
 
+// Route floors (sql/guard.sql): the table, the setting in which a transaction states the map
+// versions it routed by, and the function applications call to state one and have it checked.
+inline constexpr const char* route_floors_table = "shardctl.route_floors";
+inline constexpr const char* route_setting = "shardctl.route";
+inline constexpr const char* assert_route_function = "shardctl.assert_route";
+
+// The constraint names of the guard's refusals (SQLSTATE 55000; each is "shardctl_" and the
+// state its DETAIL names), and of a malformed route (SQLSTATE 22023). Applications act on them.
+inline constexpr std::string_view refusal_states[] = {"moving", "fenced", "stale_route"};
+inline constexpr const char* refusal_constraints[] = {"shardctl_moving", "shardctl_fenced", "shardctl_stale_route"};
+inline constexpr const char* bad_route_constraint = "shardctl_bad_route";
+
 // The session setting the row trigger's WHEN reads: shardctl's own bulk sessions turn the
 // per-row early refusal off (the statement triggers still check).
 inline constexpr const char* row_guard_setting = "shardctl.row_guard";

@@ -243,15 +243,20 @@ assert_fleet_consistent() {
     wrong=$("$SHARDCTL_BIN/shardctl" lookup --map customers - < "$TEST_TMP/keys.$i" 2>/dev/null | awk -F'\t' -v s="$name" '$2 != s' | head -3)
     [ -z "$wrong" ] || fail "rows on $name that the map routes elsewhere: $wrong"
     # Fences (writes refused to keys a shard gave away) stay by design; offline ranges must
-    # not. (The sample fleet has one map: a guard trigger needs some range of it on the shard.)
-    local ranges=0 offline=0
+    # not. (The sample fleet has one map: a guard trigger needs some range of it on the shard,
+    # or its route floor, which the triggers check and which never goes.)
+    local ranges=0 offline=0 floors=0
     if [ "$(psql_shard "$i" -XAtc "select to_regclass('shardctl.guard_ranges') is not null")" = t ]; then
       ranges=$(psql_shard "$i" -XAtc "select count(*) from shardctl.guard_ranges")
       offline=$(psql_shard "$i" -XAtc "select count(*) from shardctl.guard_ranges where state <> 'fenced'")
     fi
+    if [ "$(psql_shard "$i" -XAtc "select to_regclass('shardctl.route_floors') is not null")" = t ]; then
+      floors=$(psql_shard "$i" -XAtc "select count(*) from shardctl.route_floors")
+    fi
     [ "$offline" = 0 ] || fail "an offline write guard range is left on $name"
-    [ "$ranges" != 0 ] || [ "$(psql_shard "$i" -XAtc "select count(*) from pg_trigger where tgname like 'shardctl_guard%'")" = 0 ] ||
-      fail "a write guard trigger without ranges is left on $name"
+    [ "$ranges" != 0 ] || [ "$floors" != 0 ] ||
+      [ "$(psql_shard "$i" -XAtc "select count(*) from pg_trigger where tgname like 'shardctl_guard%'")" = 0 ] ||
+      fail "a write guard trigger without ranges or a route floor is left on $name"
   done
   [ "$(psql_catalog -XAtc "select (select count(*) from shardctl.mappings where status <> 'online')
                                 + (select count(*) from shardctl.guards)")" = 0 ] ||

@@ -79,11 +79,11 @@ shard_guards() { jq -c '[.findings[] | select(.kind == "leftover_guard" and .sha
 assert_eq "$(shard_guards)" "$(jq -nc --arg op "$op" --arg u "$unknown" '[
   ["shard_1", null, "guard ranges of operation \($op)", 1, ["#2 250..300"], "offline key ranges of an operation that is done"],
   ["shard_1", null, "guard ranges of operation \($u)", 1, ["#1 5..6 -> shard_2"], "fenced key ranges of an operation the catalog does not know"],
-  ["shard_2", "public.orders", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"],
-  ["shard_2", "public.orders", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"],
+  ["shard_2", "public.orders", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"],
+  ["shard_2", "public.orders", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"],
   ["shard_3", null, "guard ranges of operation \($u)", 1, ["#7 a.."], "offline key ranges of an operation that is unknown"],
-  ["shard_3", "public.order_lines", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"],
-  ["shard_3", "public.order_lines", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges on this shard"]
+  ["shard_3", "public.order_lines", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"],
+  ["shard_3", "public.order_lines", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"]
 ] | sort')"
 assert_eq "$(jq -r '[.findings[] | select(.kind == "leftover_guard" and (.object | startswith("operation "))) | .table] | sort | join(",")' "$STDOUT")" \
   "$(psql_catalog -XAtc "select string_agg(table_name, ',' order by table_name) from shardctl.guards where op_id = '$op'")"

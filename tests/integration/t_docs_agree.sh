@@ -13,8 +13,9 @@ plain() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$1"; }
 plain "$built/share/man/man1/shardctl.1" > "$TEST_TMP/shardctl.txt"
 ! grep -n "@SHARDCTL_" "$TEST_TMP/shardctl.txt" || fail "shardctl.1 has an unfilled placeholder"
 
-# Global options (those of every family's root) are documented once, in shardctl(1).
-globals=$("$SHARDCTL_BIN/shardctl-init" --help-spec | jq -r '.options[] | select(.positional == null) | .names[]')
+# Global options (those of every family's root; shardctl-shard's root has no other) are
+# documented once, in shardctl(1).
+globals=$("$SHARDCTL_BIN/shardctl-shard" --help-spec | jq -r '.options[] | select(.positional == null) | .names[]')
 is_global() { grep -qxF -- "$1" <<<"$globals"; }
 
 problems=0

@@ -25,6 +25,19 @@
 -- Under REPEATABLE READ the second look sees the first one's snapshot, so such a write is
 -- refused: never let through on a shard that may have given its keys away.
 --
+-- Route floors (man/shardctl-split.1, "What applications see"): a transaction may state the
+-- map version it routed by in the setting shardctl.route ('customers:42,products:7'). A shard
+-- that gave keys of a map away keeps, in shardctl.route_floors, the version of the flip that
+-- moved them: the oldest version a router may hold and still write here. The triggers refuse a
+-- write whose stated version of their map is older (before they look at ranges), and
+-- assert_route refuses it at once, so a transaction that only reads can be checked too. A
+-- value that is not the grammar is refused (22023), never taken as "no version"; NULL or ''
+-- (what the setting reads once the transaction that set it ended) is "no version", and then
+-- nothing is checked: the triggers read the setting once and go on.
+--
+-- Every refusal (refuse()) keeps SQLSTATE 55000 and carries a constraint name, shardctl_moving,
+-- shardctl_fenced or shardctl_stale_route, and a JSON DETAIL.
+--
 -- The DROPs remove what earlier versions installed (shardctl.offline_ranges, guard_blocks).
 CREATE SCHEMA IF NOT EXISTS shardctl;
 CREATE TABLE IF NOT EXISTS shardctl.guard_ranges (
@@ -58,6 +71,21 @@ CREATE TABLE IF NOT EXISTS shardctl.guard_bypass (
   PRIMARY KEY (range_id, xid)
 );
 REVOKE ALL ON shardctl.guard_bypass FROM PUBLIC;
+-- The map's name, for the refusals' DETAIL (NULL on ranges an earlier version added).
+ALTER TABLE shardctl.guard_ranges ADD COLUMN IF NOT EXISTS map_name text;
+-- The oldest map version a router may hold to write here, per map (see the top). A purge
+-- raises it to its batches' flip version in the transaction that fences them
+-- (lib/migrate/purge.cpp); nothing lowers it, and it outlives the fences (fence_grace, `op
+-- unfence`): the map's triggers stay while it exists (lib/migrate/guard.hpp).
+CREATE TABLE IF NOT EXISTS shardctl.route_floors (
+  map_id      bigint PRIMARY KEY,
+  map_name    text NOT NULL,
+  min_version bigint NOT NULL,
+  op_id       uuid,
+  new_shard   text,
+  raised_at   timestamptz
+);
+REVOKE ALL ON shardctl.route_floors FROM PUBLIC;
 DROP TABLE IF EXISTS shardctl.offline_ranges;
 DROP FUNCTION IF EXISTS shardctl.guard_blocks(text, text);
 
@@ -154,6 +182,181 @@ EXCEPTION WHEN lock_not_available THEN
 END
 $fn$;
 
+-- A shardctl.route value that is not the grammar: 22023, constraint shardctl_bad_route.
+CREATE OR REPLACE FUNCTION shardctl.bad_route(route text, why text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+  RAISE EXCEPTION USING ERRCODE = '22023', CONSTRAINT = 'shardctl_bad_route',
+    MESSAGE = format('shardctl.route = %s is not a list of MAP:VERSION: %s',
+                     quote_literal(CASE WHEN length(route) > 80 THEN left(route, 80) || '...' ELSE route END), why),
+    HINT = 'state the map version the transaction routed by, e.g. SET LOCAL shardctl.route = ''customers:42,products:7''';
+END
+$fn$;
+
+-- Whether a shardctl.route value is the grammar and no part of it is long enough to be
+-- refused for its length: items MAP:VERSION joined by ',', MAP [A-Za-z_][A-Za-z0-9_.-]{0,62},
+-- VERSION decimal digits that fit a bigint. False does not mean malformed: stated_version then
+-- decides, item by item. A regular expression with bounded repeats costs PostgreSQL ~14 us a
+-- match (its automaton is built afresh each time), the unbounded ones here ~1 us; lengths are
+-- only looked for in a value long enough to hold one (a 19-digit number: 21 characters, a
+-- 64-character name: 66). An SQL function, so the planner inlines it where it is called.
+CREATE OR REPLACE FUNCTION shardctl.route_plain(route text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT route ~ '^[A-Za-z_][A-Za-z0-9_.-]*:[0-9]+(,[A-Za-z_][A-Za-z0-9_.-]*:[0-9]+)*$'
+     AND (length(route) < 21 OR route !~ '[0-9]{19}')
+     AND (length(route) < 66 OR route !~ '[^:,]{64}')
+$fn$;
+
+-- The version a shardctl.route value states for map `map_name` (the lowest where it names the
+-- map twice); NULL when it names none, or is NULL or '' (no version stated). A value that is
+-- not the grammar (route_plain) is refused: 22023, shardctl_bad_route, never taken as "no
+-- version".
+CREATE OR REPLACE FUNCTION shardctl.stated_version(route text, map_name text) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  item text;
+  v bigint;
+BEGIN
+  IF route IS NULL OR route = '' THEN RETURN NULL; END IF;
+  IF NOT shardctl.route_plain(route) THEN
+    IF route !~ '^[A-Za-z_][A-Za-z0-9_.-]*:[0-9]+(,[A-Za-z_][A-Za-z0-9_.-]*:[0-9]+)*$' THEN
+      PERFORM shardctl.bad_route(route, 'MAP is [A-Za-z_][A-Za-z0-9_.-]{0,62}, VERSION decimal digits, items joined by '','' without spaces');
+    END IF;
+    FOREACH item IN ARRAY string_to_array(route, ',') LOOP
+      IF length(split_part(item, ':', 1)) > 63 THEN
+        PERFORM shardctl.bad_route(route, 'a map name is at most 63 characters');
+      END IF;
+      -- Two IFs: SQL does not promise to evaluate OR left to right, and a number of 131072
+      -- digits or more is not even a numeric.
+      IF length(split_part(item, ':', 2)) > 19 THEN
+        PERFORM shardctl.bad_route(route, 'version ' || left(split_part(item, ':', 2), 40) || '... is out of range');
+      END IF;
+      IF split_part(item, ':', 2)::numeric > 9223372036854775807 THEN
+        PERFORM shardctl.bad_route(route, 'version ' || split_part(item, ':', 2) || ' is out of range');
+      END IF;
+    END LOOP;
+  END IF;
+  IF map_name IS NULL THEN RETURN NULL; END IF;
+  FOREACH item IN ARRAY string_to_array(route, ',') LOOP
+    IF split_part(item, ':', 1) = map_name THEN
+      v := least(v, split_part(item, ':', 2)::bigint);
+    END IF;
+  END LOOP;
+  RETURN v;
+END
+$fn$;
+
+-- Every refusal of the guard: SQLSTATE 55000, the constraint shardctl_<state> and a JSON DETAIL
+-- (man/shardctl-split.1, "What applications see"). `state`: moving (an offline or cut-over
+-- range: retry in a moment), fenced (moved away: reload the map, go to the new owner) or
+-- stale_route (reload the map to at least min_version). The map's name and, for a fence, the
+-- floor come from route_floors where the caller has none; the stated version from shardctl.route.
+CREATE OR REPLACE FUNCTION shardctl.refuse(state text, message text, hint text, map bigint, map_name text, op uuid,
+                                           new_owner text, min_version bigint, key text, tbl text) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  f shardctl.route_floors;
+  n text := map_name;
+  floor bigint := min_version;
+BEGIN
+  IF n IS NULL OR (state = 'fenced' AND floor IS NULL) THEN
+    SELECT * INTO f FROM shardctl.route_floors g WHERE g.map_id = map;
+    n := coalesce(n, f.map_name);
+    IF state = 'fenced' THEN floor := f.min_version; END IF;
+  END IF;
+  RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = message, HINT = hint, CONSTRAINT = 'shardctl_' || state,
+    DETAIL = json_build_object('state', state, 'map', n, 'map_id', map, 'operation', op, 'new_owner', new_owner,
+                               'min_version', floor,
+                               'stated_version', shardctl.stated_version(current_setting('shardctl.route', true), n),
+                               'key', key, 'table', tbl)::text;
+END
+$fn$;
+
+-- The triggers' stale-route check, for a transaction that states a version (route, non-empty):
+-- a malformed value is refused; one that states a version of the map older than this shard's
+-- floor for it is refused (shardctl_stale_route), whichever key it writes. VOLATILE, as
+-- guard_hit: it sees a floor committed since the writer's statement began.
+CREATE OR REPLACE FUNCTION shardctl.check_route(map bigint, route text, key text, tbl text) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  f shardctl.route_floors;
+  item text;
+  stated bigint;
+BEGIN
+  -- stated_version's work, inline where the value is plain: a function call less, on the
+  -- path every statement that states a version takes (bench/README.md, the stale-route check).
+  IF NOT shardctl.route_plain(route) THEN PERFORM shardctl.stated_version(route, NULL); END IF;
+  SELECT * INTO f FROM shardctl.route_floors g WHERE g.map_id = map;
+  IF f.map_id IS NULL THEN RETURN; END IF;
+  FOREACH item IN ARRAY string_to_array(route, ',') LOOP
+    IF split_part(item, ':', 1) = f.map_name THEN
+      stated := least(stated, split_part(item, ':', 2)::bigint);
+    END IF;
+  END LOOP;
+  IF stated < f.min_version THEN
+    PERFORM shardctl.refuse('stale_route',
+      format('this shard refuses writes routed by version %s of map %s: shardctl operation %s moved keys of the map from it to shard %s at version %s',
+             stated, f.map_name, f.op_id, f.new_shard, f.min_version),
+      format('reload map %s (version %s or later), route again and retry', f.map_name, f.min_version),
+      map, f.map_name, f.op_id, f.new_shard, f.min_version, key, tbl);
+  END IF;
+END
+$fn$;
+
+-- For applications (EXECUTE granted to PUBLIC, below): states `version` of `map` for this
+-- transaction, merged into shardctl.route as SET LOCAL would set it, and refuses at once when
+-- it is older than this shard's floor for the map, so a transaction that only reads is checked
+-- too. Returns the floor (0: none). A map's floor is found by name here (an application knows
+-- no map id); two maps once of that name: the higher floor.
+CREATE OR REPLACE FUNCTION shardctl.assert_route(map text, version bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  route text := current_setting('shardctl.route', true);
+  f shardctl.route_floors;
+BEGIN
+  IF map IS NULL OR version IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = '22004',
+      MESSAGE = format('shardctl.assert_route(%s, %s): the map and its version are required',
+                       coalesce(quote_literal(map), 'NULL'), coalesce(version::text, 'NULL'));
+  END IF;
+  IF map !~ '^[A-Za-z_][A-Za-z0-9_.-]{0,62}$' OR version < 0 THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', CONSTRAINT = 'shardctl_bad_route',
+      MESSAGE = format('shardctl.assert_route(%s, %s): %s', quote_literal(CASE WHEN length(map) > 80 THEN left(map, 80) || '...' ELSE map END), version,
+                       CASE WHEN version < 0 THEN 'a version is not negative' ELSE 'a map name is [A-Za-z_][A-Za-z0-9_.-]{0,62}' END);
+  END IF;
+  PERFORM shardctl.stated_version(route, NULL);  -- a malformed value stated before is refused
+  route := array_to_string(ARRAY(SELECT i FROM unnest(string_to_array(route, ',')) i WHERE split_part(i, ':', 1) <> map), ',');
+  PERFORM set_config('shardctl.route', concat_ws(',', nullif(route, ''), map || ':' || version), true);
+  SELECT * INTO f FROM shardctl.route_floors g WHERE g.map_name = map ORDER BY g.min_version DESC LIMIT 1;
+  IF version < f.min_version THEN
+    PERFORM shardctl.refuse('stale_route',
+      format('this shard refuses version %s of map %s: shardctl operation %s moved keys of the map from it to shard %s at version %s',
+             version, f.map_name, f.op_id, f.new_shard, f.min_version),
+      format('reload map %s (version %s or later), route again and retry', f.map_name, f.min_version),
+      f.map_id, f.map_name, f.op_id, f.new_shard, f.min_version, NULL, NULL);
+  END IF;
+  RETURN coalesce(f.min_version, 0);
+END
+$fn$;
+
+-- A write to a key of a range refused: moving (offline or cutover) or fenced.
+CREATE OR REPLACE FUNCTION shardctl.refuse_range(state text, map bigint, map_name text, op uuid, new_shard text, key text,
+                                                 sch name, tbl name) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+BEGIN
+  IF state <> 'fenced' THEN
+    PERFORM shardctl.refuse('moving',
+      format('key %s of %s.%s is being moved by shardctl operation %s to shard %s; writes to it are refused until its batch is done',
+             key, sch, tbl, op, new_shard),
+      'retry in a moment with a fresh shard map (`shardctl lookup`)', map, map_name, op, new_shard, NULL, key, sch || '.' || tbl);
+  END IF;
+  PERFORM shardctl.refuse('fenced',
+    format('key %s of %s.%s has moved to shard %s (shardctl operation %s); this shard no longer accepts writes to it',
+           key, sch, tbl, new_shard, op),
+    'reload the shard map and write to shard ' || new_shard, map, map_name, op, new_shard, NULL, key, sch || '.' || tbl);
+END
+$fn$;
+
 CREATE OR REPLACE FUNCTION shardctl.guard() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
@@ -164,7 +367,15 @@ DECLARE
   old_key text := CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) ->> col END;
   v text;
   hit shardctl.guard_ranges;
+  route text := current_setting('shardctl.route', true);
 BEGIN
+  -- The stale-route check first: a router that holds an older map than this shard gave keys
+  -- away at is told so, whichever key it writes. For every row of a partitioned table (its
+  -- trigger's fourth argument: no statement trigger of shardctl's fires on a partition); on a
+  -- plain table guard_rows checks it once a statement, and here only a refusal does, first.
+  IF route <> '' AND TG_NARGS > 3 THEN
+    PERFORM shardctl.check_route(map, route, coalesce(new_key, old_key), TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+  END IF;
   FOREACH v IN ARRAY CASE WHEN new_key IS NOT DISTINCT FROM old_key THEN ARRAY[new_key] ELSE ARRAY[new_key, old_key] END LOOP
     hit := shardctl.guard_hit(map, v, how);
     IF hit.state = 'cutover' THEN
@@ -172,14 +383,10 @@ BEGIN
       hit := shardctl.guard_hit(map, v, how);
     END IF;
     IF hit.range_id IS NULL THEN CONTINUE; END IF;
-    IF hit.state <> 'fenced' THEN
-      RAISE EXCEPTION 'key % of %.% is being moved by shardctl operation % to shard %; writes to it are refused until its batch is done',
-        v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
-        USING ERRCODE = '55000', HINT = 'retry in a moment with a fresh shard map (`shardctl lookup`)';
+    IF route <> '' AND TG_NARGS <= 3 THEN
+      PERFORM shardctl.check_route(map, route, v, TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
     END IF;
-    RAISE EXCEPTION 'key % of %.% has moved to shard % (shardctl operation %); this shard no longer accepts writes to it',
-      v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.new_shard, hit.op_id
-      USING ERRCODE = '55000', HINT = 'reload the shard map and write to shard ' || hit.new_shard;
+    PERFORM shardctl.refuse_range(hit.state, map, hit.map_name, hit.op_id, hit.new_shard, v, TG_TABLE_SCHEMA, TG_TABLE_NAME);
   END LOOP;
   RETURN coalesce(NEW, OLD);
 END
@@ -197,7 +404,13 @@ DECLARE
   keys text;
   q text;
   hit record;
+  stated text := current_setting('shardctl.route', true);
 BEGIN
+  -- The stale-route check first, once a statement (see guard()); the statement's keys are not
+  -- read for it, so its refusal names none.
+  IF stated <> '' THEN
+    PERFORM shardctl.check_route(map, stated, NULL, TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+  END IF;
   -- Most statements run while the map has no range this transaction is not exempt from.
   PERFORM FROM shardctl.ranges_in_force g WHERE g.map_id = map LIMIT 1;
   IF NOT FOUND THEN RETURN NULL; END IF;
@@ -223,11 +436,11 @@ BEGIN
   -- no other range of the map overlaps, so it costs one pass over its keys. Only ranges the
   -- envelope touches are matched key by key.
   q := format($q$
-    WITH g AS (SELECT g.op_id, g.batch_no, g.new_shard, g.state, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.ranges_in_force g
+    WITH g AS (SELECT g.op_id, g.batch_no, g.new_shard, g.state, g.map_name, g.lo%2$s AS lo, g.hi%2$s AS hi FROM shardctl.ranges_in_force g
                 WHERE g.map_id = $1 AND NOT shardctl.bypasses(g.range_id)),
          env AS (SELECT min(r) AS lo, max(r) AS hi FROM (SELECT %1$s AS r FROM (%3$s) s) s),
          near AS (SELECT g.* FROM g, env WHERE env.lo IS NOT NULL AND (g.lo IS NULL OR env.hi >= g.lo) AND (g.hi IS NULL OR env.lo < g.hi))
-    SELECT near.op_id, near.batch_no, near.new_shard, near.state, x.v FROM near CROSS JOIN LATERAL (
+    SELECT near.op_id, near.batch_no, near.new_shard, near.state, near.map_name, x.v FROM near CROSS JOIN LATERAL (
       SELECT s.k::text AS v FROM (%3$s) s WHERE (near.lo IS NULL OR %1$s >= near.lo) AND (near.hi IS NULL OR %1$s < near.hi) LIMIT 1) x
     ORDER BY near.state <> 'fenced' DESC LIMIT 1$q$, route, bound, keys);
   EXECUTE q INTO hit USING map;
@@ -236,28 +449,36 @@ BEGIN
     EXECUTE q INTO hit USING map;
   END IF;
   IF hit.v IS NULL THEN RETURN NULL; END IF;
-  IF hit.state <> 'fenced' THEN
-    RAISE EXCEPTION 'key % of %.% is being moved by shardctl operation % to shard %; writes to it are refused until its batch is done',
-      hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
-      USING ERRCODE = '55000', HINT = 'retry in a moment with a fresh shard map (`shardctl lookup`)';
-  END IF;
-  RAISE EXCEPTION 'key % of %.% has moved to shard % (shardctl operation %); this shard no longer accepts writes to it',
-    hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.new_shard, hit.op_id
-    USING ERRCODE = '55000', HINT = 'reload the shard map and write to shard ' || hit.new_shard;
+  PERFORM shardctl.refuse_range(hit.state, map, hit.map_name, hit.op_id, hit.new_shard, hit.v, TG_TABLE_SCHEMA, TG_TABLE_NAME);
+  RETURN NULL;
 END
 $fn$;
 
 CREATE OR REPLACE FUNCTION shardctl.guard_truncate() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
 DECLARE
+  map bigint := TG_ARGV[0]::bigint;
   hit shardctl.guard_ranges;
+  route text := current_setting('shardctl.route', true);
 BEGIN
-  SELECT * INTO hit FROM shardctl.guard_ranges g WHERE g.map_id = TG_ARGV[0]::bigint AND g.state <> 'fenced' LIMIT 1;
+  IF route <> '' THEN
+    PERFORM shardctl.check_route(map, route, NULL, TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+  END IF;
+  SELECT * INTO hit FROM shardctl.guard_ranges g WHERE g.map_id = map AND g.state <> 'fenced' LIMIT 1;
   IF hit.range_id IS NOT NULL THEN
-    RAISE EXCEPTION 'TRUNCATE of %.% is refused: shardctl operation % is moving rows of it to shard %',
-      TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard
-      USING ERRCODE = '55000', HINT = 'wait for the operation (`shardctl op wait ' || hit.op_id || '`)';
+    PERFORM shardctl.refuse('moving',
+      format('TRUNCATE of %s.%s is refused: shardctl operation %s is moving rows of it to shard %s',
+             TG_TABLE_SCHEMA, TG_TABLE_NAME, hit.op_id, hit.new_shard),
+      'wait for the operation (`shardctl op wait ' || hit.op_id || '`)', map, hit.map_name, hit.op_id, hit.new_shard, NULL, NULL,
+      TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
   END IF;
   RETURN NULL;
 END
 $fn$;
+
+-- Application roles call assert_route and nothing else of shardctl's here: the schema is
+-- usable by PUBLIC for that, every other function revoked (a function is executable by PUBLIC
+-- unless revoked; the triggers' functions run as their owner, whom this does not concern).
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA shardctl FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION shardctl.assert_route(text, bigint) TO PUBLIC;
+GRANT USAGE ON SCHEMA shardctl TO PUBLIC;

@@ -1,0 +1,55 @@
+#include "prepare/prepare.hpp"
+
+#include <mutex>
+#include <optional>
+
+#include "core/words.hpp"
+#include "shardio/raw_conn.hpp"
+#include "shardside/guard.hpp"
+
+namespace shardctl::prepare {
+
+std::string_view to_text(Change change) noexcept {
+  static constexpr auto table =
+      words<Change>({{Change::current, "current"}, {Change::installed, "installed"}, {Change::upgraded, "upgraded"}});
+  return table.text_or(change, "current");
+}
+
+Change prepare_shard(const std::string& dsn, const std::string& role, bool preview, int connect_timeout) {
+  shardio::RawConn shard(fanout::dsn_with_timeout(dsn, connect_timeout), role);
+  shard.exec("BEGIN");
+  try {
+    shardside::lock_guard_changes(shard);
+    Change change = !shardside::has_guard_table(shard)    ? Change::installed
+                    : shardside::guard_is_current(shard) ? Change::current
+                                                          : Change::upgraded;
+    if (!preview && change != Change::current) shardside::ensure_guard(shard);
+    shard.exec(preview ? "ROLLBACK" : "COMMIT");
+    return change;
+  } catch (...) {
+    if (PQtransactionStatus(shard.get()) != PQTRANS_IDLE && PQstatus(shard.get()) == CONNECTION_OK) {
+      try {
+        shard.exec("ROLLBACK");
+      } catch (...) {  // the error in flight says more than a failed rollback
+      }
+    }
+    throw;
+  }
+}
+
+std::vector<Result> prepare_shards(const std::vector<fanout::Target>& targets, int parallel, bool preview,
+                                   int connect_timeout) {
+  std::vector<Result> results(targets.size());
+  std::vector<Change> changes(targets.size(), Change::current);
+  std::mutex m;
+  auto outcomes = fanout::run(targets, fanout::Policy{parallel, false}, [&](const fanout::Target& t) {
+    auto change = prepare_shard(t.dsn, "shard " + t.shard, preview, connect_timeout);
+    std::lock_guard lock(m);
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      if (&targets[i] == &t) changes[i] = change;
+  });
+  for (std::size_t i = 0; i < targets.size(); ++i) results[i] = Result{outcomes[i], changes[i]};
+  return results;
+}
+
+}  // namespace shardctl::prepare
