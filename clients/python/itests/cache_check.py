@@ -27,6 +27,9 @@ MAP = "customers"
 CATALOG = os.environ["SHARDCTL_CATALOG"]
 BIN = os.environ["SHARDCTL_BIN"]
 ROLE = os.environ["CACHE_LISTEN_ROLE"]
+# The cache reads the catalog as a routing role (`shardctl init --grant-routing`): EXECUTE on
+# route, map_snapshot and map_changes, nothing else.
+ROUTER_DSN = os.environ.get("CACHE_ROUTING_DSN") or CATALOG
 
 
 def fail(msg):
@@ -84,7 +87,15 @@ ok = False
 cat.execute(f'CREATE ROLE "{ROLE}" LOGIN')
 try:
     listen_dsn = f"{CATALOG} user={ROLE}"
-    cache = MapCache(CATALOG, listen_dsn=listen_dsn, poll_interval=0.3)
+    if ROUTER_DSN != CATALOG:
+        with psycopg.connect(ROUTER_DSN, autocommit=True) as rc:
+            try:
+                rc.execute("SELECT count(*) FROM shardctl.mappings")
+                fail("the routing role reads shardctl.mappings")
+            except psycopg.errors.InsufficientPrivilege:
+                pass
+        print("# the cache reads the catalog as a routing role (it cannot read shardctl.mappings)")
+    cache = MapCache(ROUTER_DSN, listen_dsn=listen_dsn, poll_interval=0.3)
     check(cache.listening(30), "the cache never listened")
 
     # --- 1. snapshot --------------------------------------------------------------------------
@@ -154,7 +165,7 @@ try:
     cache.close()
 
     # --- 4. one refresh in flight per map ------------------------------------------------------
-    quiet = MapCache(CATALOG, listen=False, poll_interval=3600)
+    quiet = MapCache(ROUTER_DSN, listen=False, poll_interval=3600)
     quiet.get(MAP)
     v = bump()
     waiters = 7

@@ -3,7 +3,8 @@
 Same rows and log format as tests/integration/writer.sh (so writer_harness.sh verifies it):
 
     writer.py ID LOG STOPFILE   (environment: SHARDCTL_CATALOG, WRITER_ORDER_BASE,
-                                 WRITER_CUSTOMER_BASE, WRITER_CUSTOMERS, WRITER_LO (default 251))
+                                 WRITER_CUSTOMER_BASE, WRITER_CUSTOMERS, WRITER_LO (default 251),
+                                 WRITER_LISTEN=0: the cache neither listens nor polls)
 
 Each write, through Router.run (which retries refusals as the contract says): a new order for
 an existing customer WRITER_LO..WRITER_CUSTOMERS (65%), an update of the status (a counter,
@@ -38,7 +39,10 @@ def main():
     lo = int(os.environ.get("WRITER_LO", "251"))
     new_customer_first = int(os.environ["WRITER_CUSTOMER_BASE"]) + wid * 100000
     rnd = random.Random(wid * 7919)
-    cache = MapCache(os.environ["SHARDCTL_CATALOG"], poll_interval=1.0)
+    # WRITER_LISTEN=0: a cache that hears of no change by itself (no LISTEN, no poll): it learns
+    # of every move from the shards' refusals only (stale_route, fenced), as the contract says.
+    listen = os.environ.get("WRITER_LISTEN", "1") != "0"
+    cache = MapCache(os.environ["SHARDCTL_CATALOG"], poll_interval=1.0 if listen else 3600, listen=listen)
     router = Router(cache, max_attempts=400, backoff=0.002, backoff_max=0.05, pool_max=2)
     log = open(log_path, "a", buffering=1)
     counts = {"ACK": 0, "MISS": 0, "RET": 0, "UNC": 0, "REF": 0, "AMB": 0, "ERR": 0}
