@@ -8,7 +8,7 @@ the PgBouncer and the fleet). One mode per run: 'direct' (the shards' own DSNs) 
 Measures, each next to its target:
   route      local routing per key with a warm cache (range and hash map), p50/p99, relative
              to a one-row INSERT's p50 (target: adds under 5%)
-  check      a transaction with vs without set_config('shardctl.route', ..., true) on a shard
+  check      a transaction with vs without SET LOCAL shardctl.route = ... (as Router states it) on a shard
              with a route floor (target: under 0.1 ms)
   notice     a committed map change to the cache holding it, by NOTIFY alone (target < 50 ms)
   flip       the flip of a move to the first write acknowledged on the new shard (target < 250 ms)
@@ -89,7 +89,7 @@ def version_check(key):
         floor = None
         if c.execute("SELECT to_regclass('shardctl.route_floors') IS NOT NULL").fetchone()[0]:
             floor = c.execute("SELECT max(min_version) FROM shardctl.route_floors WHERE map_name = %s", (MAP,)).fetchone()[0]
-        setting = f"BEGIN; SELECT set_config('shardctl.route', '{MAP}:{cache.version(MAP)}', true)"
+        setting = f"BEGIN; SET LOCAL shardctl.route = '{MAP}:{cache.version(MAP)}'"
         with_, without = [], []
         for i in range(4000):
             for stated in ((True, False) if i % 2 else (False, True)):

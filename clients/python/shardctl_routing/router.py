@@ -5,7 +5,7 @@
             conn.execute("INSERT INTO orders ...")
         router.run("customers", 42, lambda conn: conn.execute(...))   # with retries
 
-Every transaction begins with ``SELECT set_config('shardctl.route', 'MAP:VERSION', true)``
+Every transaction begins with ``SET LOCAL shardctl.route = 'MAP:VERSION'``
 (transaction-scoped: safe behind PgBouncer's transaction pooling, where a session-level SET
 would leak to the next client of the server connection).
 """
@@ -185,8 +185,9 @@ class Router:
         with self.pool(r.dsn).connection() as conn:
             committing = False
             try:
-                # One round trip for both (the value is built from a checked name and an int).
-                conn.execute(f"BEGIN; SELECT set_config('shardctl.route', '{r.map}:{int(r.version)}', true)")
+                # One round trip for both (the value is built from a checked name and an int);
+                # SET LOCAL is a utility statement, cheaper than a SELECT of set_config().
+                conn.execute(f"BEGIN; SET LOCAL shardctl.route = '{r.map}:{int(r.version)}'")
                 yield conn
                 committing = True
                 conn.execute("COMMIT")
