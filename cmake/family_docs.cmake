@@ -70,7 +70,7 @@ foreach(family ${families})
   string(APPEND man_commands ".TP\n.B ${rfamily}\n${rdesc}.${command_list} See \\fBshardctl\\-${rfamily}\\fR(1).\n")
   string(APPEND see_also "\\fBshardctl\\-${rfamily}\\fR(1), ")
 endforeach()
-string(APPEND see_also "\\fBshardctl.toml\\fR(5)")
+string(APPEND see_also "\\fBshardctl.toml\\fR(5), \\fBshardctl\\-routing\\fR(7) (for application developers)")
 
 write_if_changed(${OUT_INC} "${inc}")
 file(READ ${MAN_TEMPLATE} man)

@@ -4,10 +4,10 @@
 #                        (the first python3 on PATH may be another); a test skips without them
 #   client_py ARGS...    runs it with clients/python on PYTHONPATH
 #   shardside_present I  succeeds when shard I has the shard side of the routing contract
-#                        (shardctl.assert_route; branch routing-shardside), which the refusal
-#                        assertions need
-#   contract_pending WHAT  records an assertion that could not run because the shard side is
-#                        absent; client_done ends the test: pass, or skip naming them
+#                        (shardctl.assert_route), which the refusal assertions need
+#   contract_pending WHAT  an assertion that could not run because a shard lacks the shard
+#                        side: a failure (every shard of a test fleet is prepared); client_done
+#                        ends the test
 CLIENT_PY=${SHARDCTL_CLIENT_PYTHON:-/usr/bin/python3}
 CLIENT_DIR="$SHARDCTL_SOURCE_DIR/clients/python"
 [ -x "$CLIENT_PY" ] && "$CLIENT_PY" -c 'import psycopg, psycopg_pool' 2>/dev/null ||
@@ -17,14 +17,8 @@ client_py() { PYTHONPATH="$CLIENT_DIR${PYTHONPATH:+:$PYTHONPATH}" "$CLIENT_PY" "
 shardside_present() {
   [ "$(psql_shard "$1" -XAtc "select to_regprocedure('shardctl.assert_route(text,bigint)') is not null")" = t ]
 }
-_contract_pending=()
-contract_pending() { _contract_pending+=("$1"); echo "# not run (shard side absent): $1"; }
-client_done() {
-  if [ ${#_contract_pending[@]} -gt 0 ]; then
-    skip "everything else passed; the shard side of the routing contract (branch routing-shardside) is not here, so these assertions did not run: $(printf '%s; ' "${_contract_pending[@]}")"
-  fi
-  pass
-}
+contract_pending() { fail "a shard lacks the shard side of the routing contract (shardctl shard prepare), so this did not run: $1"; }
+client_done() { pass; }
 
 # pgbouncer_start DIR PORT: a PgBouncer (/usr/sbin/pgbouncer, 1.18 on bookworm) in front of
 # every shard of the fleet: transaction pooling, one server connection per database
