@@ -13,32 +13,42 @@ export SHARDCTL_CATALOG=$(jq -r .catalog "$work/fleet.json")
 s1=$(jq -r '.shards[] | select(.name == "shard_1") | .dsn' "$work/fleet.json")
 # shard_1's first mapping: split its upper half off to shard_2.
 range=$("$bin/shardctl" mapping list --map customers --format json | jq -r '[.mappings[] | select(.shard == "shard_1")][0].range')
-lo=${range%%..*}; hi=${range##*..}
+lo=${range%%..*}; hi=${range##*..}; lo=${lo:-1}  # an unbounded low end: keys from 1
 at=$(( (lo + hi) / 2 ))
-"$bin/shardctl" split --map customers --at "$at" --to shard_2 --batch-size 100000 >/dev/null
+"$bin/shardctl" split --map customers --at "$at" --to shard_2 --batch-size 100000 >/dev/null 2>&1
 op=$("$bin/shardctl" op list --format json | jq -r '[.operations[] | select(.kind == "split")][0].id')
 # The guard's triggers while the fence stands, to put them back later.
 psql -XAtq "$s1" -c "select pg_get_triggerdef(t.oid) || '; ALTER TABLE ' || t.tgrelid::regclass || ' ENABLE ALWAYS TRIGGER ' || t.tgname || ';'
                      from pg_trigger t where t.tgname like 'shardctl\_guard%' and t.tgparentid = 0" > "$work/heavy.sql"
 "$bin/shardctl" op unfence "$op" -y >/dev/null
 version=$(psql -XAtq "$s1" -c "select min_version from shardctl.route_floors")
+map_id=$(psql -XAtq "$s1" -c "select map_id from shardctl.route_floors")
 tables=$(psql -XAtq "$s1" -c "select string_agg(distinct tgrelid::regclass::text, ' ') from pg_trigger where tgname = 'shardctl_guard_route'")
 key_hi=$(( at - 1 ))
 printf '\\set id random(%s, %s)\nBEGIN;\nUPDATE customers SET name = name WHERE customer_id = :id;\nCOMMIT;\n' "$lo" "$key_hi" > "$work/plain.sql"
 printf '\\set id random(%s, %s)\nBEGIN;\nSET LOCAL shardctl.route = '"'"'customers:%s'"'"';\nUPDATE customers SET name = name WHERE customer_id = :id;\nCOMMIT;\n' \
   "$lo" "$key_hi" "$version" > "$work/stated.sql"
-lat() { pgbench -n -c 1 -T "$T" -f "$work/$1.sql" "$s1" 2>/dev/null | awk '/latency average/ { print $4 }'; }
+lat() {
+  local v
+  v=$(pgbench -n -c 1 -T "$T" -f "$work/$1.sql" "$s1" 2>"$work/pgbench.err" | awk '/latency average/ { print $4 }')
+  [ -n "$v" ] || { cat "$work/pgbench.err" "$work/$1.sql" >&2; exit 1; }
+  echo "$v"
+}
+drop_all() {
+  psql -XAtq "$s1" -c "DO \$\$ DECLARE r record; BEGIN FOR r IN SELECT tgname, tgrelid::regclass::text rel FROM pg_trigger
+                        WHERE tgname LIKE 'shardctl\_guard%' AND tgparentid = 0 LOOP
+                        EXECUTE format('DROP TRIGGER %I ON %s', r.tgname, r.rel); END LOOP; END \$\$" >/dev/null
+}
 light() {
-  for t in $tables; do psql -XAtq "$s1" -c "DROP TRIGGER IF EXISTS shardctl_guard_route ON $t" >/dev/null; done
+  drop_all
   for t in $tables; do
     psql -XAtq "$s1" -c "CREATE TRIGGER shardctl_guard_route BEFORE INSERT OR UPDATE OR DELETE ON $t FOR EACH STATEMENT
-                         WHEN (current_setting('shardctl.route', true) <> '') EXECUTE FUNCTION shardctl.guard_route(
-                         (select map_id::text from shardctl.route_floors), 'customer_id');
+                         WHEN (current_setting('shardctl.route', true) <> '') EXECUTE FUNCTION shardctl.guard_route('$map_id', 'customer_id');
                          ALTER TABLE $t ENABLE ALWAYS TRIGGER shardctl_guard_route" >/dev/null
   done
 }
 heavy() {
-  for t in $tables; do psql -XAtq "$s1" -c "DROP TRIGGER IF EXISTS shardctl_guard_route ON $t" >/dev/null; done
+  drop_all
   psql -XAtq "$s1" -f "$work/heavy.sql" >/dev/null
 }
 printf 'floor %s; triggers on: %s\n' "$version" "$tables"
@@ -52,5 +62,5 @@ for round in 1 2; do
 done
 # The light trigger made by hand in round 2 is the one `op unfence` made.
 light
-[ "$(psql -XAtq "$s1" -c "select string_agg(pg_get_triggerdef(oid), ';' order by tgname, tgrelid) from pg_trigger where tgname like 'shardctl\_guard%'")" = "$pristine" ] ||
-  echo "note: the light trigger made by hand differs from the one op unfence made"
+now_defs=$(psql -XAtq "$s1" -c "select string_agg(pg_get_triggerdef(oid), ';' order by tgname, tgrelid) from pg_trigger where tgname like 'shardctl\_guard%'")
+[ "$now_defs" = "$pristine" ] || printf 'note: the light trigger made by hand differs from the one op unfence made:\n%s\n%s\n' "$pristine" "$now_defs"

@@ -105,12 +105,12 @@ expect_exit 2 shardctl check --map-consistency --format json
 assert_eq "$(jq -r --arg op "$op" '[.findings[] | select(.object == "guard ranges of operation \($op)") | .detail | select(startswith("fences past"))] | length' "$STDOUT")" "1"
 expect_stdout_contains "lift them with \`shardctl op unfence $op\`"
 # A route floor of the map on shard_3: its light trigger there checks it, not a finding.
-psql_shard 3 -qc "create table shardctl.route_floors (map_id bigint primary key, map_name text not null,
+psql_shard 3 -qc "create table if not exists shardctl.route_floors (map_id bigint primary key, map_name text not null,
                     min_version bigint not null, op_id uuid, new_shard text, raised_at timestamptz);
-                  insert into shardctl.route_floors values ($map_id, 'customers', 2, null, null, now())"
+                  insert into shardctl.route_floors (map_id, map_name, min_version) values ($map_id, 'customers', 2)"
 expect_exit 2 shardctl check --map-consistency --format json
 assert_eq "$(jq -r '[.findings[] | select(.kind == "leftover_guard" and .shard == "shard_3" and .table != null)] | length' "$STDOUT")" "0"
-psql_shard 3 -qc "drop table shardctl.route_floors"
+psql_shard 3 -qc "delete from shardctl.route_floors where map_id = $map_id"
 
 # A second fleet: unmapped key space, a readonly shard, a missing table.
 fresh_fleet check_map2 --shards 3 --scale 1
