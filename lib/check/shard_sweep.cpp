@@ -513,11 +513,11 @@ std::map<std::string, journal::OperationStatus> operation_statuses(pg::Connectio
 
 // The shard side of guards (schema shardctl, on shards that were ever a move's source):
 // shardctl.guard_ranges rows, 'offline' while a batch moves and 'fenced' once it moved away,
-// and the triggers shardctl_guard* (row, statement and truncate) on sharded tables. A fence is
-// expected after a move; what is left over is an offline range whose operation is over or
-// unknown, a fence of an unknown operation or past its expiry, and a trigger on a table whose
-// map has no guarded range and no route floor on this shard (the triggers check a floor:
-// lib/migrate/guard.hpp).
+// and the triggers shardctl_guard* (row, statement and truncate, or the light route trigger
+// alone) on sharded tables. A fence is expected after a move; what is left over is an offline
+// range whose operation is over or unknown, a fence of an unknown operation or past its expiry,
+// and a trigger, the light one too, on a table whose map has no guarded range and no route
+// floor on this shard (a floor is checked by the light trigger: lib/migrate/guard.hpp).
 void ShardSweep::sweep_guards() {
   auto& c = conn();
   auto ranges = shardside::guard_ranges(c);

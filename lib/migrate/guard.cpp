@@ -179,12 +179,21 @@ int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_
     // Parents first, this transaction would hold the parent while waiting for the child: a
     // deadlock the server breaks by failing the application's write (t_online_writers moves
     // keys back to a shard whose last fence this lifts).
-    // A route floor of the map is checked by its triggers: they stay (guard.hpp).
-    if (!shardside::map_has_ranges(shard, map_id) && !shardside::route_floor(shard, map_id))
+    // A route floor of the map is still checked: the light trigger replaces the others
+    // (guard.hpp), in the same order and in this transaction, so that a kill leaves the
+    // map's tables with the heavy triggers or the light one, never neither.
+    if (!shardside::map_has_ranges(shard, map_id)) {
+      bool floor = shardside::route_floor(shard, map_id).has_value();
+      // The light trigger's function may be newer than the shard's guard.
+      if (floor) shardside::ensure_guard(shard);
       for (auto t = tables.rbegin(); t != tables.rend(); ++t) {
         if (shard.query("SELECT to_regclass($1) IS NOT NULL", {t->quoted_table})[0][0] != "t") continue;
-        shardside::drop_guard_triggers(shard, t->quoted_table);
+        if (floor)
+          shardside::install_route_triggers(shard, {*t}, map_id);
+        else
+          shardside::drop_guard_triggers(shard, t->quoted_table);
       }
+    }
   });
   return left;
 }

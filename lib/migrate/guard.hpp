@@ -41,9 +41,21 @@
 // both. A transaction that states an older version of the map in shardctl.route is refused
 // there (shardctl_stale_route) before any range is looked at, whichever key it writes. Floors
 // never expire nor go down: fence_grace and `op unfence` leave them.
-// A map's triggers exist while the map has any range or a route floor on that shard (the floor
-// is checked by them); the last range removed drops them when the map has no floor there. The
-// table of earlier versions, shardctl.offline_ranges, is dropped when found.
+// A map's triggers above exist while the map has any range on that shard. When the last range
+// goes (release_guard: the end of a move, `op unfence`, which also lifts fences past their
+// fence_grace, still recorded until then) they are dropped if the map has no floor there, and
+// otherwise replaced, in the same transaction, by the light trigger alone, which checks the
+// floor and nothing else:
+//   shardctl_guard_route     BEFORE INSERT OR UPDATE OR DELETE, ENABLE ALWAYS,
+//                            WHEN (current_setting('shardctl.route', true) <> '')
+//     FOR EACH STATEMENT on a plain table, FOR EACH ROW on a partitioned one (cloned to each
+//     partition, for statements that name one). A transaction that states no version does not
+//     call it (the WHEN; 120 us a one-row write less than the triggers above: bench/README.md);
+//     one that does is refused as the triggers above refuse it (a stale version, 55000
+//     shardctl_stale_route; a malformed value, 22023). No TRUNCATE trigger: without a range
+//     there is nothing a TRUNCATE could break.
+// The next guard of the map on that shard (guard_batch) replaces it with the triggers above.
+// The table of earlier versions, shardctl.offline_ranges, is dropped when found.
 #pragma once
 
 #include <optional>
@@ -112,9 +124,9 @@ void bypass_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::Key
 void ensure_guard_objects(shardio::RawConn& shard);
 
 // Removes the op's offline ranges (and its fences too when `fences` is set) in one
-// transaction, and drops the map's triggers when the map has no range left and no route floor
-// on the shard, children first (`tables` are parents first). Returns the
-// number of fence ranges of the op left on the shard.
+// transaction, and, when the map has no range left on the shard, drops the map's triggers
+// (no route floor there) or puts the light trigger in their place (a floor), children first
+// (`tables` are parents first). Returns the number of fence ranges of the op left on the shard.
 int release_guard(shardio::RawConn& shard, const std::string& op_id, std::int64_t map_id, const std::vector<GuardedTable>& tables,
                   bool fences);
 

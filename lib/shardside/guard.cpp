@@ -128,14 +128,15 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
     auto r = shard.query(
         "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END || '/' || tgtype, ',' "
         "ORDER BY tgname) FROM pg_trigger "
-        "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%' AND tgenabled = 'A' "
-        "AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 WHEN c.relkind = 'p' AND tgname = 'shardctl_guard' "
-        "THEN 4 ELSE 3 END), '') "
+        "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%' AND (tgname = 'shardctl_guard_route' "
+        "OR tgenabled = 'A' AND tgnargs = CASE WHEN tgname = 'shardctl_guard_truncate' THEN 1 WHEN c.relkind = 'p' AND tgname = 'shardctl_guard' "
+        "THEN 4 ELSE 3 END)), '') "
         "FROM pg_class c WHERE c.oid = $1::regclass",
         {t.quoted_table});
     bool partitioned = r[0][0] == "t";
     // Each trigger as name, '?' when it has a WHEN, '/' and its pg_trigger.tgtype (an earlier
-    // version's row trigger of a plain table also fired on DELETE: 31, now 23).
+    // version's row trigger of a plain table also fired on DELETE: 31, now 23). The light
+    // trigger (install_route_triggers), in any form, is never wanted here: it is dropped.
     const char* want = partitioned ? "shardctl_guard/31,shardctl_guard_truncate/34"
                                    : "shardctl_guard?/23,shardctl_guard_delete/8,shardctl_guard_insert/4,"
                                      "shardctl_guard_truncate/34,shardctl_guard_update/16";
@@ -171,6 +172,31 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
     std::string truncate_args = std::string("FOR EACH STATEMENT EXECUTE FUNCTION ") + guard_truncate_function + "(" + map;
     truncate_args += ')';
     create_trigger(shard, t.quoted_table, guard_truncate_trigger, "BEFORE TRUNCATE", truncate_args);
+  }
+}
+
+void install_route_triggers(shardio::RawConn& shard, const std::vector<GuardedTable>& tables, std::int64_t map_id) {
+  std::string map = shard.literal(std::to_string(map_id));
+  // The trigger's WHEN: no call at all for a transaction that states no version (NULL <> ''
+  // is NULL). On a statement trigger too: its WHEN may not read columns, a setting it may.
+  std::string when = std::string("WHEN (current_setting(") + shard.literal(route_setting) + ", true) <> '') ";
+  for (const auto& t : tables) {
+    auto r = shard.query(
+        // Every guard trigger of the table, each as name, '?' when it has a WHEN, '/' and its
+        // tgtype, '!' when it is not ENABLE ALWAYS with two arguments.
+        "SELECT c.relkind = 'p', coalesce((SELECT string_agg(tgname || CASE WHEN tgqual IS NULL THEN '' ELSE '?' END || '/' || tgtype "
+        "|| CASE WHEN tgenabled = 'A' AND tgnargs = 2 THEN '' ELSE '!' END, ',' ORDER BY tgname) FROM pg_trigger "
+        "WHERE tgrelid = c.oid AND tgparentid = 0 AND tgname LIKE 'shardctl\\_guard%'), '') "
+        "FROM pg_class c WHERE c.oid = $1::regclass",
+        {t.quoted_table});
+    bool partitioned = r[0][0] == "t";
+    // tgtype: BEFORE (2) INSERT (4) DELETE (8) UPDATE (16), and ROW (1) on a partitioned table.
+    if (r[0][1] == (partitioned ? "shardctl_guard_route?/31" : "shardctl_guard_route?/30")) continue;
+    drop_guard_triggers(shard, t.quoted_table);
+    std::string tail = partitioned ? "FOR EACH ROW " : "FOR EACH STATEMENT ";
+    tail += when;
+    tail += std::string("EXECUTE FUNCTION ") + guard_route_function + "(" + map + ", " + shard.literal(t.key_column) + ")";
+    create_trigger(shard, t.quoted_table, guard_route_trigger, "BEFORE INSERT OR UPDATE OR DELETE", tail);
   }
 }
 

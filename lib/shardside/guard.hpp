@@ -108,7 +108,14 @@ void ensure_guard(shardio::RawConn& shard);
 void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTable>& tables, std::int64_t map_id,
                             const std::string& how);
 
-// Drops every guard trigger (this version's and earlier ones') from the table.
+// In the caller's transaction: the light trigger alone on each table (the others dropped),
+// for a map that has a route floor but no range on the shard (lib/migrate/guard.hpp): BEFORE
+// INSERT OR UPDATE OR DELETE, FOR EACH STATEMENT on a plain table and FOR EACH ROW on a
+// partitioned one, with a WHEN that keeps it from firing when the transaction states no
+// version. Tables that already have exactly it, enabled ALWAYS, are left alone.
+void install_route_triggers(shardio::RawConn& shard, const std::vector<GuardedTable>& tables, std::int64_t map_id);
+
+// Drops every guard trigger (this version's and earlier ones', the light one too) from the table.
 void drop_guard_triggers(shardio::RawConn& shard, const std::string& quoted_table);
 
 // Every range of the shard, by operation and batch; empty when the shard has no guard table.

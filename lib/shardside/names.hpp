@@ -24,6 +24,7 @@ inline constexpr const char* schema_history_table = "shardctl.schema_history";
 inline constexpr const char* guard_row_function = "shardctl.guard";
 inline constexpr const char* guard_rows_function = "shardctl.guard_rows";
 inline constexpr const char* guard_truncate_function = "shardctl.guard_truncate";
+inline constexpr const char* guard_route_function = "shardctl.guard_route";
 inline constexpr const char* guard_hit_signature = "shardctl.guard_hit(bigint, text, text)";
 
 // The guard's triggers on a sharded table (lib/migrate/guard.hpp says which table gets which).
@@ -32,10 +33,14 @@ inline constexpr const char* guard_insert_trigger = "shardctl_guard_insert";
 inline constexpr const char* guard_update_trigger = "shardctl_guard_update";
 inline constexpr const char* guard_delete_trigger = "shardctl_guard_delete";
 inline constexpr const char* guard_truncate_trigger = "shardctl_guard_truncate";
+// The light trigger alone, in place of the others, on the tables of a map that has a route
+// floor but no range on the shard: it checks a stated version against the floor and nothing
+// else (lib/migrate/guard.hpp).
+inline constexpr const char* guard_route_trigger = "shardctl_guard_route";
 // Every trigger name the guard uses, this version's and earlier ones' (an upgrade replaces a
 // plain table's row trigger with the statement triggers, keeping the row trigger's name).
-inline constexpr const char* guard_triggers[] = {guard_row_trigger, guard_insert_trigger, guard_update_trigger,
-                                                 guard_delete_trigger, guard_truncate_trigger};
+inline constexpr const char* guard_triggers[] = {guard_row_trigger,    guard_insert_trigger,   guard_update_trigger,
+                                                 guard_delete_trigger, guard_truncate_trigger, guard_route_trigger};
 // The statement triggers' transition tables (their names appear in sql/guard.sql too).
 inline constexpr const char* guard_old_rows = "shardctl_old";
 inline constexpr const char* guard_new_rows = "shardctl_new";

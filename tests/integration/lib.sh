@@ -243,20 +243,41 @@ assert_fleet_consistent() {
     wrong=$("$SHARDCTL_BIN/shardctl" lookup --map customers - < "$TEST_TMP/keys.$i" 2>/dev/null | awk -F'\t' -v s="$name" '$2 != s' | head -3)
     [ -z "$wrong" ] || fail "rows on $name that the map routes elsewhere: $wrong"
     # Fences (writes refused to keys a shard gave away) stay by design; offline ranges must
-    # not. (The sample fleet has one map: a guard trigger needs some range of it on the shard,
-    # or its route floor, which the triggers check and which never goes.)
-    local ranges=0 offline=0 floors=0
+    # not. (The sample fleet has one map: the guard's triggers need some range of it on the
+    # shard; without one, its route floor, which never goes, keeps the light trigger
+    # shardctl_guard_route alone on each of the map's tables, lib/migrate/guard.hpp.)
+    local ranges=0 offline=0 floors=0 floor_maps=""
     if [ "$(psql_shard "$i" -XAtc "select to_regclass('shardctl.guard_ranges') is not null")" = t ]; then
       ranges=$(psql_shard "$i" -XAtc "select count(*) from shardctl.guard_ranges")
       offline=$(psql_shard "$i" -XAtc "select count(*) from shardctl.guard_ranges where state <> 'fenced'")
     fi
     if [ "$(psql_shard "$i" -XAtc "select to_regclass('shardctl.route_floors') is not null")" = t ]; then
       floors=$(psql_shard "$i" -XAtc "select count(*) from shardctl.route_floors")
+      floor_maps=$(psql_shard "$i" -XAtc "select coalesce(string_agg(map_id::text, ','), '') from shardctl.route_floors")
     fi
     [ "$offline" = 0 ] || fail "an offline write guard range is left on $name"
-    [ "$ranges" != 0 ] || [ "$floors" != 0 ] ||
-      [ "$(psql_shard "$i" -XAtc "select count(*) from pg_trigger where tgname like 'shardctl_guard%'")" = 0 ] ||
-      fail "a write guard trigger without ranges or a route floor is left on $name"
+    # No table holds the light trigger beside the others: one state or the other.
+    [ "$(psql_shard "$i" -XAtc "select count(*) from pg_trigger l join pg_trigger h on h.tgrelid = l.tgrelid
+                                where l.tgname = 'shardctl_guard_route' and h.tgname like 'shardctl_guard%'
+                                and h.tgname <> 'shardctl_guard_route' and l.tgparentid = 0 and h.tgparentid = 0")" = 0 ] ||
+      fail "a table on $name has the light route trigger and the guard's triggers together"
+    if [ "$ranges" = 0 ]; then
+      [ "$floors" != 0 ] ||
+        [ "$(psql_shard "$i" -XAtc "select count(*) from pg_trigger where tgname like 'shardctl_guard%'")" = 0 ] ||
+        fail "a write guard trigger without ranges or a route floor is left on $name"
+      [ "$(psql_shard "$i" -XAtc "select count(*) from pg_trigger where tgname like 'shardctl_guard%'
+                                  and tgname <> 'shardctl_guard_route'")" = 0 ] ||
+        fail "the guard's triggers are left on $name without any range (the light route trigger belongs there)"
+      # Every sharded table of a map with a floor here has it (the fleet has them all).
+      if [ "$floors" != 0 ]; then
+        local want got
+        want=$(psql_catalog -XAtc "select count(*) from shardctl.tables where kind = 'sharded' and map_id in ($floor_maps)")
+        got=$(psql_shard "$i" -XAtc "select count(*) from pg_trigger where tgname = 'shardctl_guard_route' and tgparentid = 0
+                                     and tgenabled = 'A'")
+        [ "$got" = "$want" ] ||
+          fail "$got light route trigger(s) on $name, for $want sharded table(s) of the maps with a route floor there"
+      fi
+    fi
   done
   [ "$(psql_catalog -XAtc "select (select count(*) from shardctl.mappings where status <> 'online')
                                 + (select count(*) from shardctl.guards)")" = 0 ] ||

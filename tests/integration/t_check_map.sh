@@ -15,7 +15,7 @@ reset_guards() {
 set client_min_messages = warning;
 do $$ declare r record; begin
   for r in select t.tgname, t.tgrelid::regclass::text rel from pg_trigger t
-           where t.tgname in ('shardctl_guard', 'shardctl_guard_truncate') and not t.tgisinternal loop
+           where t.tgname in ('shardctl_guard', 'shardctl_guard_truncate', 'shardctl_guard_route') and not t.tgisinternal loop
     execute format('drop trigger %I on %s', r.tgname, r.rel);
   end loop;
 end $$;
@@ -38,6 +38,12 @@ add_guard_triggers() {
                          for each statement execute function shardctl.test_guard();
                        alter table $2 enable always trigger shardctl_guard;
                        alter table $2 enable always trigger shardctl_guard_truncate"
+}
+# add_route_trigger N TABLE: the light trigger shardctl_guard_route (lib/migrate/guard.hpp), ENABLE ALWAYS.
+add_route_trigger() {
+  psql_shard "$1" -qc "create trigger shardctl_guard_route before insert or update or delete on $2
+                         for each statement execute function shardctl.test_guard();
+                       alter table $2 enable always trigger shardctl_guard_route"
 }
 map_id=$(psql_catalog -XAtc "select map_id from shardctl.maps where name = 'customers'")
 
@@ -71,6 +77,7 @@ add_guard_triggers 2 public.orders
 psql_shard 3 -qc "insert into shardctl.guard_ranges (op_id, map_id, batch_no, lo, hi, state, new_shard)
                   values ('$unknown', $((map_id + 100)), 7, 'a', null, 'offline', 'shard_1')"
 add_guard_triggers 3 public.order_lines
+add_route_trigger 3 public.customers
 expect_exit 2 shardctl check --map-consistency --format json
 assert_eq "$(jq -c '[.findings[] | select(.kind == "offline_mapping") | [.severity, .shard, .object]]' "$STDOUT")" \
   "[[\"critical\",\"shard_1\",\"customers $offline\"]]"
@@ -82,6 +89,7 @@ assert_eq "$(shard_guards)" "$(jq -nc --arg op "$op" --arg u "$unknown" '[
   ["shard_2", "public.orders", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"],
   ["shard_2", "public.orders", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"],
   ["shard_3", null, "guard ranges of operation \($u)", 1, ["#7 a.."], "offline key ranges of an operation that is unknown"],
+  ["shard_3", "public.customers", "trigger shardctl_guard_route", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"],
   ["shard_3", "public.order_lines", "trigger shardctl_guard", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"],
   ["shard_3", "public.order_lines", "trigger shardctl_guard_truncate", 1, [], "write guard trigger, but map customers has no guarded key ranges and no route floor on this shard"]
 ] | sort')"
@@ -96,6 +104,13 @@ psql_shard 1 -qc "update shardctl.guard_ranges set expires_at = now() - interval
 expect_exit 2 shardctl check --map-consistency --format json
 assert_eq "$(jq -r --arg op "$op" '[.findings[] | select(.object == "guard ranges of operation \($op)") | .detail | select(startswith("fences past"))] | length' "$STDOUT")" "1"
 expect_stdout_contains "lift them with \`shardctl op unfence $op\`"
+# A route floor of the map on shard_3: its light trigger there checks it, not a finding.
+psql_shard 3 -qc "create table if not exists shardctl.route_floors (map_id bigint primary key, map_name text not null,
+                    min_version bigint not null, op_id uuid, new_shard text, raised_at timestamptz);
+                  insert into shardctl.route_floors (map_id, map_name, min_version) values ($map_id, 'customers', 2)"
+expect_exit 2 shardctl check --map-consistency --format json
+assert_eq "$(jq -r '[.findings[] | select(.kind == "leftover_guard" and .shard == "shard_3" and .table != null)] | length' "$STDOUT")" "0"
+psql_shard 3 -qc "delete from shardctl.route_floors where map_id = $map_id"
 
 # A second fleet: unmapped key space, a readonly shard, a missing table.
 fresh_fleet check_map2 --shards 3 --scale 1

@@ -52,6 +52,18 @@ bad_route() {
   tx "$n" "$@"
   assert_eq "$(outcome) $(second)" "22023 shardctl_bad_route"
 }
+# guard_triggers SHARD: the guard's triggers of the shard's tables (not the partitions' clones),
+# each as table:name/tgtype:tgenabled, '?' when it has a WHEN.
+guard_triggers() {
+  psql_shard "$1" -XAtc "select string_agg(c.relname || ':' || t.tgname || '/' || t.tgtype || ':' || t.tgenabled::text
+                         || case when t.tgqual is null then '' else '?' end, ',' order by c.relname, t.tgname)
+                         from pg_trigger t join pg_class c on c.oid = t.tgrelid
+                         where t.tgname like 'shardctl\_guard%' and t.tgparentid = 0"
+}
+# The light trigger alone (lib/migrate/guard.hpp): a statement trigger on the plain tables
+# (BEFORE INSERT OR UPDATE OR DELETE: 30), a row trigger on the partitioned one (31).
+light="customers:shardctl_guard_route/30:A?,order_lines:shardctl_guard_route/30:A?,orders:shardctl_guard_route/30:A?"
+light+=",visits:shardctl_guard_route/31:A?"
 map_version() { psql_catalog -XAtc "select version from shardctl.maps where name = 'customers'"; }
 flip_version() { psql_catalog -XAtc "select max(flip_version) from shardctl.op_batches where op_id = '$1'"; }
 floor_of() { psql_shard "$1" -XAtc "select min_version from shardctl.route_floors where map_name = 'customers'"; }
@@ -211,12 +223,37 @@ step "after op unfence: the moved keys take writes again, the old version is sti
 expect_exit 0 shardctl op unfence "$split_op"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl.guard_ranges")" "0"
 assert_eq "$(floor_of 1)" "$v1"
-[ "$(psql_shard 1 -XAtc "select count(*) from pg_trigger where tgname like 'shardctl_guard%'")" -gt 0 ] ||
-  fail "op unfence dropped the triggers that check the floor"
+# The light trigger alone checks the floor now; the partitions have its clones.
+assert_eq "$(guard_triggers 1)" "$light"
+assert_eq "$(psql_shard 1 -XAtc "select string_agg(c.relname, ',' order by c.relname) from pg_trigger t
+                                 join pg_class c on c.oid = t.tgrelid where t.tgname = 'shardctl_guard_route' and t.tgparentid <> 0")" \
+  "visits_2024,visits_rest"
 accepted 1 "insert into customers values (250, 'back', 1, now())"
 refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "insert into customers values (250, 'back', 1, now())"
+assert_eq "$(field map) $(field map_id) $(field operation) $(field new_owner)" "\"customers\" $map_id \"$split_op\" \"shard_3\""
+assert_eq "$(field min_version) $(field stated_version) $(field key) $(field table)" "$v1 $v0 null \"public.customers\""
 refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "update customers set name = name where customer_id = 100"
+refused_as 1 stale_route "select set_config('shardctl.route', 'other_map:1,customers:$v0', true)" \
+  "delete from order_lines where customer_id = 5"
+assert_eq "$(field key) $(field table) $(field stated_version)" "null \"public.order_lines\" $v0"
 accepted 1 "set local shardctl.route = 'customers:$v1'" "insert into customers values (250, 'back', 1, now())"
+accepted 1 "set local shardctl.route = ''" "insert into orders values (100, 999001, now(), 'new')"
+accepted 1 "set local shardctl.route = 'other_map:1'" "insert into orders values (100, 999001, now(), 'new')"
+# No TRUNCATE trigger without a range (nothing to guard): a stale TRUNCATE is not refused.
+accepted 1 "set local shardctl.route = 'customers:$v0'" "truncate order_lines"
+# Malformed values: still 22023, on both forms.
+bad_route 1 "set local shardctl.route = 'customers:'" "insert into orders values (100, 999001, now(), 'new')"
+bad_route 1 "select set_config('shardctl.route', 'garbage', true)" "insert into visits_rest values (100, '2026-02-01')"
+# The partitioned table: every row is checked, through its parent or a partition named directly,
+# the key named; a statement that writes no row is not checked; no version writes freely.
+refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "insert into visits_2024 values (250, '2024-06-01')"
+assert_eq "$(field key) $(field table) $(field min_version) $(field stated_version)" "\"250\" \"public.visits_2024\" $v1 $v0"
+refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "delete from visits_2024 where customer_id = 100"
+assert_eq "$(field key) $(field table)" "\"100\" \"public.visits_2024\""
+refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "update visits set at = at where customer_id = 100"
+accepted 1 "set local shardctl.route = 'customers:$v0'" "delete from visits_rest where customer_id = 999"
+accepted 1 "insert into visits_2024 values (250, '2024-06-01')"
+accepted 1 "set local shardctl.route = 'customers:$v1'" "insert into visits values (250, '2024-06-01')"
 # check counts the floor's triggers as expected, not as left over.
 expect_exit 0 shardctl check --map-consistency --format json
 assert_eq "$(jq '[.findings[] | select(.kind == "leftover_guard")] | length' "$STDOUT")" "0"
@@ -238,6 +275,16 @@ wait_until "the fence of 600.. on shard_2 to expire" expired
 refused_as 2 stale_route "set local shardctl.route = 'customers:$before_grace'" "insert into customers values (610, 'back', 1, now())"
 assert_eq "$(field min_version) $(field operation)" "$v2 \"$grace_op\""
 accepted 2 "set local shardctl.route = 'customers:$v2'" "insert into customers values (610, 'back', 1, now())"
+# The expired fence is still recorded (`check` names it, with `op unfence`), so the guard's
+# triggers stay until it is lifted; then the light trigger alone.
+[[ "$(guard_triggers 2)" == *"customers:shardctl_guard_insert/"* ]] || fail "shard_2 lost the guard's triggers: $(guard_triggers 2)"
+expect_exit 0 shardctl op unfence "$grace_op"
+assert_eq "$(guard_triggers 2)" "$light"
+refused_as 2 stale_route "set local shardctl.route = 'customers:$before_grace'" "insert into customers values (610, 'back', 1, now())"
+assert_eq "$(field min_version) $(field operation) $(field key)" "$v2 \"$grace_op\" null"
+refused_as 2 stale_route "set local shardctl.route = 'customers:$before_grace'" "insert into visits_rest values (610, '2026-03-01')"
+assert_eq "$(field key) $(field table)" "\"610\" \"public.visits_rest\""
+accepted 2 "insert into customers values (611, 'back', 1, now())"
 
 step "the cut-over's refusal: a REPEATABLE READ writer held at it is refused as moving"
 before_online=$(map_version)
@@ -246,6 +293,14 @@ SHARDCTL_FAULT_PAUSE=online.cutover:1 "$SHARDCTL_BIN/shardctl" move --map custom
 pid=$!
 wait_stopped "$pid" "the move" "$TEST_TMP/move.out"
 online_op=$(last_op)
+# A new move of the map off shard_1 put the guard's triggers back in place of the light one.
+assert_eq "$(guard_triggers 1)" "customers:shardctl_guard/23:A?,customers:shardctl_guard_delete/8:A,customers:shardctl_guard_insert/4:A,\
+customers:shardctl_guard_truncate/34:A,customers:shardctl_guard_update/16:A,order_lines:shardctl_guard/23:A?,\
+order_lines:shardctl_guard_delete/8:A,order_lines:shardctl_guard_insert/4:A,order_lines:shardctl_guard_truncate/34:A,\
+order_lines:shardctl_guard_update/16:A,orders:shardctl_guard/23:A?,orders:shardctl_guard_delete/8:A,\
+orders:shardctl_guard_insert/4:A,orders:shardctl_guard_truncate/34:A,orders:shardctl_guard_update/16:A,\
+visits:shardctl_guard/31:A,visits:shardctl_guard_truncate/34:A"
+refused_as 1 stale_route "set local shardctl.route = 'customers:$v0'" "delete from order_lines where customer_id = 5"
 (OUT=$TEST_TMP/rr.out; tx 1 "set transaction isolation level repeatable read" "select count(*) from customers" \
   "update customers set name = 'rr' where customer_id = 101") &
 rr_pid=$!

@@ -38,6 +38,7 @@ TEST_CASE("the embedded SQL creates the objects the names say") {
   CHECK(shardside_sql_has(ss::sql::guard, string("CREATE OR REPLACE FUNCTION ") + ss::guard_row_function + "() RETURNS trigger"));
   CHECK(shardside_sql_has(ss::sql::guard, string("CREATE OR REPLACE FUNCTION ") + ss::guard_rows_function + "() RETURNS trigger"));
   CHECK(shardside_sql_has(ss::sql::guard, string("CREATE OR REPLACE FUNCTION ") + ss::guard_truncate_function + "() RETURNS trigger"));
+  CHECK(shardside_sql_has(ss::sql::guard, string("CREATE OR REPLACE FUNCTION ") + ss::guard_route_function + "() RETURNS trigger"));
   CHECK(shardside_sql_has(ss::sql::guard, "CREATE OR REPLACE FUNCTION shardctl.guard_hit(map bigint, v text, how text)"));
   CHECK(string(ss::guard_hit_signature) == "shardctl.guard_hit(bigint, text, text)");
   // The statement guard reads the transition tables the triggers name.
@@ -75,6 +76,7 @@ TEST_CASE("the guard's key kinds are those guard_hit and guard_rows know") {
 TEST_CASE("guard triggers and own schemas are recognised by name only") {
   for (const char* name : ss::guard_triggers) CHECK(ss::is_guard_trigger(name));
   CHECK(ss::is_guard_trigger("shardctl_guard_delete"));
+  CHECK(ss::is_guard_trigger("shardctl_guard_route"));
   CHECK_FALSE(ss::is_guard_trigger("shardctl_guardian"));
   CHECK_FALSE(ss::is_guard_trigger("audit_delete"));
   CHECK(ss::is_own_schema("shardctl"));

@@ -76,7 +76,8 @@ ALTER TABLE shardctl.guard_ranges ADD COLUMN IF NOT EXISTS map_name text;
 -- The oldest map version a router may hold to write here, per map (see the top). A purge
 -- raises it to its batches' flip version in the transaction that fences them
 -- (lib/migrate/purge.cpp); nothing lowers it, and it outlives the fences (fence_grace, `op
--- unfence`): the map's triggers stay while it exists (lib/migrate/guard.hpp).
+-- unfence`): while it exists, the map's tables keep a trigger that checks it, the light one
+-- (guard_route, below) once the map has no range here (lib/migrate/guard.hpp).
 CREATE TABLE IF NOT EXISTS shardctl.route_floors (
   map_id      bigint PRIMARY KEY,
   map_name    text NOT NULL,
@@ -472,6 +473,32 @@ BEGIN
       'wait for the operation (`shardctl op wait ' || hit.op_id || '`)', map, hit.map_name, hit.op_id, hit.new_shard, NULL, NULL,
       TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
   END IF;
+  RETURN NULL;
+END
+$fn$;
+
+-- The light trigger's function (shardctl_guard_route, lib/migrate/guard.hpp): on the tables of
+-- a map that has a route floor on this shard but no range, it replaces every trigger above, and
+-- checks only a stated route against the floor (check_route: a malformed value refused, a stale
+-- one refused with the DETAIL the heavy triggers give). Its trigger's WHEN already leaves out a
+-- transaction that states no version; the test here is for a trigger made without it. A plain
+-- table's trigger is BEFORE ... FOR EACH STATEMENT (no key named, as guard_rows); a partitioned
+-- table's is FOR EACH ROW (cloned to every partition: a statement naming a partition fires no
+-- statement trigger of its parent), naming the key, as guard() does there. Arguments: the map
+-- id, the key column.
+CREATE OR REPLACE FUNCTION shardctl.guard_route() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+DECLARE
+  route text := current_setting('shardctl.route', true);
+BEGIN
+  IF route IS NULL OR route = '' THEN RETURN coalesce(NEW, OLD); END IF;
+  IF TG_LEVEL = 'ROW' THEN
+    PERFORM shardctl.check_route(TG_ARGV[0]::bigint, route,
+      CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) ELSE to_jsonb(OLD) END ->> TG_ARGV[1],
+      TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
+    RETURN coalesce(NEW, OLD);
+  END IF;
+  PERFORM shardctl.check_route(TG_ARGV[0]::bigint, route, NULL, TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME);
   RETURN NULL;
 END
 $fn$;
