@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 
 #include "catalog/catalog.hpp"
 #include "catalog/json.hpp"
@@ -39,6 +40,15 @@ void route_keys(cli::Context& ctx, const std::string& map, const catalog::Loaded
                 const std::vector<std::string>& keys, bool from_stdin) {
   nlohmann::json results = nlohmann::json::array();
   std::uint64_t unmapped = 0;
+  // A mapping's part of a result (bounds, the displayed DSN) is made once per mapping, not per
+  // key: displaying a DSN parses it. Slot 0 is the unmapped keys'.
+  std::vector<std::optional<nlohmann::json>> by_entry(loaded.mappings.size() + 1);
+  auto entry_json = [&](std::int32_t entry) -> const nlohmann::json& {
+    if (entry < 0 || static_cast<std::size_t>(entry) >= loaded.mappings.size()) entry = -1;
+    auto& slot = by_entry[static_cast<std::size_t>(entry + 1)];
+    if (!slot) slot = catalog::route_json(loaded, entry);
+    return *slot;
+  };
   for (std::size_t i = 0; i < keys.size(); ++i) {
     routing::Key key;
     try {
@@ -56,7 +66,7 @@ void route_keys(cli::Context& ctx, const std::string& map, const catalog::Loaded
                                            : nlohmann::json(nullptr)},
                           {"status", mapped ? (route->online ? "online" : "offline") : "unmapped"}};
       if (loaded.map.kind == routing::MapKind::hash) r["hash"] = routing::hash_key(loaded.map.key_type, key);
-      r.update(catalog::route_json(loaded, mapped ? route->entry_index : -1));
+      r.update(entry_json(mapped && route->entry_index >= 0 ? route->entry_index : -1));
       results.push_back(r);
     } else {
       ctx.out() << keys[i] << '\t' << (mapped ? names[static_cast<std::size_t>(route->shard_index)] : "-") << '\n';
