@@ -45,7 +45,7 @@ printf '\n%s$ psql -c "%s"%s\n' "$bold" "$route_sql" "$plain"
 shard_4=$(shardctl shard show shard_4 --format json | jq -r .dsn)
 stale="begin; set local shardctl.route = 'customers:1'; insert into customers values (901, 'stale', 1, now()); rollback"
 printf '\n%s$ psql "%s" -c "%s"%s\n' "$bold" "$shard_4" "$stale" "$plain"
-psql -X -q "$shard_4" -c "$stale" 2>&1 | sed -n '1p' || true
+psql -X -q "$shard_4" -c "$stale" 2>&1 | head -3 || true
 # Damage one shard behind shardctl's back: an order deleted with its FK checks switched off
 # leaves its order_lines orphaned. check finds them (exit 2: critical), quarantine fixes it.
 dsn=$(shardctl shard show shard_1 --format json | jq -r .dsn)
