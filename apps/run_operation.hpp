@@ -186,6 +186,12 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
   if (!last.read.empty()) ctx.verbose("read: " + last.read);
   if (!last.verify.empty()) ctx.verbose("verify: " + last.verify);
   ctx.verbose(times);
+  if (last.cutovers + last.cutovers_given_up + last.cutovers_deferred > 0) {
+    char cut[200];
+    std::snprintf(cut, sizeof cut, "cut-overs: %d, given up %d, deferred %d, longest held writers %.0f ms", last.cutovers,
+                  last.cutovers_given_up, last.cutovers_deferred, last.longest_cutover_ms);
+    ctx.verbose(cut);
+  }
   if (ctx.json()) return ctx.print_json(journal::to_json(status));
   ctx.out() << "operation " << status.id << " " << status.status << ": " << status.rows_moved << " rows in "
             << status.batches_done << " batch(es) moved to " << status.target << '\n';

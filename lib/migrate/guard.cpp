@@ -7,6 +7,7 @@
 #include "catalog/names.hpp"
 #include "core/error.hpp"
 #include "shardside/guard.hpp"
+#include "shardside/stream_keys.hpp"
 
 namespace shardctl::migrate {
 namespace {
@@ -89,6 +90,14 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
       shardside::add_batch_range(shard, *state, owner.op_id, owner.map_id, owner.map_name, batch_no,
                                  routing::format_bound(range.low), routing::format_bound(range.high), owner.new_shard);
   });
+}
+
+void watch_stream_keys(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables) {
+  with_lock_retries(target, tables, [&] { shardside::watch_stream(target, stream, tables); });
+}
+
+void unwatch_stream_keys(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables) {
+  with_lock_retries(target, tables, [&] { shardside::unwatch_stream(target, stream, tables); });
 }
 
 void ensure_guard_objects(shardio::RawConn& shard) {

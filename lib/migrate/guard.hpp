@@ -123,6 +123,14 @@ void bypass_fences_in(shardio::RawConn& shard, std::int64_t map_id, routing::Key
 // shardctl.assert_route exists on every shard a move touched.
 void ensure_guard_objects(shardio::RawConn& shard);
 
+// On an online move's target, under lock_timeout with retries like the guard's changes: a
+// record of the keys the batch's stream changes from now on (shardside/stream_keys.hpp), its
+// trigger installed where missing; unwatch_stream_keys ends the record and drops the trigger
+// from tables no other stream watches. The cut-over verify starts one before it compares the
+// batch (cut_over_verify.hpp); the stream's drop ends it.
+void watch_stream_keys(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables);
+void unwatch_stream_keys(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables);
+
 // Removes the op's offline ranges (and its fences too when `fences` is set) in one
 // transaction, and, when the map has no range left on the shard, drops the map's triggers
 // (no route floor there) or puts the light trigger in their place (a floor), children first

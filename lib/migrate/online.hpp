@@ -44,6 +44,14 @@ struct OnlineSettings {
   int cutover_tries = 10;
 };
 
+// A cut-over starts only when it predicts that it holds the batch's writers for at most this
+// long (and half of --cutover-timeout): the lag the target must apply, and the keys the stream
+// changed since the batch was compared (cut_over_verify.hpp), at the rate measured so far.
+inline constexpr int cutover_budget_ms = 150;
+// A batch waits for a moment that fits at most this many times, then cuts over anyway, held to
+// --cutover-timeout.
+inline constexpr int max_cutover_deferrals = 20;
+
 // As the operation's args journal it ({"online": {...}}), and back; none when the args have no
 // "online" member (an offline operation). Values out of range in the journal are an internal
 // error: they were checked when the operation started.

@@ -140,6 +140,10 @@ struct Progress {
   // Of verify_seconds, the time the verify ran beside a purge (runner.hpp, PurgeGroup; the two add
   // only once to the run's wall time).
   double verify_beside_seconds = 0;
+  // Online cut-overs: done, given up (writers let go on, tried again), deferred (not started:
+  // predicted too long), and the longest that held writers, in ms.
+  int cutovers = 0, cutovers_given_up = 0, cutovers_deferred = 0;
+  double longest_cutover_ms = 0;
   std::string path;  // which load path runs, and why (see load_path.hpp)
   std::string verify;  // how the last batch was verified: which tables by value digest, which read back
   std::string read;    // how the source read the tables' batches: streamed through an index, or sorted (index_use.hpp)

@@ -18,6 +18,7 @@
 
 #include "catalog/key_sql.hpp"
 #include "migrate/batch_step.hpp"
+#include "migrate/cut_over_verify.hpp"
 #include "migrate/guard.hpp"
 #include "migrate/load_path.hpp"
 #include "migrate/online.hpp"
@@ -136,7 +137,11 @@ class Runner {
   std::optional<CutOver> cut_over(const Batch& b);
   bool catch_up(const Batch& b);
   void require_slot(const Batch& b);
-  std::optional<CutOver> try_cut_over(const Batch& b, std::string& why);
+  // The batch compared ahead of its window where needed, then whether a cut-over now would fit:
+  // false (the runner waits for a better moment) when the lag or the keys to compare again
+  // predict a window longer than cutover_budget_ms.
+  bool ready_to_cut_over(const Batch& b, CutOverVerify& verify);
+  std::optional<CutOver> try_cut_over(const Batch& b, std::string& why, CutOverVerify* verify);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);
   void roll_back_stream(const Batch& b);
@@ -159,6 +164,9 @@ class Runner {
   // The verify of an online batch's cut-over: both servers digest the batch at once
   // (verify_cut_over.cpp); verify() where their text or numerics hash differently.
   std::string verify_at_cut_over(const Batch& b);
+  // The two-part verify of an online batch (cut_over_verify.hpp); none where the servers do not
+  // digest alike (the window then verifies the whole batch).
+  std::unique_ptr<CutOverVerify> cut_over_verify(const Batch& b);
   [[noreturn]] void verification_failed(const Batch& b, const PlannedTable& t, const std::string& on_source,
                                         const std::string& on_target, const std::string& hint) const;
   bool servers_digest_alike(const Batch& b);

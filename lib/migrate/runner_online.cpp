@@ -134,7 +134,10 @@ std::int64_t Runner::start_stream(const Batch& b) {
 }
 
 // Catches the subscription up, then cuts the batch over (online.hpp): returns what was
-// verified once the batch is flipped, none when a cancel came during catch-up.
+// verified once the batch is flipped, none when a cancel came during catch-up. A cut-over
+// starts only when it predicts it fits (ready_to_cut_over); a moment that does not is waited
+// out, up to max_cutover_deferrals times, after which the cut-over starts anyway, held to
+// --cutover-timeout as always.
 std::optional<Runner::CutOver> Runner::cut_over(const Batch& b) {
   const auto& s = *ctx_.online;
   std::string name = stream_name(b);
@@ -142,19 +145,59 @@ std::optional<Runner::CutOver> Runner::cut_over(const Batch& b) {
   if (!progress.exists) throw internal_error("batch " + std::to_string(b.no) + " of operation " + ctx_.op_id + " is copied but " +
                                              ctx_.target.name + " has no subscription " + name);
   if (!progress.enabled) shardside::enable_subscription(*target_, name);
+  auto verify = cut_over_verify(b);
   std::string why;
-  for (int attempt = 1; attempt <= s.cutover_tries; ++attempt) {
+  int deferred = 0;
+  for (int attempt = 1; attempt <= s.cutover_tries;) {
     if (!catch_up(b)) return std::nullopt;
     faults_.point("online.caught_up", context(b));
-    if (auto cut = try_cut_over(b, why)) return cut;
+    if (verify && !ready_to_cut_over(b, *verify) && deferred < max_cutover_deferrals) {
+      ++deferred;
+      ++stats_.cutovers_deferred;
+      continue;
+    }
+    if (auto cut = try_cut_over(b, why, verify.get())) return cut;
+    ++stats_.cutovers_given_up;
     faults_.point("online.gave_up", context(b));
     std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+    ++attempt;
   }
   throw locked_error("the cut-over of batch " + std::to_string(b.no) + " (" + routing::format_range(b.range) + ") of operation " +
                          ctx_.op_id + " gave up " + std::to_string(s.cutover_tries) + " times; the last: " + why,
                      "the batch keeps streaming to " + ctx_.target.name + " and writers go on; `shardctl op resume " + ctx_.op_id +
                          "` tries again (give it more time with --cutover-timeout), `shardctl op cancel " + ctx_.op_id +
                          "` gives the move up");
+}
+
+// The window's predicted length: the time the target takes to apply a fresh source position
+// (the lag the window waits out), and the keys changed since the batch was compared, at the
+// rate measured so far. Too many keys: the batch is compared again (a fresh, smaller record).
+bool Runner::ready_to_cut_over(const Batch& b, CutOverVerify& verify) {
+  const auto& s = *ctx_.online;
+  double budget = std::min<double>(cutover_budget_ms, s.cutover_timeout_ms / 2.0);
+  std::string name = stream_name(b);
+  if (!verify.compared()) {
+    std::optional<DigestDifference> difference;
+    Stopwatch w(stats_.verify_seconds);
+    auto lag_limit = std::chrono::milliseconds(static_cast<long>(s.max_lag_seconds * 1000) + 1000);
+    if (verify.compare_ahead(source(b), *target_, lag_limit, difference) == CutOverVerify::Ahead::behind) return false;
+    if (difference) {
+      const auto& t = ctx_.tables[difference->table];
+      verification_failed(b, t, difference->on_source, difference->on_target,
+                          "nothing was deleted and the map still routes the batch to " + shard(b.source_id).name +
+                              "; compare the batch's rows on both shards, then `shardctl op resume " + ctx_.op_id + "`");
+    }
+    faults_.point("online.compared", context(b));
+  }
+  auto keys = verify.keys_now(*target_);
+  if (verify.predicted_ms(keys) > budget * 0.6) {
+    verify.forget();  // compared again at the next try: its record starts afresh
+    return false;
+  }
+  auto position = shardside::flushed_wal_position(source(b));
+  auto applied = shardside::wait_applied(*target_, name, position, std::chrono::milliseconds(static_cast<long>(budget * 4)));
+  if (applied.outcome != shardside::WaitOutcome::applied) return false;
+  return static_cast<double>(applied.waited.count()) + verify.predicted_ms(verify.keys_now(*target_)) <= budget;
 }
 
 // Waits until the target applies everything the source committed up to a fresh position within
@@ -218,8 +261,9 @@ void Runner::require_slot(const Batch& b) {
 
 // One cut-over (online.hpp). Returns what was verified once flipped; none when it gave up
 // (`why` says on what), with the batch's writers let through again.
-std::optional<Runner::CutOver> Runner::try_cut_over(const Batch& b, std::string& why) {
+std::optional<Runner::CutOver> Runner::try_cut_over(const Batch& b, std::string& why, CutOverVerify* verify) {
   const auto& s = *ctx_.online;
+  auto window_start = clock::now();
   shardio::RawConn& src = source(b);
   std::string name = stream_name(b);
   auto deadline = clock::now() + std::chrono::milliseconds(s.cutover_timeout_ms);
@@ -250,7 +294,21 @@ std::optional<Runner::CutOver> Runner::try_cut_over(const Batch& b, std::string&
   std::string verified;
   {
     Stopwatch w(stats_.verify_seconds);
-    verified = verify_at_cut_over(b);
+    if (verify) {
+      catalog_.read([&](pqxx::work& tx) { fence(tx); });  // a process that lost its lease stops here
+      auto window = verify->compare_changed(src, *target_);
+      if (window.difference) {
+        const auto& t = ctx_.tables[window.difference->table];
+        give_up("the rows of keys changed during the stream differ");
+        verification_failed(b, t, window.difference->on_source, window.difference->on_target,
+                            "nothing was deleted and the map still routes the batch to " + shard(b.source_id).name +
+                                "; compare the batch's rows on both shards, then `shardctl op resume " + ctx_.op_id + "`");
+      }
+      verified = window.verified.dump();
+      faults_.point("verify", context(b));
+    } else {
+      verified = verify_at_cut_over(b);
+    }
   }
   if (ms_left(deadline) < 0) return give_up("the verify of the batch took longer than the cut-over's time");
   sync_sequences(b);
@@ -260,6 +318,10 @@ std::optional<Runner::CutOver> Runner::try_cut_over(const Batch& b, std::string&
   faults_.point("online.offline", context(b));
   auto version = flip(b, verified, true);
   shardside::unlock_cutover(src, ctx_.op_id, b.no);
+  auto held = std::chrono::duration<double, std::milli>(clock::now() - window_start).count();
+  stats_.longest_cutover_ms = std::max(stats_.longest_cutover_ms, held);
+  ++stats_.cutovers;
+  if (verify) verify->forget();
   faults_.point("journal.flipped", context(b));
   return CutOver{verified, version};
 }
@@ -269,6 +331,7 @@ std::optional<Runner::CutOver> Runner::try_cut_over(const Batch& b, std::string&
 void Runner::drop_stream(const Batch& b) {
   std::string name = stream_name(b);
   shardside::drop_subscription(*target_, name);
+  unwatch_stream_keys(*target_, name, guarded());
   shardio::RawConn& src = source(b);
   shardside::drop_slot(src, name);
   shardside::drop_publication(src, name);

@@ -1,10 +1,14 @@
-// Runner's verify at an online batch's cut-over (runner_online.cpp). Writers of the batch's
-// keys wait through it, so it must be short: each server digests the batch's rows of every
-// table in one aggregate (server_digest.hpp), the source's on a second thread while the
-// target's run on this one. No row crosses the network and the two scans overlap, where the
-// offline verify streams the source's rows to shardctl (it has the copy's digest for free; an
-// online batch's rows changed since its copy).
+// Runner's verify of an online batch (runner_online.cpp). Writers of the batch's keys wait
+// through its cut-over, so the window must be short: the batch is compared ahead of it and the
+// window compares only the keys the stream changed since (cut_over_verify.hpp). Each server
+// digests rows in one aggregate per table (server_digest.hpp), the source's on a second thread
+// while the target's run on this one: no row crosses the network. Where the two servers do not
+// digest alike, the window verifies the whole batch (verify_at_cut_over).
+#include <algorithm>
 #include <future>
+
+#include "catalog/names.hpp"
+#include "shardio/raw_conn.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +41,31 @@ bool Runner::servers_digest_alike(const Batch& b) {
   bool alike = source(b).query(sql)[0][0] == target_->query(sql)[0][0];
   numerics_alike_[b.source_id] = source(b).query(shardio::numeric_probe_sql)[0][0] == target_->query(shardio::numeric_probe_sql)[0][0];
   return servers_alike_[b.source_id] = alike;
+}
+
+std::unique_ptr<CutOverVerify> Runner::cut_over_verify(const Batch& b) {
+  if (!servers_digest_alike(b)) return nullptr;
+  shardio::RawConn& src = source(b);
+  bool numerics = numerics_alike_.at(b.source_id);
+  std::vector<CutOverTable> tables;
+  for (const auto& t : ctx_.tables) {
+    auto key = std::find(t.columns.begin(), t.columns.end(), t.key_column);
+    if (key == t.columns.end() || t.types.size() != t.columns.size()) return nullptr;
+    auto how = server_digest_for(t, numerics);
+    tables.push_back({t.name, t.quoted, catalog::quote_ident(t.key_column), t.types[static_cast<std::size_t>(key - t.columns.begin())],
+                      "SELECT " + server_digest_select(t, how) + " FROM (SELECT " + column_list(t.columns) + " FROM " + t.quoted + " WHERE ",
+                      filter(src, t, b.range), filter(*target_, t, b.range), ") " + std::string(shardio::row_alias), how});
+  }
+  const auto& from = shard(b.source_id);
+  const auto& to = ctx_.target;
+  auto session = [](const catalog::Shard& s) {
+    return [dsn = s.dsn, role = "shard " + s.name] {
+      auto conn = std::make_unique<shardio::RawConn>(dsn, role);
+      conn->script(shardio::session_settings);
+      return conn;
+    };
+  };
+  return std::make_unique<CutOverVerify>(std::move(tables), guarded(), stream_name(b), session(from), session(to));
 }
 
 std::string Runner::verify_at_cut_over(const Batch& b) {

@@ -254,12 +254,24 @@ std::uint64_t value_hash(ValueKind kind, std::string_view f, std::size_t positio
 
 std::string ValueSum::text() const { return std::to_string(rows_) + ":" + decimal(sum_); }
 
-std::string add_value_digests(const std::string& a, const std::string& b) {
+namespace {
+
+std::string combine_value_digests(const std::string& a, const std::string& b, int sign) {
   auto ca = a.find(':'), cb = b.find(':');
   if (ca == std::string::npos || cb == std::string::npos) throw internal_error("a value digest had no count");
-  std::int64_t rows = std::stoll(a.substr(0, ca)) + std::stoll(b.substr(0, cb));
+  std::int64_t rows = std::stoll(a.substr(0, ca)) + sign * std::stoll(b.substr(0, cb));
   return std::to_string(rows) + ":" + decimal(parse_decimal(std::string_view(a).substr(ca + 1)) +
-                                               parse_decimal(std::string_view(b).substr(cb + 1)));
+                                               sign * parse_decimal(std::string_view(b).substr(cb + 1)));
+}
+
+}  // namespace
+
+std::string add_value_digests(const std::string& a, const std::string& b) { return combine_value_digests(a, b, 1); }
+
+std::string subtract_value_digests(const std::string& a, const std::string& b) {
+  auto out = combine_value_digests(a, b, -1);
+  if (out[0] == '-') throw internal_error("a value digest " + b + " of more rows than " + a + " was subtracted from it");
+  return out;
 }
 
 }  // namespace shardctl::shardio

@@ -77,6 +77,9 @@ std::string numeric_text(std::string_view binary);
 
 // The digest of the sum of two sets of rows ("COUNT:SUM" each).
 std::string add_value_digests(const std::string& a, const std::string& b);
+// "COUNT:SUM" of the rows of `a` that are not in `b`, where `b` digests a subset of `a`'s rows
+// (sums are exact integers, so a digest of a set minus one of its subset is the digest of the rest).
+std::string subtract_value_digests(const std::string& a, const std::string& b);
 
 // Running count and exact sum of row hashes.
 class ValueSum {

@@ -19,6 +19,8 @@ inline constexpr const char* own_schemas[] = {schema, quarantine_schema};
 inline constexpr const char* guard_ranges_table = "shardctl.guard_ranges";
 inline constexpr const char* archive_receipts_table = "shardctl.archive_receipts";
 inline constexpr const char* schema_history_table = "shardctl.schema_history";
+inline constexpr const char* stream_watch_table = "shardctl.stream_watch";
+inline constexpr const char* stream_keys_table = "shardctl.stream_keys";
 
 // The guard's functions (sql/guard.sql). guard_hit's comment holds the guard's version.
 inline constexpr const char* guard_row_function = "shardctl.guard";
@@ -37,6 +39,11 @@ inline constexpr const char* guard_truncate_trigger = "shardctl_guard_truncate";
 // floor but no range on the shard: it checks a stated version against the floor and nothing
 // else (lib/migrate/guard.hpp).
 inline constexpr const char* guard_route_trigger = "shardctl_guard_route";
+// The trigger that records the keys an online move's stream changes on its target
+// (stream_keys.hpp), and its function (sql/stream_keys.sql). The trigger lives on a target's
+// moving tables only while a stream of a batch runs to it.
+inline constexpr const char* stream_keys_trigger = "shardctl_stream_keys";
+inline constexpr const char* stream_keys_function = "shardctl.record_stream_key";
 // Every trigger name the guard uses, this version's and earlier ones' (an upgrade replaces a
 // plain table's row trigger with the statement triggers, keeping the row trigger's name).
 inline constexpr const char* guard_triggers[] = {guard_row_trigger,    guard_insert_trigger,   guard_update_trigger,

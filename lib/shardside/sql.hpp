@@ -12,5 +12,6 @@ extern const std::string_view archive_receipts;   // shardctl.archive_receipts
 extern const std::string_view schema_history;     // shardctl.schema_history, current shape
 extern const std::string_view schema_history_2;   // step: first shape -> second
 extern const std::string_view quarantine;         // schema shardctl_quarantine and its manifest
+extern const std::string_view stream_keys;        // shardctl.stream_watch, stream_keys, record_stream_key()
 
 }  // namespace shardctl::shardside::sql

@@ -4,11 +4,16 @@ Same rows and log format as tests/integration/writer.sh (so writer_harness.sh ve
 
     writer.py ID LOG STOPFILE   (environment: SHARDCTL_CATALOG, WRITER_ORDER_BASE,
                                  WRITER_CUSTOMER_BASE, WRITER_CUSTOMERS, WRITER_LO (default 251),
-                                 WRITER_LISTEN=0: the cache neither listens nor polls)
+                                 WRITER_LISTEN=0: the cache neither listens nor polls,
+                                 WRITER_NEW_CUSTOMERS: percent of writes that are new customers
+                                 (default 15), WRITER_WAITS: a file that gets one line per
+                                 acknowledged write, the milliseconds from its first try to its
+                                 acknowledgement, retries after refusals included)
 
 Each write, through Router.run (which retries refusals as the contract says): a new order for
-an existing customer WRITER_LO..WRITER_CUSTOMERS (65%), an update of the status (a counter,
-'uID-N') of one of this writer's acknowledged orders (20%), a new customer (15%). Log lines:
+an existing customer WRITER_LO..WRITER_CUSTOMERS (the rest), an update of the status (a counter,
+'uID-N') of one of this writer's acknowledged orders (20%), a new customer (15%, or
+WRITER_NEW_CUSTOMERS). Log lines:
   ACK  KIND CID OID SHARD VALUE           committed
   MISS KIND CID OID SHARD VALUE           an update that matched no row
   RET  KIND CID OID SHARD CONSTRAINT      a refusal Router.run retried (classified)
@@ -45,6 +50,8 @@ def main():
     cache = MapCache(os.environ["SHARDCTL_CATALOG"], poll_interval=1.0 if listen else 3600, listen=listen)
     router = Router(cache, max_attempts=400, backoff=0.002, backoff_max=0.05, pool_max=2)
     log = open(log_path, "a", buffering=1)
+    new_customers = int(os.environ.get("WRITER_NEW_CUSTOMERS", "15"))
+    waits = open(os.environ["WRITER_WAITS"], "a") if os.environ.get("WRITER_WAITS") else None
     counts = {"ACK": 0, "MISS": 0, "RET": 0, "UNC": 0, "REF": 0, "AMB": 0, "ERR": 0}
     acked = []
     seq = 0
@@ -56,10 +63,13 @@ def main():
 
     def write(kind, cid, oid, value, sql, params):
         """One logical write, until it is acknowledged or definitely not."""
+        first_try = time.monotonic()
         for _ in range(1000):
             shard = "?"
             try:
                 o = router.run_ex(MAP, cid, lambda c: c.execute(sql, params).rowcount)
+                if waits:
+                    waits.write(f"{(time.monotonic() - first_try) * 1000:.1f}\n")
                 for ref in o.refusals:
                     out("RET", kind, cid, oid, ref.route.shard, ref.constraint)
                 if kind == "upd_order" and o.value == 0:
@@ -95,7 +105,7 @@ def main():
             value = f"u{wid}-{seq}"
             write("upd_order", cid, oid, value,
                   "UPDATE orders SET status = %s WHERE customer_id = %s AND order_id = %s", (value, cid, oid))
-        elif r < 35:
+        elif r < 20 + new_customers:
             cid = new_customer_first + seq
             value = f"w{wid}-c{seq}"
             write("ins_customer", cid, 0, value,
@@ -111,6 +121,8 @@ def main():
     router.close()
     cache.close()
     log.close()
+    if waits:
+        waits.close()
     print("SUM " + json.dumps(dict(counts, elapsed=round(elapsed, 3), refusals=dict(router.refusals),
                                    cache=cache.stats)))
 
