@@ -191,6 +191,7 @@ inline void run_operation(cli::Context& ctx, migrate::Engine& engine, const migr
     std::snprintf(cut, sizeof cut, "cut-overs: %d, given up %d, deferred %d, longest held writers %.0f ms", last.cutovers,
                   last.cutovers_given_up, last.cutovers_deferred, last.longest_cutover_ms);
     ctx.verbose(cut);
+    if (!last.last_give_up.empty()) ctx.verbose("the last cut-over given up: " + last.last_give_up);
   }
   if (ctx.json()) return ctx.print_json(journal::to_json(status));
   ctx.out() << "operation " << status.id << " " << status.status << ": " << status.rows_moved << " rows in "

@@ -92,12 +92,25 @@ void guard_batch(shardio::RawConn& shard, const shardio::RouteSpace& space, cons
   });
 }
 
+// The triggers are installed, and dropped, one table a transaction (shardside/stream_keys.hpp
+// says why); the watch, in a transaction of its own, finds them all in place or starts over.
 void watch_stream_keys(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables) {
-  with_lock_retries(target, tables, [&] { shardside::watch_stream(target, stream, tables); });
+  constexpr int rounds = 3;
+  for (int round = 1;; ++round) {
+    for (const auto& t : tables) with_lock_retries(target, {t}, [&] { shardside::install_stream_key_trigger(target, t); });
+    bool watched = false;
+    with_lock_retries(target, {}, [&] { watched = shardside::watch_stream(target, stream, tables); });
+    if (watched) return;
+    if (round == rounds)
+      throw locked_error("the triggers that record " + stream + "'s keys on " + target.role() + " were dropped as often as installed (" +
+                             std::to_string(rounds) + " times)",
+                         "another operation's online move to " + target.role() + " ended meanwhile; `shardctl op resume ID`");
+  }
 }
 
 void unwatch_stream_keys(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables) {
-  with_lock_retries(target, tables, [&] { shardside::unwatch_stream(target, stream, tables); });
+  with_lock_retries(target, {}, [&] { shardside::unwatch_stream(target, stream); });
+  for (const auto& t : tables) with_lock_retries(target, {t}, [&] { shardside::drop_unwatched_trigger(target, t); });
 }
 
 void ensure_guard_objects(shardio::RawConn& shard) {
@@ -111,6 +124,18 @@ std::string transactions_older_than(shardio::RawConn& shard, const std::string& 
            "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?') "
            "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
            "AND backend_type = 'client backend' AND xact_start < $1::timestamptz ORDER BY xact_start LIMIT 5",
+           {since}))
+    who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " + r[3] + ")";
+  return who;
+}
+
+std::string cut_over_waiters(shardio::RawConn& shard, const std::string& since) {
+  std::string who;
+  for (const auto& r : shard.query(
+           "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?') "
+           "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+           "AND backend_type = 'client backend' AND xact_start < $1::timestamptz "
+           "AND NOT pg_backend_pid() = ANY (pg_blocking_pids(pid)) ORDER BY xact_start LIMIT 5",
            {since}))
     who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " + r[3] + ")";
   return who;

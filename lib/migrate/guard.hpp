@@ -101,6 +101,17 @@ void wait_for_older_transactions(shardio::RawConn& shard, int seconds);
 // timestamptz the shard wrote), "pid N (user, application, state)" each; empty when none.
 std::string transactions_older_than(shardio::RawConn& shard, const std::string& since);
 
+// At an online cut-over (this session holds the cut-over's lock, shardside::lock_cutover): the
+// client sessions whose transaction began before `since` and that the cut-over waits for,
+// "pid N (user, application, state)" each; empty when none. A session blocked by the
+// cut-over's lock is left out: it waits in the guard for the cut-over to end, and its statement
+// is then refused (the range offline), so it can write nothing the cut-over would miss, and it
+// could not end before the cut-over does. (What it wrote in an earlier statement of its
+// transaction is undone with it; an application that catches the refusal in a savepoint and
+// commits the rest commits those rows on the source after the flip, where the purge's digest
+// finds them and refuses to delete: man/shardctl-split.1, "Online".)
+std::string cut_over_waiters(shardio::RawConn& shard, const std::string& since);
+
 // The batch's guard state on the source (none: it has no range); inside the caller's open
 // transaction on the source, the purge's bypass of the batch's range (this transaction only),
 // and the batch's offline range turned into a fence, expiring after `grace` or never.

@@ -144,6 +144,7 @@ struct Progress {
   // predicted too long), and the longest that held writers, in ms.
   int cutovers = 0, cutovers_given_up = 0, cutovers_deferred = 0;
   double longest_cutover_ms = 0;
+  std::string last_give_up;  // why the last cut-over given up gave up
   std::string path;  // which load path runs, and why (see load_path.hpp)
   std::string verify;  // how the last batch was verified: which tables by value digest, which read back
   std::string read;    // how the source read the tables' batches: streamed through an index, or sorted (index_use.hpp)

@@ -137,10 +137,11 @@ class Runner {
   std::optional<CutOver> cut_over(const Batch& b);
   bool catch_up(const Batch& b);
   void require_slot(const Batch& b);
-  // The batch compared ahead of its window where needed, then whether a cut-over now would fit:
-  // false (the runner waits for a better moment) when the lag or the keys to compare again
-  // predict a window longer than cutover_budget_ms.
-  bool ready_to_cut_over(const Batch& b, CutOverVerify& verify);
+  // The batch compared ahead of its window where needed (false: the target was behind), then,
+  // when `may_defer`, whether a cut-over now would fit: false (the runner waits for a better
+  // moment) when the lag or the keys to compare again predict a window longer than
+  // cutover_budget_ms.
+  bool ready_to_cut_over(const Batch& b, CutOverVerify& verify, bool may_defer);
   std::optional<CutOver> try_cut_over(const Batch& b, std::string& why, CutOverVerify* verify);
   void sync_sequences(const Batch& b);
   void drop_stream(const Batch& b);

@@ -151,13 +151,14 @@ std::optional<Runner::CutOver> Runner::cut_over(const Batch& b) {
   for (int attempt = 1; attempt <= s.cutover_tries;) {
     if (!catch_up(b)) return std::nullopt;
     faults_.point("online.caught_up", context(b));
-    if (verify && !ready_to_cut_over(b, *verify) && deferred < max_cutover_deferrals) {
+    if (verify && !ready_to_cut_over(b, *verify, deferred < max_cutover_deferrals)) {
       ++deferred;
       ++stats_.cutovers_deferred;
       continue;
     }
     if (auto cut = try_cut_over(b, why, verify.get())) return cut;
     ++stats_.cutovers_given_up;
+    stats_.last_give_up = why;
     faults_.point("online.gave_up", context(b));
     std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
     ++attempt;
@@ -172,7 +173,7 @@ std::optional<Runner::CutOver> Runner::cut_over(const Batch& b) {
 // The window's predicted length: the time the target takes to apply a fresh source position
 // (the lag the window waits out), and the keys changed since the batch was compared, at the
 // rate measured so far. Too many keys: the batch is compared again (a fresh, smaller record).
-bool Runner::ready_to_cut_over(const Batch& b, CutOverVerify& verify) {
+bool Runner::ready_to_cut_over(const Batch& b, CutOverVerify& verify, bool may_defer) {
   const auto& s = *ctx_.online;
   double budget = std::min<double>(cutover_budget_ms, s.cutover_timeout_ms / 2.0);
   std::string name = stream_name(b);
@@ -189,6 +190,7 @@ bool Runner::ready_to_cut_over(const Batch& b, CutOverVerify& verify) {
     }
     faults_.point("online.compared", context(b));
   }
+  if (!may_defer) return true;
   auto keys = verify.keys_now(*target_);
   if (verify.predicted_ms(keys) > budget * 0.6) {
     verify.forget();  // compared again at the next try: its record starts afresh
@@ -281,7 +283,7 @@ std::optional<Runner::CutOver> Runner::try_cut_over(const Batch& b, std::string&
   std::string since = src.query("SELECT clock_timestamp()::text")[0][0];
   faults_.point("online.cutover", context(b));
   for (int sleep_ms = 1;; sleep_ms = std::min(sleep_ms * 2, 20)) {
-    auto who = transactions_older_than(src, since);
+    auto who = cut_over_waiters(src, since);
     if (who.empty()) break;
     if (ms_left(deadline) <= 0) return give_up("transactions older than the cut-over were still open: " + who);
     std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));

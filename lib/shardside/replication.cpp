@@ -375,8 +375,8 @@ bool drop_subscription(RawConn& target, const std::string& name) {
 
 // ---- Progress ----
 
-std::uint64_t current_wal_lsn(RawConn& source) {
-  return required_lsn(source.query("SELECT pg_current_wal_lsn()::text")[0][0], source, "pg_current_wal_lsn()");
+std::uint64_t inserted_wal_position(RawConn& source) {
+  return required_lsn(source.query("SELECT pg_current_wal_insert_lsn()::text")[0][0], source, "pg_current_wal_insert_lsn()");
 }
 
 std::uint64_t flushed_wal_position(RawConn& source) {
@@ -391,9 +391,10 @@ std::uint64_t flushed_wal_position(RawConn& source) {
                               "marking the WAL position", {insufficient_privilege});
     if (!out.ok()) {
       source.exec("ROLLBACK");
-      return current_wal_lsn(source);
+      return inserted_wal_position(source);
     }
-    auto lsn = current_wal_lsn(source);
+    // Read before the COMMIT, which flushes the WAL past it.
+    auto lsn = inserted_wal_position(source);
     source.exec("COMMIT");
     return lsn;
   } catch (...) {

@@ -164,8 +164,10 @@ bool drop_subscription(shardio::RawConn& target, const std::string& name);
 
 // ---- Progress ----
 
-// The source's pg_current_wal_lsn(): for lag.
-std::uint64_t current_wal_lsn(shardio::RawConn& source);
+// The source's pg_current_wal_insert_lsn(): after the commit record of every transaction it
+// made visible (not pg_current_wal_lsn(): an asynchronous commit is visible before its record
+// is written).
+std::uint64_t inserted_wal_position(shardio::RawConn& source);
 
 // A WAL position on the source after every transaction committed so far, with the WAL up to it
 // flushed, so that the sender can stream it at once: a transaction that commits with

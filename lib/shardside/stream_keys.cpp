@@ -32,7 +32,12 @@ bool trigger_current(shardio::RawConn& target, const GuardedTable& t) {
   return r[0][0] == "t";
 }
 
-void install_trigger(shardio::RawConn& target, const GuardedTable& t) {
+}  // namespace
+
+void install_stream_key_trigger(shardio::RawConn& target, const GuardedTable& t) {
+  if (target.query("SELECT to_regprocedure($1 || '()') IS NULL OR to_regclass($2) IS NULL OR to_regclass($3) IS NULL",
+                   {stream_keys_function, stream_watch_table, stream_keys_table})[0][0] == "t")
+    target.script(std::string(sql::stream_keys));
   if (trigger_current(target, t)) return;
   target.exec(std::string("DROP TRIGGER IF EXISTS ") + stream_keys_trigger + " ON " + t.quoted_table);
   target.exec(std::string("CREATE TRIGGER ") + stream_keys_trigger + " AFTER INSERT OR UPDATE OR DELETE ON " + t.quoted_table +
@@ -53,17 +58,14 @@ void install_trigger(shardio::RawConn& target, const GuardedTable& t) {
                          " is not enabled REPLICA on every partition after it was installed");
 }
 
-}  // namespace
-
-void watch_stream(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables) {
-  if (target.query("SELECT to_regprocedure($1 || '()') IS NULL OR to_regclass($2) IS NULL",
-                   {stream_keys_function, stream_watch_table})[0][0] == "t")
-    target.script(std::string(sql::stream_keys));
-  for (const auto& t : tables) {
-    install_trigger(target, t);
+bool watch_stream(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables) {
+  if (!tables_exist(target)) return false;
+  for (const auto& t : tables)
+    if (!trigger_current(target, t)) return false;
+  for (const auto& t : tables)
     target.query("INSERT INTO shardctl.stream_watch (tbl, stream) VALUES ($1, $2) ON CONFLICT DO NOTHING", {t.quoted_table, stream});
-  }
   target.query("DELETE FROM shardctl.stream_keys WHERE stream = $1", {stream});
+  return true;
 }
 
 std::vector<std::string> stream_keys(shardio::RawConn& target, const std::string& stream, const std::string& quoted_table) {
@@ -78,14 +80,18 @@ std::int64_t stream_key_count(shardio::RawConn& target, const std::string& strea
   return std::stoll(target.query("SELECT count(*) FROM shardctl.stream_keys WHERE stream = $1", {stream})[0][0]);
 }
 
-void unwatch_stream(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables) {
+void unwatch_stream(shardio::RawConn& target, const std::string& stream) {
   if (!tables_exist(target)) return;
   target.query("DELETE FROM shardctl.stream_watch WHERE stream = $1", {stream});
   target.query("DELETE FROM shardctl.stream_keys WHERE stream = $1", {stream});
-  for (const auto& t : tables)
-    if (target.query("SELECT to_regclass($1) IS NOT NULL AND NOT EXISTS (SELECT FROM shardctl.stream_watch WHERE tbl = $1)",
-                     {t.quoted_table})[0][0] == "t")
-      target.exec(std::string("DROP TRIGGER IF EXISTS ") + stream_keys_trigger + " ON " + t.quoted_table);
+}
+
+void drop_unwatched_trigger(shardio::RawConn& target, const GuardedTable& t) {
+  if (!tables_exist(target)) return;
+  if (target.query("SELECT to_regclass($1) IS NOT NULL AND NOT EXISTS (SELECT FROM shardctl.stream_watch WHERE tbl = $1) "
+                   "AND EXISTS (SELECT FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = $2)",
+                   {t.quoted_table, stream_keys_trigger})[0][0] == "t")
+    target.exec(std::string("DROP TRIGGER IF EXISTS ") + stream_keys_trigger + " ON " + t.quoted_table);
 }
 
 }  // namespace shardctl::shardside

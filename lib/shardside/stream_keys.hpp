@@ -26,9 +26,16 @@
 
 namespace shardctl::shardside {
 
-// The tables, the function and the triggers (created where missing or not as this version
-// makes them), a watch of `stream` on every table, and its record emptied.
-void watch_stream(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables);
+// The tables and the function where missing, and the table's trigger unless it is as this
+// version makes it. Its own transaction for each table: a DDL lock on one table is never held
+// while waiting for another's (a writer holding the second and waiting for the first, its
+// parent, through a foreign key, would deadlock with it).
+void install_stream_key_trigger(shardio::RawConn& target, const GuardedTable& table);
+
+// A watch of `stream` on every table, and its record emptied; false (nothing done) when a
+// table's trigger is missing or not as this version makes it (dropped since it was installed):
+// install it, then watch again.
+bool watch_stream(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables);
 
 // The keys recorded for the stream and table (its quoted name), as text. In the caller's
 // snapshot: under REPEATABLE READ, the keys changed by what the snapshot sees applied.
@@ -37,8 +44,11 @@ std::vector<std::string> stream_keys(shardio::RawConn& target, const std::string
 // How many keys are recorded for the stream, all tables (0 when the tables do not exist).
 std::int64_t stream_key_count(shardio::RawConn& target, const std::string& stream);
 
-// The stream's watch and record deleted; the trigger dropped from each of `tables` that no
-// other stream watches. Idempotent: nothing to do on a shard without the tables.
-void unwatch_stream(shardio::RawConn& target, const std::string& stream, const std::vector<GuardedTable>& tables);
+// The stream's watch and record deleted. Idempotent: nothing to do on a shard without the tables.
+void unwatch_stream(shardio::RawConn& target, const std::string& stream);
+
+// The table's trigger dropped unless a stream watches the table. Its own transaction per
+// table, as install_stream_key_trigger.
+void drop_unwatched_trigger(shardio::RawConn& target, const GuardedTable& table);
 
 }  // namespace shardctl::shardside

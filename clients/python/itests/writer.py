@@ -7,7 +7,8 @@ Same rows and log format as tests/integration/writer.sh (so writer_harness.sh ve
                                  WRITER_LISTEN=0: the cache neither listens nor polls,
                                  WRITER_NEW_CUSTOMERS: percent of writes that are new customers
                                  (default 15), WRITER_WAITS: a file that gets one line per
-                                 acknowledged write, the milliseconds from its first try to its
+                                 acknowledged write, "EPOCH MS": when it was acknowledged (Unix
+                                 seconds) and the milliseconds from its first try to its
                                  acknowledgement, retries after refusals included)
 
 Each write, through Router.run (which retries refusals as the contract says): a new order for
@@ -69,7 +70,7 @@ def main():
             try:
                 o = router.run_ex(MAP, cid, lambda c: c.execute(sql, params).rowcount)
                 if waits:
-                    waits.write(f"{(time.monotonic() - first_try) * 1000:.1f}\n")
+                    waits.write(f"{time.time():.3f} {(time.monotonic() - first_try) * 1000:.1f}\n")
                 for ref in o.refusals:
                     out("RET", kind, cid, oid, ref.route.shard, ref.constraint)
                 if kind == "upd_order" and o.value == 0:
