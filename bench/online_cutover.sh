@@ -63,7 +63,8 @@ run() {
     pids+=($!)
   done
   sleep 3  # the writers' steady state before the move starts
-  local m0 m1
+  local m0 m1 planned
+  planned=$("$bin/shardctl" "$@" --dry-run --format json 2>/dev/null | jq -r '(.estimated_bytes // 0) / 1048576 | floor')
   m0=$(now)
   "$bin/shardctl" "$@" -v >"$work/$tag.out" 2>&1 || { cat "$work/$tag.out"; echo "the move failed"; }
   m1=$(now)
@@ -79,7 +80,8 @@ run() {
   local refused errs
   refused=$(cat "$work/$tag".writer.*.log | awk -F'\t' '$1 == "REF"' | wc -l)
   errs=$(cat "$work/$tag".writer.*.log | awk -F'\t' '$1 == "ERR" || $1 == "AMB"' | wc -l)
-  printf '| %s | %s | %s | %s | %.0f | %s ms | %s ms | %s ms | %s | %s |\n' "$label" "$fleet" "$(grep -o 'in [0-9]* batch' "$work/$tag.out" | head -1 | tr -dc 0-9)" \
+  printf '| %s | %s | %s, %s MB (%s MB planned) | %s | %.0f | %s ms | %s ms | %s ms | %s | %s |\n' "$label" "$fleet" \
+    "$(grep -o 'in [0-9]* batch' "$work/$tag.out" | head -1 | tr -dc 0-9)" "$(grep -o 'copy [0-9.]* s ([0-9.]* MB' "$work/$tag.out" | sed 's/.*(//; s/ MB//')" "$planned" \
     "$secs" "$rate" "$(pct "$work/$tag.during" 50)" "$(pct "$work/$tag.during" 99)" "$(pct "$work/$tag.during" 100)" \
     "$refused/$errs" "$cut"
   # Every acknowledged order of the run is on shard_2, once (the map routes the range there now).
@@ -97,7 +99,7 @@ run() {
 runs=0
 for f in off on; do settle "$f"; done
 echo
-echo "| batch | move | batches | seconds | writes/s during the move | wait p50 | wait p99 | wait max | refused/errors | cut-overs (-v) |"
+echo "| batch | move | batches, MB copied (heap and index MB planned) | seconds | writes/s during the move | wait p50 | wait p99 | wait max | refused/errors | cut-overs (-v) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 run off "64 MB (default)" "$lo_small" "$half" split --map customers --at "$lo_small" --to shard_2
 run on "64 MB (default)" "$lo_small" "$half" split --map customers --at "$lo_small" --to shard_2 --online

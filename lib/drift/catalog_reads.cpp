@@ -83,7 +83,7 @@ static_assert(in_read_order(), "kReadSql has one row per Read, in Read order");
 // " AND NOT (tgname = ANY ('{shardctl_guard_row,...}'::name[]))"
 std::string guard_exclusion() {
   std::string guards = "'{";
-  for (const char* name : shardside::guard_triggers) {
+  for (const char* name : shardside::own_triggers) {
     if (guards.size() > 2) guards += ',';
     guards += name;
   }

@@ -10,17 +10,24 @@
 //                          target (disabled)
 //   streaming -> copied    journaled with the rows copied; the subscription is enabled
 //   catch-up               until the target applies a fresh source position within --max-lag
-//   cut-over               the batch's range in state cutover on the source: its writers wait;
-//                          the transactions that began before it end; L = the source's flushed
-//                          WAL position; the target applies up to L; count+digest of the range
-//                          on both sides; the range goes offline (its writers are refused and
-//                          route again), the map flips to the target. Any wait past
-//                          --cutover-timeout gives the cut-over up (the range deleted: writers
-//                          go on), back to catch-up; after --cutover-tries, exit 75, resumable.
+//   compare ahead          the batch compared at a point both servers reached, but for the
+//                          keys the stream changed since, which the target records
+//                          (cut_over_verify.hpp); writers go on
+//   cut-over               when the lag and those keys predict it fits (cutover_budget_ms):
+//                          the batch's range in state cutover on the source: its writers wait;
+//                          the transactions that began before it and do not wait on it end;
+//                          L = a source WAL position after every visible commit; the target
+//                          applies up to L; the rows of the keys changed since the comparison,
+//                          compared on both sides; the range goes offline (its writers are
+//                          refused and route again), the map flips to the target. Any wait
+//                          past --cutover-timeout gives the cut-over up (the range deleted:
+//                          writers go on), back to catch-up; after --cutover-tries, exit 75,
+//                          resumable.
 //   copied -> flipped      journaled with the flip, in the catalog transaction that flips
-//   then                   the subscription, slot and publication dropped (before the purge:
-//                          its deletes must not reach the target), the purge as offline batches
-//                          purge (deleting exactly what was verified, then the fence)
+//   then                   the subscription, slot, publication and the target's record of
+//                          keys dropped (before the purge: its deletes must not reach the
+//                          target), the purge as offline batches purge (deleting exactly what
+//                          was verified, then the fence)
 //
 // A cancel before the flip drops the batch's objects, deletes its rows from the target and its
 // range from the source; after the flip the batch is finished. Object names come from the

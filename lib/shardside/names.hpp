@@ -48,6 +48,10 @@ inline constexpr const char* stream_keys_function = "shardctl.record_stream_key"
 // plain table's row trigger with the statement triggers, keeping the row trigger's name).
 inline constexpr const char* guard_triggers[] = {guard_row_trigger,    guard_insert_trigger,   guard_update_trigger,
                                                  guard_delete_trigger, guard_truncate_trigger, guard_route_trigger};
+// Every trigger of shardctl's on a sharded table: the guard's and the stream record's. Schema
+// comparisons (drift) leave them out.
+inline constexpr const char* own_triggers[] = {guard_row_trigger,    guard_insert_trigger,   guard_update_trigger, guard_delete_trigger,
+                                               guard_truncate_trigger, guard_route_trigger, stream_keys_trigger};
 // The statement triggers' transition tables (their names appear in sql/guard.sql too).
 inline constexpr const char* guard_old_rows = "shardctl_old";
 inline constexpr const char* guard_new_rows = "shardctl_new";

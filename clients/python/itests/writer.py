@@ -106,7 +106,7 @@ def main():
             value = f"u{wid}-{seq}"
             write("upd_order", cid, oid, value,
                   "UPDATE orders SET status = %s WHERE customer_id = %s AND order_id = %s", (value, cid, oid))
-        elif r < 20 + new_customers:
+        elif r < 20 + new_customers and (new_customers or r >= 20):
             cid = new_customer_first + seq
             value = f"w{wid}-c{seq}"
             write("ins_customer", cid, 0, value,
