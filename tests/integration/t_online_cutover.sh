@@ -15,7 +15,11 @@
 #    `op resume` finishes with the new column's value moved;
 #  - `op cancel` of a move killed after its last flip is refused (64, nothing changed), and
 #    resume finishes it; its purge is held to the digest both servers took at the cut-over (a
-#    value changed past the guard after the flip rolls it back).
+#    value changed past the guard after the flip rolls it back);
+#  - a cut-over that the target's lag would hold up does not start: with the target's apply
+#    worker held (a SHARE lock on orders) and a change of the batch waiting in the stream, the
+#    move waits for a better moment (deferred, -v) instead of holding writers, and cuts over,
+#    none given up, once the lock goes.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet cutover --shards 2
@@ -159,5 +163,30 @@ expect_exit 0 shardctl op show "$op" --format json
 assert_eq "$(jq -r .status "$STDOUT")" "done"
 assert_eq "$(psql_shard 1 -XAtc "select note from orders where order_id = 9100001")" "x"
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from orders where customer_id = 300")" "0"
+assert_fleet_consistent
+
+step "a cut-over the target's lag would hold up does not start"
+SHARDCTL_FAULT_PAUSE=online.compared:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 700 --to shard_2 --online -v \
+  >"$TEST_TMP/defer.out" 2>&1 &
+pid=$!
+wait_stopped "$pid" "the move" "$TEST_TMP/defer.out"
+# A SHARE lock on the target's orders: the apply worker's writes wait for it, the readers of the
+# comparison's snapshot do not.
+psql_shard 2 -XAtq -c "begin" -c "lock table orders in share mode" -c "select pg_sleep(3)" -c "commit" >"$TEST_TMP/lock.out" 2>&1 &
+lock_pid=$!
+locked() { [ "$(psql_shard 2 -XAtc "select count(*) from pg_locks where relation = 'orders'::regclass and mode = 'ShareLock' and granted")" = 1 ]; }
+wait_until "the SHARE lock on shard_2's orders" locked
+lagged=$(psql_shard 1 -XAtc "select min(order_id) from orders where customer_id = 700")
+psql_shard 1 -XAtqc "update orders set status = 'lagged' where customer_id = 700 and order_id = $lagged"
+t_lock=$EPOCHREALTIME
+kill -CONT "$pid"
+wait "$pid" || fail "the move exited $?: $(cat "$TEST_TMP/defer.out")"
+wait "$lock_pid" || fail "the lock holder failed: $(cat "$TEST_TMP/lock.out")"
+cut=$(grep -o 'cut-overs: .*' "$TEST_TMP/defer.out") || fail "no cut-over count in -v: $(cat "$TEST_TMP/defer.out")"
+echo "# $cut (the lock held for 3 s from $(awk -v a="$t_lock" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s before the move ended)"
+[[ "$cut" == "cut-overs: 1, given up 0, deferred "[1-9]* ]] || fail "the lagging target was not waited out before the cut-over: $cut"
+held=$(echo "$cut" | sed 's/.*held writers \([0-9]*\) ms/\1/')
+[ "$held" -lt 1000 ] || fail "the cut-over held writers $held ms: it started before the lag was gone"
+assert_eq "$(psql_shard 2 -XAtc "select status from orders where customer_id = 700 and order_id = $lagged")" "lagged"
 assert_fleet_consistent
 pass
