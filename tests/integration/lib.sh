@@ -165,15 +165,20 @@ stop_cluster() {
 }
 
 # shardctl_streams I: the names of shardctl's publications, slots and subscriptions (online
-# moves) in shard I's database, space-separated; empty when there are none. Slots and
-# subscriptions are listed cluster-wide by the server: only this database's count.
+# moves) in shard I's database, and of what records a stream's keys there (the trigger
+# shardctl_stream_keys as "trigger:TABLE", a watch or recorded key as "record:STREAM"),
+# space-separated; empty when there are none. Slots and subscriptions are listed cluster-wide by
+# the server: only this database's count.
 shardctl_streams() {
   psql_shard "$1" -XAtc "select coalesce(string_agg(n, ' ' order by n), '') from (
-    select pubname n from pg_publication
-    union all select slot_name from pg_replication_slots where database = current_database()
+    select pubname n from pg_publication where pubname like 'shardctl_op_%'
+    union all select slot_name from pg_replication_slots where database = current_database() and slot_name like 'shardctl_op_%'
     union all select subname from pg_subscription
-               where subdbid = (select oid from pg_database where datname = current_database())) o
-    where n like 'shardctl_op_%'"
+               where subdbid = (select oid from pg_database where datname = current_database()) and subname like 'shardctl_op_%'
+    union all select 'trigger:' || tgrelid::regclass::text from pg_trigger where tgname = 'shardctl_stream_keys' and tgparentid = 0
+    union all select distinct 'record:' || x from unnest(case when to_regclass('shardctl.stream_watch') is null then '{}'::text[]
+      else xpath('//stream/text()', query_to_xml('select stream from shardctl.stream_watch union all select stream from shardctl.stream_keys',
+                                                 false, false, ''))::text[] end) x) o"
 }
 
 # The catalog's contents, for "nothing changed" checks.
