@@ -1,13 +1,17 @@
-# Online moves under live traffic (issue 30; shardctl-move(1), "--online"): while a move, a
+# Online moves under live traffic (shardctl-move(1), "--online"): while a move, a
 # split, a merge and a move back to a shard that fences the keys run with --online, writer processes (writer.sh) keep inserting orders and
 # customers and updating their own orders. Three route every write by the map and retry once
 # after a refusal; one is stale (routes each key once, at its start).
 # Each operation is held once after its first batch's copy, with the batch's keys still served
 # by the source, until writes to those keys were acknowledged there: they reach the target
-# only through the batch's replication stream. Afterwards: every acknowledged write is present
-# exactly once, where the map routes it, with its last value; pre-existing rows are unchanged;
-# refusals were 55000 only; no replication object is left on any shard; and no write hung at a
-# cut-over (their waits are printed; bench/online_move.sh measures them).
+# only through the batch's replication stream. The first move is also held at its cut-over
+# (online.cutover: the range in state cutover) until a writer of its keys waits there (an
+# advisory lock wait on the source); let go, that write is refused as being moved and
+# retried on the target. Afterwards: every acknowledged write is present exactly once, where
+# the map routes it, with its last value; pre-existing rows are unchanged; refusals were 55000
+# only; no replication object is left on any shard; and no write hung: none waited 10 s, the
+# time a cut-over's waiters give up after (t_online_cutover_writers holds writes to the 500 ms
+# bar, with the reference client on an otherwise idle fleet; bench/online_cutover.sh measures).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/writer_harness.sh"
 source "$(dirname "$0")/zoo_lib.sh"
@@ -32,7 +36,9 @@ online_op() {
   local name=$1 source=$2 lo=$3 hi=$4 pid op a0 n
   shift 4
   a0=$(acks)
-  SHARDCTL_FAULT_PAUSE=online.copied:1 "$SHARDCTL_BIN/shardctl" "$@" --online >"$TEST_TMP/$name.out" 2>&1 &
+  local pause=online.copied:1
+  [ "$name" != move ] || pause=online.copied:1,online.cutover:1
+  SHARDCTL_FAULT_PAUSE=$pause "$SHARDCTL_BIN/shardctl" "$@" --online >"$TEST_TMP/$name.out" 2>&1 &
   pid=$!
   wait_stopped "$pid" "the $name" "$TEST_TMP/$name.out"
   op=$(last_op)
@@ -40,9 +46,25 @@ online_op() {
   raced() { [ "$(acked_on "$source" "$lo" "$hi")" -ge $((n + 5)) ]; }
   wait_until "$name: 5 writes to its moving keys acknowledged on $source after the copy" raced
   kill -CONT "$pid"
+  if [ "$name" = move ]; then held_at_cut_over "$pid" "$source" "$op"; fi
   wait "$pid" || fail "$name: exited $?: $(cat "$TEST_TMP/$name.out")"
   ops+=("$op")
   summary+=("$name: $(($(acks) - a0)) writes acknowledged while it ran")
+}
+# held_at_cut_over PID SOURCE OP: the operation, resumed with SHARDCTL_FAULT_PAUSE also at
+# online.cutover, stops there; a writer of its keys waits on the cut-over's lock; let go, a write
+# is refused as being moved by OP (and retried where the map routes it).
+held_at_cut_over() {
+  local pid=$1 source=$2 op=$3 dsn refused0
+  wait_stopped "$pid" "the move at its cut-over" "$TEST_TMP/move.out"
+  dsn=$(shard_dsn "${source#shard_}")
+  waiting() { [ "$(psql -XAt "$dsn" -c "select count(*) from pg_stat_activity where datname = current_database()
+                                         and wait_event_type = 'Lock' and wait_event = 'advisory'")" -ge 1 ]; }
+  wait_until "a writer to wait at the move's cut-over" waiting
+  refused0=$(cat "$TEST_TMP"/writer.*.log | grep -c "is being moved by shardctl operation $op" || true)
+  kill -CONT "$pid"
+  moved() { [ "$(cat "$TEST_TMP"/writer.*.log | grep -c "is being moved by shardctl operation $op" || true)" -gt "$refused0" ]; }
+  wait_until "the write held at the cut-over to be refused as being moved" moved
 }
 online_op move shard_2 251 501 move --map customers --key 300 --to shard_4 --batch-size 100
 online_op split shard_4 875 1000000000 split --map customers --at 875 --to shard_1 --batch-size 60
