@@ -8,7 +8,7 @@
 #   "64 MB":  the SMALL customers below half, `split --at` with default options (one batch of
 #             the default 64 MB);
 #   "512 MB": the BIG customers below those, `split --at ... --batch-size BIG` (one batch of
-#             about 512 MB at the defaults S=300 and BIG=130000).
+#             about 512 MB of heap and index at the defaults S=600 and BIG=250000).
 # Fleet "on" moves them with --online, fleet "off" offline. During each move, WRITERS writers
 # (clients/python/itests/writer.py on the reference client: every write routed by the map, a
 # refusal retried) insert orders of, and update orders they wrote for, customers of the moving
@@ -18,9 +18,9 @@
 # Afterwards every acknowledged write is checked to be on shard_2, once.
 # Usage: bench/online_cutover.sh [BIN_DIR] [SCALE] [SMALL] [BIG] [WRITERS]
 source "$(dirname "$0")/lib.sh" "${1:-}"
-scale=${2:-300}
-small=${3:-16000}
-big=${4:-130000}
+scale=${2:-600}
+small=${3:-35000}
+big=${4:-250000}
 writers=${5:-2}
 py=${SHARDCTL_CLIENT_PYTHON:-/usr/bin/python3}
 writer="$here/clients/python/itests/writer.py"
