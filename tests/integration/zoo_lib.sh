@@ -254,6 +254,15 @@ zoo_op() {
   [ "$flips" -ge 2 ] || fail "$label: ran in $flips batch(es), the test needs more than one"
   echo "# $label: $flips batches, $rows rows; mappings now $(zoo_mappings "$map")"
   zoo_verify "$label"
+  # An online operation done leaves none of its streams (publications, slots, subscriptions,
+  # the target's record of keys) on any shard.
+  if [ -n "${ZOO_ONLINE:-}" ]; then
+    local i left
+    for ((i = 1; i <= ZOO_SHARDS; i++)); do
+      left=$(shardctl_streams "$i")
+      [ -z "$left" ] || fail "$label: replication objects of shardctl left on shard_$i: $left"
+    done
+  fi
 }
 
 # Writes through an online batch's stream. A zoo that sets ZOO_STREAM_KEYS (SQL: the key, as
