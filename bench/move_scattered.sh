@@ -5,6 +5,10 @@
 # 1-5 lines per order (3 on average): 41*C rows per C customers. Layouts:
 #   scattered  orders created over time for random customers of the shard, each order's lines
 #              with it: every customer's rows are spread over the whole heap, as in an OLTP table
+#   shuffled   every table's rows inserted in an order given by a hash of their primary key
+#              (customers too): no two rows of a customer, nor two lines of one order, nor two
+#              neighbouring customers share a page but by chance; a key-ordered read of any
+#              table visits pages in random order, as after a bulk load in random order
 #   ordered    the same rows inserted in primary-key order (bench/move_speed.sh's layout)
 # The fleet "hand" is loaded once per layout and left as loaded; every method runs on a clone of
 # it, file for file (CREATE DATABASE ... TEMPLATE), so all start from the same pages. Two ranges
@@ -22,10 +26,10 @@
 # BENCH_CHECKED=1 the first round also moves R1 by `shardctl split` on the checked path.
 # The serial floor is load floor + purge floor. Usage:
 #   bench/move_scattered.sh [BIN_DIR] [C] ["LAYOUT ..."]   (C default 100000: 4.1M rows per range;
-#   layouts default "scattered ordered"). BENCH_PARALLEL=N passes --parallel N to shardctl.
+#   layouts default "scattered shuffled ordered"). BENCH_PARALLEL=N passes --parallel N to shardctl.
 source "$(dirname "$0")/lib.sh" "${1:-}"
 C=${2:-100000}
-read -ra layouts <<< "${3:-scattered ordered}"
+read -ra layouts <<< "${3:-scattered shuffled ordered}"
 
 echo "uptime at start: $(uptime)"
 sandbox_up --no-fleet
@@ -50,9 +54,12 @@ INSERT INTO product SELECT g, 'product ' || g, 1 + ((g * 7919) % 10000) / 100.0,
 # load_shard DSN FIRST LAST LAYOUT: customers FIRST..LAST, 10 orders each, and their lines.
 # Order ids are global (FIRST's shard offsets them); the customer of order o is a hash of o.
 load_shard() {
-  local n=$(($3 - $2 + 1)) order_by_o="" order_by_l=""
+  local n=$(($3 - $2 + 1)) order_by_c="" order_by_o="" order_by_l=""
   if [ "$4" = ordered ]; then
     order_by_o="ORDER BY 1, 2"; order_by_l="ORDER BY 1, 2, 3"
+  elif [ "$4" = shuffled ]; then
+    order_by_c="ORDER BY hashint8(c)"; order_by_o="ORDER BY hashint4(o::int)"
+    order_by_l="ORDER BY hashint8(o.order_id::bigint * 8 + l)"
   else
     order_by_o="ORDER BY 2"; order_by_l="ORDER BY 2, 3"
   fi
@@ -60,7 +67,7 @@ load_shard() {
 SET session_replication_role = replica;
 $schema_sql
 INSERT INTO customers SELECT c, 'customer ' || c, 1 + c % 8, timestamptz '2024-01-01 00:00+00' + (c % 365) * interval '1 day'
-  FROM generate_series($2::bigint, $3::bigint) c;
+  FROM generate_series($2::bigint, $3::bigint) c $order_by_c;
 INSERT INTO orders
 SELECT $2 + abs(hashint8(o::bigint)) % $n, o::int,
        timestamptz '2024-01-01 00:00+00' + (o - 10 * $2) * interval '1 second',
