@@ -122,16 +122,28 @@ struct SegmentSize {
   std::int64_t keys = 0;
 };
 
-// Sessions besides the plan's own that count a segment's tables at once.
+// Sessions besides the plan's own that count a segment's tables at once, and the rows the
+// tables after the first must hold (the planner's statistics, whole tables) before they are
+// worth a session: below that a count takes less than opening one.
 constexpr std::size_t counting_sessions = 2;
+constexpr double rows_worth_a_session = 1'000'000;
 
-// The counts are index scans of different tables, each on one core: the tables after the first
-// are counted on up to counting_sessions sessions of their own while the plan's session counts
-// the first and its distinct keys, so the first batch waits for the largest count rather than
+// Whether the tables after the first hold rows_worth_a_session rows by the planner's statistics.
+bool worth_sessions(shardio::RawConn& source, const Plan& plan) {
+  if (plan.tables.size() < 2) return false;
+  std::string regs;
+  for (std::size_t i = 1; i < plan.tables.size(); ++i) regs += (regs.empty() ? "" : ",") + plan.tables[i].quoted;
+  return std::stod(source.query("SELECT coalesce(sum(greatest(reltuples, 0)), 0) FROM pg_class WHERE oid = ANY ($1::regclass[])",
+                                {"{" + regs + "}"})[0][0]) >= rows_worth_a_session;
+}
+
+// The counts are index scans of different tables, each on one core: where they are large, the
+// tables after the first are counted on up to counting_sessions sessions of their own while the
+// plan's session counts the first and its distinct keys, so the first batch waits for the largest count rather than
 // for their sum (bench/README.md, moves on a scattered heap).
 SegmentSize segment_size(shardio::RawConn& source, const Segment& seg, const Plan& plan, bool keys) {
   std::vector<std::pair<std::int64_t, double>> sizes(plan.tables.size());
-  std::size_t sessions = std::min(counting_sessions, plan.tables.size() > 1 ? plan.tables.size() - 1 : 0);
+  std::size_t sessions = worth_sessions(source, plan) ? std::min(counting_sessions, plan.tables.size() - 1) : 0;
   std::vector<std::future<void>> counting;
   for (std::size_t s = 0; s < sessions; ++s)
     counting.push_back(std::async(std::launch::async, [&, s] {
@@ -139,6 +151,8 @@ SegmentSize segment_size(shardio::RawConn& source, const Segment& seg, const Pla
       for (std::size_t i = 1 + s; i < plan.tables.size(); i += sessions) sizes[i] = table_size(conn, plan, plan.tables[i], seg.range);
     }));
   SegmentSize out;
+  if (sessions == 0)
+    for (std::size_t i = 1; i < plan.tables.size(); ++i) sizes[i] = table_size(source, plan, plan.tables[i], seg.range);
   sizes[0] = table_size(source, plan, plan.tables.front(), seg.range);
   if (keys) out.keys = distinct_keys(source, plan, seg.range);
   for (auto& c : counting) c.get();  // a failed count throws here (the others are waited for first)
