@@ -132,9 +132,10 @@ constexpr double rows_worth_a_session = 1'000'000;
 bool worth_sessions(shardio::RawConn& source, const Plan& plan) {
   if (plan.tables.size() < 2) return false;
   std::string regs;
-  for (std::size_t i = 1; i < plan.tables.size(); ++i) regs += (regs.empty() ? "" : ",") + plan.tables[i].quoted;
-  return std::stod(source.query("SELECT coalesce(sum(greatest(reltuples, 0)), 0) FROM pg_class WHERE oid = ANY ($1::regclass[])",
-                                {"{" + regs + "}"})[0][0]) >= rows_worth_a_session;
+  for (std::size_t i = 1; i < plan.tables.size(); ++i)
+    regs += (regs.empty() ? "" : ", ") + source.literal(plan.tables[i].quoted) + "::regclass";
+  return std::stod(source.query("SELECT coalesce(sum(greatest(reltuples, 0)), 0) FROM pg_class WHERE oid IN (" + regs + ")")[0][0]) >=
+         rows_worth_a_session;
 }
 
 // The counts are index scans of different tables, each on one core: where they are large, the
