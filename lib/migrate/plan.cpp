@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <future>
 #include <map>
 #include <set>
 
@@ -100,70 +99,23 @@ std::int64_t distinct_keys(shardio::RawConn& source, const Plan& plan, const Key
                                  ") FROM " + t.quoted + " WHERE " + shardio::key_filter(source, plan.space, key_column(t), range))[0][0]);
 }
 
-// One table's moving rows and the bytes they take on the source, heap and indexes: rows in
-// the range times the table's average bytes per row.
-std::pair<std::int64_t, double> table_size(shardio::RawConn& source, const Plan& plan, const PlannedTable& t, const KeyRange& range) {
-  // Rows of the whole table from the planner's statistics; counted only when the table was
-  // never analyzed (a full count of a large shard would cost more than the plan).
-  std::string reg = source.literal(t.quoted) + "::regclass";
-  auto r = source.query("SELECT n, n::float8 * pg_total_relation_size(" + reg + ") / greatest(CASE WHEN c.reltuples > 0 "
-                        "THEN c.reltuples ELSE (SELECT count(*) FROM " + t.quoted + ") END, 1) FROM (SELECT count(*) AS n FROM " +
-                        t.quoted + " WHERE " + shardio::key_filter(source, plan.space, key_column(t), range) +
-                        ") m, pg_class c WHERE c.oid = " + reg);
-  return {std::stoll(r[0][0]), std::stod(r[0][1])};
-}
-
-// A segment's size on its source: the rows that move (all tables, counted exactly: the bytes
-// they give size the default batches) and their bytes, and with `keys` the distinct keys of
-// the first table.
-struct SegmentSize {
-  std::int64_t rows = 0;
-  std::uint64_t bytes = 0;
-  std::int64_t keys = 0;
-};
-
-// Sessions besides the plan's own that count a segment's tables at once, and the rows the
-// tables after the first must hold (the planner's statistics, whole tables) before they are
-// worth a session: below that a count takes less than opening one.
-constexpr std::size_t counting_sessions = 2;
-constexpr double rows_worth_a_session = 1'000'000;
-
-// Whether the tables after the first hold rows_worth_a_session rows by the planner's statistics.
-bool worth_sessions(shardio::RawConn& source, const Plan& plan) {
-  if (plan.tables.size() < 2) return false;
-  std::string regs;
-  for (std::size_t i = 1; i < plan.tables.size(); ++i)
-    regs += (regs.empty() ? "" : ", ") + source.literal(plan.tables[i].quoted) + "::regclass";
-  return std::stod(source.query("SELECT coalesce(sum(greatest(reltuples, 0)), 0) FROM pg_class WHERE oid IN (" + regs + ")")[0][0]) >=
-         rows_worth_a_session;
-}
-
-// The counts are index scans of different tables, each on one core: where they are large, the
-// tables after the first are counted on up to counting_sessions sessions of their own while the
-// plan's session counts the first and its distinct keys, so the first batch waits for the largest count rather than
-// for their sum (bench/README.md, moves on a scattered heap).
-SegmentSize segment_size(shardio::RawConn& source, const Segment& seg, const Plan& plan, bool keys) {
-  std::vector<std::pair<std::int64_t, double>> sizes(plan.tables.size());
-  std::size_t sessions = worth_sessions(source, plan) ? std::min(counting_sessions, plan.tables.size() - 1) : 0;
-  std::vector<std::future<void>> counting;
-  for (std::size_t s = 0; s < sessions; ++s)
-    counting.push_back(std::async(std::launch::async, [&, s] {
-      shardio::RawConn conn(seg.source.dsn, "shard " + seg.source.name);
-      for (std::size_t i = 1 + s; i < plan.tables.size(); i += sessions) sizes[i] = table_size(conn, plan, plan.tables[i], seg.range);
-    }));
-  SegmentSize out;
-  if (sessions == 0)
-    for (std::size_t i = 1; i < plan.tables.size(); ++i) sizes[i] = table_size(source, plan, plan.tables[i], seg.range);
-  sizes[0] = table_size(source, plan, plan.tables.front(), seg.range);
-  if (keys) out.keys = distinct_keys(source, plan, seg.range);
-  for (auto& c : counting) c.get();  // a failed count throws here (the others are waited for first)
+// The rows that move (all tables) and the bytes they take on the source, heap and indexes:
+// rows in the range times the table's average bytes per row.
+std::pair<std::int64_t, std::uint64_t> estimate_size(shardio::RawConn& source, const Plan& plan, const KeyRange& range) {
   double bytes = 0;
-  for (const auto& [rows, b] : sizes) {
-    out.rows += rows;
-    bytes += b;
+  std::int64_t rows = 0;
+  for (const auto& t : plan.tables) {
+    // Rows of the whole table from the planner's statistics; counted only when the table was
+    // never analyzed (a full count of a large shard would cost more than the plan).
+    std::string reg = source.literal(t.quoted) + "::regclass";
+    auto r = source.query("SELECT n, n::float8 * pg_total_relation_size(" + reg + ") / greatest(CASE WHEN c.reltuples > 0 "
+                          "THEN c.reltuples ELSE (SELECT count(*) FROM " + t.quoted + ") END, 1) FROM (SELECT count(*) AS n FROM " +
+                          t.quoted + " WHERE " + shardio::key_filter(source, plan.space, key_column(t), range) +
+                          ") m, pg_class c WHERE c.oid = " + reg);
+    rows += std::stoll(r[0][0]);
+    bytes += std::stod(r[0][1]);
   }
-  out.bytes = static_cast<std::uint64_t>(bytes);
-  return out;
+  return {rows, static_cast<std::uint64_t>(bytes)};
 }
 
 // Free bytes on the file system holding the target's data directory, when shardctl can see
@@ -387,12 +339,12 @@ void check_reference_tables(Plan& plan, PlanShards& shards, bool sync, std::vect
 void plan_segments(Plan& plan, PlanShards& shards) {
   for (std::size_t i = 0; i < plan.segments.size(); ++i) {
     shardio::RawConn& source = shards.source(plan.segments[i]);
-    auto measured = segment_size(source, plan.segments[i], plan, plan.batch_bytes > 0);
-    plan.rows_total += measured.rows;
-    plan.estimated_bytes += measured.bytes;
+    auto [rows, bytes] = estimate_size(source, plan, plan.segments[i].range);
+    plan.rows_total += rows;
+    plan.estimated_bytes += bytes;
     int size = plan.batch_size;
     if (plan.batch_bytes > 0) {
-      size = keys_per_batch(plan.batch_bytes, measured.bytes, measured.keys);
+      size = keys_per_batch(plan.batch_bytes, bytes, distinct_keys(source, plan, plan.segments[i].range));
       if (i == 0) plan.batch_size = size;
     }
     for (const auto& b : plan_batches(source, plan, i, size)) {
