@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (issue 32): a move on a heap whose rows arrived over time, against the raw
+# Benchmark: a move on a heap whose rows arrived over time, against the raw
 # operations on a twin copy of the same files, in one run. Per layout, each shard of a 2-shard
 # fleet holds 2*C customers (shard_1 [1, 2C], shard_2 [2C+1, 4C]), 10 orders per customer and
 # 1-5 lines per order (3 on average): 41*C rows per C customers. Layouts:
