@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Benchmark (issue 32): a move on a heap whose rows arrived over time, against the raw
+# Benchmark: a move on a heap whose rows arrived over time, against the raw
 # operations on a twin copy of the same files, in one run. Per layout, each shard of a 2-shard
 # fleet holds 2*C customers (shard_1 [1, 2C], shard_2 [2C+1, 4C]), 10 orders per customer and
 # 1-5 lines per order (3 on average): 41*C rows per C customers. Layouts:
 #   scattered  orders created over time for random customers of the shard, each order's lines
 #              with it: every customer's rows are spread over the whole heap, as in an OLTP table
+#   shuffled   every table's rows inserted in an order given by a hash of their primary key
+#              (customers too): no two rows of a customer, nor two lines of one order, nor two
+#              neighbouring customers share a page but by chance; a key-ordered read of any
+#              table visits pages in random order, as after a bulk load in random order
 #   ordered    the same rows inserted in primary-key order (bench/move_speed.sh's layout)
 # The fleet "hand" is loaded once per layout and left as loaded; every method runs on a clone of
 # it, file for file (CREATE DATABASE ... TEMPLATE), so all start from the same pages. Two ranges
@@ -22,10 +26,12 @@
 # BENCH_CHECKED=1 the first round also moves R1 by `shardctl split` on the checked path.
 # The serial floor is load floor + purge floor. Usage:
 #   bench/move_scattered.sh [BIN_DIR] [C] ["LAYOUT ..."]   (C default 100000: 4.1M rows per range;
-#   layouts default "scattered ordered"). BENCH_PARALLEL=N passes --parallel N to shardctl.
+#   layouts default "scattered shuffled ordered"). BENCH_PARALLEL=N passes --parallel N to shardctl.
+# BENCH_BASE_BIN=DIR also runs, in every round, the split by the shardctl in DIR (a build to
+# compare with) on a clone of its own, before or after this build's by turns.
 source "$(dirname "$0")/lib.sh" "${1:-}"
 C=${2:-100000}
-read -ra layouts <<< "${3:-scattered ordered}"
+read -ra layouts <<< "${3:-scattered shuffled ordered}"
 
 echo "uptime at start: $(uptime)"
 sandbox_up --no-fleet
@@ -50,9 +56,12 @@ INSERT INTO product SELECT g, 'product ' || g, 1 + ((g * 7919) % 10000) / 100.0,
 # load_shard DSN FIRST LAST LAYOUT: customers FIRST..LAST, 10 orders each, and their lines.
 # Order ids are global (FIRST's shard offsets them); the customer of order o is a hash of o.
 load_shard() {
-  local n=$(($3 - $2 + 1)) order_by_o="" order_by_l=""
+  local n=$(($3 - $2 + 1)) order_by_c="" order_by_o="" order_by_l=""
   if [ "$4" = ordered ]; then
     order_by_o="ORDER BY 1, 2"; order_by_l="ORDER BY 1, 2, 3"
+  elif [ "$4" = shuffled ]; then
+    order_by_c="ORDER BY hashint8(c)"; order_by_o="ORDER BY hashint4(o::int)"
+    order_by_l="ORDER BY hashint8(o.order_id::bigint * 8 + l)"
   else
     order_by_o="ORDER BY 2"; order_by_l="ORDER BY 2, 3"
   fi
@@ -60,7 +69,7 @@ load_shard() {
 SET session_replication_role = replica;
 $schema_sql
 INSERT INTO customers SELECT c, 'customer ' || c, 1 + c % 8, timestamptz '2024-01-01 00:00+00' + (c % 365) * interval '1 day'
-  FROM generate_series($2::bigint, $3::bigint) c;
+  FROM generate_series($2::bigint, $3::bigint) c $order_by_c;
 INSERT INTO orders
 SELECT $2 + abs(hashint8(o::bigint)) % $n, o::int,
        timestamptz '2024-01-01 00:00+00' + (o - 10 * $2) * interval '1 second',
@@ -152,10 +161,10 @@ tool() {
   settle "$fleet"
   SHARDCTL_CATALOG=$(jq -r .catalog "$work/$fleet.json")
   export SHARDCTL_CATALOG
-  env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "$bin/shardctl" split --map customers "$@" -v \
+  env $env /usr/bin/time -f "%e %M" -o "$work/$name.time" "${tool_bin:-$bin}/shardctl" split --map customers "$@" -v \
     ${BENCH_PARALLEL:+--parallel $BENCH_PARALLEL} 2> "$work/$name.err" >/dev/null || { cat "$work/$name.err" >&2; exit 1; }
-  op=$("$bin/shardctl" op list --format json | jq -r '.operations[0].id')
-  "$bin/shardctl" op show "$op" --format json > "$work/$name.op"
+  op=$("${tool_bin:-$bin}/shardctl" op list --format json | jq -r '.operations[0].id')
+  "${tool_bin:-$bin}/shardctl" op show "$op" --format json > "$work/$name.op"
 }
 phase() { sed -n "s/.*time: .*$2 \([0-9.]*\) s.*/\1/p" "$work/$1.err"; }
 # median of the numbers on stdin, one per line
@@ -190,10 +199,21 @@ for layout in "${layouts[@]}"; do
     purge_floor=$(echo "$(now) - $t0" | bc -l)
     drop_fleet "$f"
 
+    n=$layout.$round
+    # base_run: the split by BENCH_BASE_BIN's shardctl on a clone of its own.
+    base_run() {
+      [ -n "${BENCH_BASE_BIN:-}" ] || return 0
+      local f=base_${layout}_$round
+      clone "$layout" "$f"; register "$f"
+      tool_bin=$BENCH_BASE_BIN tool "$f" "$n.base" SHARDCTL_CHECKED_LOAD=0 --at $r2_hi --move lower --to shard_1
+      [ "$(count_rows "$(jq -r '.shards[0].dsn' "$work/$f.json")" $r2_lo $r2_hi)" = "$rows2" ] ||
+        { echo "the base build did not move every row of R2" >&2; exit 1; }
+      drop_fleet "$f"
+    }
+    [ $((round % 2)) = 1 ] && base_run
     f=tool_${layout}_$round
     clone "$layout" "$f"; register "$f"
     t1=$(jq -r '.shards[0].dsn' "$work/$f.json"); t2=$(jq -r '.shards[1].dsn' "$work/$f.json")
-    n=$layout.$round
     tool "$f" "$n.fast" SHARDCTL_CHECKED_LOAD=0 --at $r2_hi --move lower --to shard_1
     [ "$(count_rows "$t1" $r2_lo $r2_hi)" = "$rows2" ] && [ "$(count_rows "$t2" $r2_lo $r2_hi)" = 0 ] ||
       { echo "shardctl did not move every row of R2" >&2; exit 1; }
@@ -204,22 +224,32 @@ for layout in "${layouts[@]}"; do
       names+=(checked)
     fi
     drop_fleet "$f"
+    [ $((round % 2)) = 0 ] && base_run
+    [ -n "${BENCH_BASE_BIN:-}" ] && names+=(base)
 
     rows_out+=("| $layout | round $round: load floor: PK-ordered pipe, FK skipped | R2, $rows2 | $(r "$load_floor") | $(r "$load_floor") | - | - | - | - | - |")
     rows_out+=("| $layout | round $round: purge floor: DELETE, FK skipped, one transaction | R2, $rows2 | $(r "$purge_floor") | - | - | $(r "$purge_floor") | - | - | - |")
     for m in "${names[@]}"; do
       read -r total rss < "$work/$n.$m.time"
       range=R2; rows=$rows2; [ "$m" = checked ] && { range=R1; rows=$rows1; }
-      rows_out+=("| $layout | round $round: shardctl, $m path | $range, $rows | $(r "$total") | $(phase "$n.$m" copy) | $(phase "$n.$m" verify) ($(phase "$n.$m" 'beside purge')) | $(phase "$n.$m" purge) | $(phase "$n.$m" catalog) | $(jq -r .batches "$work/$n.$m.op") | $(r "$(jq -r .offline_median_seconds "$work/$n.$m.op")") / $(r "$(jq -r .offline_max_seconds "$work/$n.$m.op")") s |")
+      label="$m path"; [ "$m" = base ] && label="fast path, the BENCH_BASE_BIN build"
+      rows_out+=("| $layout | round $round: shardctl, $label | $range, $rows | $(r "$total") | $(phase "$n.$m" copy) | $(phase "$n.$m" verify) ($(phase "$n.$m" 'beside purge')) | $(phase "$n.$m" purge) | $(phase "$n.$m" catalog) | $(jq -r .batches "$work/$n.$m.op") | $(r "$(jq -r .offline_median_seconds "$work/$n.$m.op")") / $(r "$(jq -r .offline_max_seconds "$work/$n.$m.op")") s |")
     done
     read -r fast_total _ < "$work/$n.fast.time"
     # One line per round: purge / purge floor, copy / load floor, whole / serial floor, whole /
     # hand pipe + DELETE, offline max.
     echo "$(r "$(phase "$n.fast" purge) / $purge_floor") $(r "$(phase "$n.fast" copy) / $load_floor") $(r "$fast_total / ($load_floor + $purge_floor)") $(r "$fast_total / ($hand_copy + $hand_delete)") $(r "$(jq -r .offline_max_seconds "$work/$n.fast.op")")" >> "$work/$layout.rounds"
+    if [ -n "${BENCH_BASE_BIN:-}" ]; then  # the base build's whole move / serial floor
+      read -r base_total _ < "$work/$n.base.time"
+      echo "$(r "$base_total / ($load_floor + $purge_floor)")" >> "$work/$layout.base"
+      echo "$layout round $round: the BENCH_BASE_BIN build $(r "$base_total") s ($(grep 'time:' "$work/$n.base.err" | tail -1))"
+    fi
     echo "$layout round $round: load floor $(r "$load_floor") s, purge floor $(r "$purge_floor") s, shardctl $(r "$fast_total") s ($(grep 'time:' "$work/$n.fast.err" | tail -1)); load $(cut -d' ' -f1 /proc/loadavg)"
   done
   col() { cut -d' ' -f"$1" "$work/$layout.rounds"; }
   ratios_out+=("$layout, median of $rounds round(s) (range): fast purge / purge floor $(col 1 | median)x ($(col 1 | span); target <= 1.5); fast copy / load floor $(col 2 | median)x ($(col 2 | span)); whole move / serial floor $(col 3 | median)x ($(col 3 | span); target <= 1.2, goal <= 1.0); whole move / hand pipe + DELETE $(col 4 | median)x; offline max $(col 5 | span) s")
+  [ -n "${BENCH_BASE_BIN:-}" ] &&
+    ratios_out+=("$layout, the BENCH_BASE_BIN build: whole move / serial floor $(median < "$work/$layout.base")x ($(span < "$work/$layout.base"))")
   grep -h "path:\|verify:\|read:" "$work/$layout.1.fast.err" | sed "s/^/  $layout: /"
   drop_fleet "hand_$layout"
 done
