@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "pg/connect_retry.hpp"
 #include "pg/dsn.hpp"
 #include "pg/sqlstate.hpp"
 
@@ -51,13 +52,23 @@ std::optional<std::string> escaped(char* q) {
 }  // namespace
 
 RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(role)), where_(pg::describe_dsn(dsn)) {
-  conn_ = PQconnectdb(pg::normalize_dsn(dsn).c_str());
-  if (PQstatus(conn_) != CONNECTION_OK) {
-    // The destructor does not run for a constructor that throws: free the PGconn here.
-    std::string msg = first_line(PQerrorMessage(conn_));
-    PQfinish(conn_);
-    conn_ = nullptr;
-    throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + msg,
+  const std::string conninfo = pg::normalize_dsn(dsn);
+  // A server out of connection slots is tried again (pg/connect_retry.hpp).
+  auto outcome = pg::connect_retrying(pg::retry_budget(conninfo), [&]() -> std::string {
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    if (PQstatus(c) == CONNECTION_OK) {
+      conn_ = c;
+      return {};
+    }
+    std::string msg = c ? PQerrorMessage(c) : "out of memory";
+    PQfinish(c);
+    return msg.empty() ? "connection failed" : msg;
+  });
+  // The destructor does not run for a constructor that throws: nothing is left open here.
+  if (!conn_) {
+    if (outcome.refused)
+      throw TooManyConnections(pg::refused_message("cannot connect to " + role_, where_, outcome), pg::refused_hint());
+    throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + first_line(outcome.error.c_str()),
                             "is the server running and reachable? Run the command again once it is");
   }
   // Server NOTICEs ("schema already exists, skipping") are noise on an operator's terminal.
