@@ -71,7 +71,7 @@ struct Commands {
     catalog::Store store(ctx.catalog());
     auto targets = fanout::select_targets(store, fanout::Selection{std::nullopt, names});
     for (const auto& off : targets.offline) ctx.note("shard " + off + " is offline: left out (name it to prepare it)");
-    auto results = prepare::prepare_shards(targets.run, parallel.value_or(static_cast<int>(ctx.config().parallel)),
+    auto results = prepare::prepare_shards(targets.run, ctx.parallel(parallel),
                                            ctx.dry_run(), connect_timeout);
     nlohmann::json docs = nlohmann::json::array();
     std::vector<std::string> unreachable;
