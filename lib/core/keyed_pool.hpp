@@ -28,6 +28,9 @@ class KeyedPool {
  public:
   using Open = std::function<std::unique_ptr<T>()>;
   using Reusable = std::function<bool(const T&)>;
+  // How the pool closes a resource it ends (evicted, discarded, refused by `reusable`, idle at
+  // the pool's end) before destroying it; none: destroying it is closing it.
+  using Close = std::function<void(T&)>;
 
   class Lease {
    public:
@@ -66,12 +69,15 @@ class KeyedPool {
     bool discard_ = false;
   };
 
-  explicit KeyedPool(int per_group, Reusable reusable = {})
-      : per_group_(std::max(per_group, 1)), reusable_(std::move(reusable)) {}
+  explicit KeyedPool(int per_group, Reusable reusable = {}, Close close = {})
+      : per_group_(std::max(per_group, 1)), reusable_(std::move(reusable)), close_(std::move(close)) {}
   KeyedPool(const KeyedPool&) = delete;
   KeyedPool& operator=(const KeyedPool&) = delete;
   // Every lease must have ended; idle resources are closed.
-  ~KeyedPool() = default;
+  ~KeyedPool() {
+    for (auto& [name, g] : groups_)
+      for (auto& idle : g.idle) end(std::move(idle.resource));
+  }
 
   int per_group() const noexcept { return per_group_; }
 
@@ -99,7 +105,7 @@ class KeyedPool {
         ++g.open;
         g.peak = std::max(g.peak, g.open);
         lock.unlock();
-        evicted.reset();
+        end(std::move(evicted));
         std::unique_ptr<T> resource;
         try {
           resource = open();
@@ -161,11 +167,23 @@ class KeyedPool {
       }
     }
     changed_.notify_all();
-    resource.reset();  // closed outside the lock when not kept
+    end(std::move(resource));  // closed outside the lock when not kept (a kept one was moved)
+  }
+
+  // Closes and destroys `resource` (none: nothing).
+  void end(std::unique_ptr<T> resource) noexcept {
+    if (!resource) return;
+    if (close_) {
+      try {
+        close_(*resource);
+      } catch (...) {  // destroying it still closes it
+      }
+    }
   }
 
   const int per_group_;
   const Reusable reusable_;
+  const Close close_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, Group> groups_;

@@ -1,5 +1,9 @@
 #include "shardio/raw_conn.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +80,30 @@ RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(rol
 }
 
 RawConn::~RawConn() { PQfinish(conn_); }
+
+void RawConn::finish_and_wait(std::chrono::milliseconds limit) noexcept {
+  if (!conn_) return;
+  // A second descriptor of the socket keeps it open past PQfinish: the server closes its end
+  // only when its backend exits (after leaving pg_stat_activity and freeing its slot), which
+  // reads here as the end of the stream.
+  int fd = PQsocket(conn_) >= 0 ? ::dup(PQsocket(conn_)) : -1;
+  PQfinish(conn_);
+  conn_ = nullptr;
+  if (fd < 0) return;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  char buffer[256];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // closed by the server
+  }
+  ::close(fd);
+}
 
 void RawConn::fail(const std::string& what) const {
   std::string msg = first_line(PQerrorMessage(conn_));

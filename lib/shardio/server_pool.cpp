@@ -13,9 +13,12 @@ bool reusable(const RawConn& c) {
   return PQstatus(c.get()) == CONNECTION_OK && PQtransactionStatus(c.get()) == PQTRANS_IDLE;
 }
 
+// A connection the pool ends is gone from the server before its slot serves another one.
+void close_waiting(RawConn& c) { c.finish_and_wait(ServerPool::close_wait_limit); }
+
 }  // namespace
 
-ServerPool::ServerPool(int per_server) : pool_(per_server, reusable) {}
+ServerPool::ServerPool(int per_server) : pool_(per_server, reusable, close_waiting) {}
 
 ServerPool::Lease ServerPool::acquire(const std::string& dsn, const std::string& role, const std::string& session) {
   // The item names the DSN and the session, which a NUL separates (neither holds one).

@@ -16,6 +16,10 @@ namespace shardctl::shardio {
 
 class ServerPool {
  public:
+  // How long a connection the pool closes is waited for (RawConn::finish_and_wait): its backend
+  // exits in well under a millisecond on an idle server, a busy one may take longer.
+  static constexpr std::chrono::milliseconds close_wait_limit{2000};
+
   using Lease = KeyedPool<RawConn>::Lease;
 
   explicit ServerPool(int per_server);
