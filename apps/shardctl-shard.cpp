@@ -78,7 +78,8 @@ struct Commands {
     const fanout::Outcome* failed = nullptr;
     for (const auto& r : results) {
       const auto& o = r.outcome;
-      if (o.state == fanout::State::unreachable) unreachable.push_back(o.shard);
+      // A shard refused for too many connections did not answer either (exit 69), named "refused".
+      if (fanout::not_reached(o.state)) unreachable.push_back(o.shard);
       else if (!o.ok() && !failed) failed = &o;
       std::string what = !o.ok()                                  ? std::string(fanout::state_name(o.state))
                          : r.change == prepare::Change::current   ? "up to date"
