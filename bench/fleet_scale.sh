@@ -17,8 +17,9 @@
 #   stats collect  shardctl stats collect                    xargs: database size and rows per key
 #   schema apply   shardctl schema apply DIR, two files      xargs: psql -1 -f, one file like the first
 #   schema drift   shardctl schema drift                     xargs: one structure query per shard
-# For each: wall time, client CPU (user+sys of shardctl; of xargs with its psql processes), both
-# also per shard, and the peak number of client backends on each shard cluster, sampled every
+# For each: wall time, client CPU (user+sys of shardctl; of xargs with its psql processes), the
+# servers' CPU (their exited backends'), all also per shard, and the peak number of client
+# backends on each shard cluster, sampled every
 # 10 ms by a loop running on that server (shardctl's backends by their application_name
 # shardctl*, psql's by psql; the sampler's own backend is not counted).
 # Usage: bench/fleet_scale.sh [BIN_DIR] [SHARDS] [PARALLEL]
@@ -144,6 +145,18 @@ peak() {
   echo "${out[0]}/${out[1]}"
 }
 
+# CPU seconds the shard clusters' exited backends used so far (reaped into their postmasters'
+# cutime and cstime): what a command cost the servers, the long-lived samplers left out.
+hz=$(getconf CLK_TCK)
+server_cpu() {
+  local k pid ticks=0
+  for k in 0 1; do
+    pid=$(head -1 "${datas[k]}/postmaster.pid")
+    ticks=$((ticks + $(awk '{print $16 + $17}' "/proc/$pid/stat")))
+  done
+  echo "$ticks"
+}
+
 # The DSNs of the shards, for xargs.
 jq -r ".shards[].dsn" "$work/shards.json" > "$work/dsns"
 
@@ -184,26 +197,31 @@ rows=()
 for c in check query stats apply drift; do
   # shardctl
   t0=$(now)
+  c0=$(server_cpu)
   rc=0
   eval "/usr/bin/time -f '%e %U %S' -o '$work/time' '$bin/shardctl' ${cmd_s[$c]}" > "$work/$c.out" 2> "$work/$c.err" || rc=$?
   t1=$(now)
+  scpu=$(r "($(server_cpu) - $c0) / $hz")
   read -r wall user sys < <(tail -1 "$work/time")
   speak=$(peak "$t0" "$t1" shardctl)
   # xargs -P8 psql: user=shardctl_read for the query, as shardctl's [query] user
   sed_user=cat
   [ "$c" != query ] || sed_user="sed s/user=postgres/user=shardctl_read/"
   t0=$(now)
+  c0=$(server_cpu)
   xrc=0
   $sed_user < "$work/dsns" | eval "/usr/bin/time -f '%e %U %S' -o '$work/xtime' xargs -P$parallel -d '\n' -I{} ${cmd_x[$c]} '{}'" \
     > "$work/$c.xout" 2> "$work/$c.xerr" || xrc=$?
   t1=$(now)
+  xscpu=$(r "($(server_cpu) - $c0) / $hz")
   read -r xwall xuser xsys < <(tail -1 "$work/xtime")
   xpeak=$(peak "$t0" "$t1" psql)
   files=1
   [ "$c" != apply ] || files=2
-  line=$(printf "| %s | %s | %.2f | %.2f | %.2f s = %.2f ms/shard | %s | %.2f | %.2f | %s | %.2f |" \
-    "$c" "$rc" "$wall" "$(r "1000 * $wall / $n")" "$(r "$user + $sys")" "$(r "1000 * ($user + $sys) / $n")" "$speak" \
-    "$xwall" "$(r "1000 * $xwall / $n")" "$xpeak" "$(r "($wall / $files) / $xwall")")
+  line=$(printf "| %s | %s | %.2f | %.2f | %.2f s = %.2f ms/shard | %.2f ms/shard | %s | %.2f | %.2f | %.2f + %.2f ms/shard | %s | %.2f |" \
+    "$c" "$rc" "$wall" "$(r "1000 * $wall / $n")" "$(r "$user + $sys")" "$(r "1000 * ($user + $sys) / $n")" \
+    "$(r "1000 * $scpu / $n")" "$speak" "$xwall" "$(r "1000 * $xwall / $n")" "$(r "1000 * ($xuser + $xsys) / $n")" \
+    "$(r "1000 * $xscpu / $n")" "$xpeak" "$(r "($wall / $files) / $xwall")")
   rows+=("$line")
   echo "$line"
   [ "$rc" = 0 ] || { echo "shardctl $c exited $rc:" >&2; head -c 3000 "$work/$c.err" >&2; }
@@ -213,6 +231,6 @@ stop_samplers
 
 echo
 echo "$n shard databases on 2 clusters (max_connections 300), --parallel $parallel, $(nproc) cores; $("$bin/shardctl" --version)"
-echo "| command | exit | wall s | ms/shard | client CPU | peak backends (cluster 1/2) | xargs -P$parallel psql wall s | xargs ms/shard | xargs peak | ratio (per file) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| command | exit | wall s | ms/shard | client CPU | server CPU | peak backends (cluster 1/2) | xargs -P$parallel psql wall s | xargs ms/shard | xargs CPU client + server | xargs peak | ratio (per file) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
