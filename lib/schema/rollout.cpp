@@ -1,6 +1,7 @@
 #include "schema/rollout.hpp"
 
 #include <map>
+#include <set>
 
 #include "core/error.hpp"
 #include "schema/history.hpp"
@@ -24,8 +25,11 @@ struct StopWave : Error {
 
 // Runs apply_shard over `targets` (a wave). `stop`: a failed or locked shard stops the wave;
 // `stop_on_any`: so does an unreachable one (the canary wave).
+// `seen_invalid`: the shards where the survey found an INVALID index of a file (apply_shard's
+// check_applied).
 void run_wave(shardio::ServerPool& pool, const std::vector<fanout::Target>& targets, const std::vector<Migration>& migrations,
-              const ApplyOptions& options, bool stop, bool stop_on_any, std::vector<ShardReport>& reports) {
+              const ApplyOptions& options, bool stop, bool stop_on_any, const std::set<std::string>& seen_invalid,
+              std::vector<ShardReport>& reports) {
   auto idx = index_of(targets);
   reports.resize(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i) reports[i].shard = targets[i].shard;
@@ -36,7 +40,7 @@ void run_wave(shardio::ServerPool& pool, const std::vector<fanout::Target>& targ
       targets, policy,
       [&](const fanout::Target& t) {
         auto& rep = reports[idx.at(t.shard)];
-        rep = apply_shard(pool, t, migrations, options.settings);
+        rep = apply_shard(pool, t, migrations, options.settings, seen_invalid.count(t.shard) > 0);
         // An unreachable shard ran nothing: it catches up on the next run and does not stop the
         // others (except in the canary wave, which proves nothing without all its shards).
         if (rep.state == ShardState::failed || rep.state == ShardState::locked || (stop_on_any && !rep.ok())) throw StopWave();
@@ -130,7 +134,8 @@ int dry_run_exit_code(const std::vector<PlannedShard>& plan) {
 // The canary wave (the first `options.canary` reachable shards), then the rest, which are
 // skipped when the canary wave failed. The reports of both waves.
 std::vector<ShardReport> run_waves(shardio::ServerPool& pool, const std::vector<fanout::Target>& reachable,
-                                   const std::vector<Migration>& migrations, const ApplyOptions& options, ApplyResult& result) {
+                                   const std::vector<Migration>& migrations, const ApplyOptions& options,
+                                   const std::set<std::string>& seen_invalid, ApplyResult& result) {
   std::size_t k = static_cast<std::size_t>(std::max(0, options.canary));
   k = std::min(k, reachable.size());
   result.canary = static_cast<int>(k);
@@ -138,11 +143,11 @@ std::vector<ShardReport> run_waves(shardio::ServerPool& pool, const std::vector<
   std::vector<fanout::Target> rest(reachable.begin() + static_cast<std::ptrdiff_t>(k), reachable.end());
   std::vector<ShardReport> first, second;
   if (!canary.empty()) {
-    run_wave(pool, canary, migrations, options, true, true, first);
+    run_wave(pool, canary, migrations, options, true, true, seen_invalid, first);
     for (const auto& r : first) result.canary_failed = result.canary_failed || !r.ok();
   }
   if (!result.canary_failed) {
-    run_wave(pool, rest, migrations, options, !options.continue_on_error, false, second);
+    run_wave(pool, rest, migrations, options, !options.continue_on_error, false, seen_invalid, second);
   } else {
     for (const auto& t : rest) {
       ShardReport r;
@@ -234,9 +239,12 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
   }
   // Unreachable shards ran nothing: they are reported as the survey found them.
   std::vector<fanout::Target> reachable;
-  for (std::size_t i = 0; i < targets.size(); ++i)
+  std::set<std::string> seen_invalid;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
     if (histories[i].rows) reachable.push_back(targets[i]);
-  auto ran = run_waves(pool, reachable, migrations, options, result);
+    if (!histories[i].invalid_indexes.empty()) seen_invalid.insert(targets[i].shard);
+  }
+  auto ran = run_waves(pool, reachable, migrations, options, seen_invalid, result);
   result.shards = in_target_order(targets, histories, result.plan, ran, options);
   result.exit_code = apply_exit_code(result.shards);
   return result;

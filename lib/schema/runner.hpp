@@ -62,9 +62,11 @@ std::string rollout_dsn(const fanout::Target& target, int connect_timeout);
 // Applies what the plan of this shard holds. Never throws for the shard's own failures: they
 // are in the report.
 // Its connection comes from `pool` (the run's), and goes back there only when the shard ended
-// as it began: no transaction, no lock held, settings reset.
+// as it began: no transaction, no lock held, settings reset. `check_applied`: look again, after
+// the run, for INVALID indexes of the files applied before it (the survey saw some there; where
+// it saw none, the files this run applied were looked at one by one, those that can leave one).
 ShardReport apply_shard(shardio::ServerPool& pool, const fanout::Target& target, const std::vector<Migration>& migrations,
-                        const RunSettings& settings);
+                        const RunSettings& settings, bool check_applied = true);
 
 // Records `version` (and, when `files` is not empty, each of those files with its checksum) as
 // applied without running anything. A shard whose history already holds anything but the very

@@ -171,22 +171,32 @@ release() {
   fail "the server stays full after the holders left"
 }
 
-step "the slots a role may use are held for 2 s: query retries and succeeds"
-hold 2 shardctl_read
+# release_after SECONDS: the holders let go that much later, while a command waits for slots.
+release_after() {
+  (sleep "$1"; kill $holders 2>/dev/null) &
+  releaser=$!
+}
+
+step "the slots a role may use are held, and freed 2 s later: query retries and succeeds"
+hold 60 shardctl_read
 before=$(refusals)
 t0=$(now)
-expect_exit 0 shardctl query "select count(*) from orders" --parallel 2 --connect-timeout 10 --format csv
+release_after 2
+expect_exit 0 shardctl query "select count(*) from orders" --parallel 2 --connect-timeout 20 --format csv
 waited=$(echo "$(now) - $t0" | bc)
+wait "$releaser"
 assert_eq "$(tail -n +2 "$STDOUT" | wc -l)" "$shards"
 [ "$(refusals)" -gt "$before" ] || fail "no connection of query was refused: the slots were not held"
 grep -q "remaining connection slots are reserved" "$PG/log" || fail "the server never said its slots are reserved"
 echo "# query waited $waited s for slots, $(($(refusals) - before)) refusals"
 release
 
-step "every slot is held for 2 s: drift (as the superuser) retries and succeeds"
-hold 2 postgres
+step "every slot is held, and freed 2 s later: drift (as the superuser) retries and succeeds"
+hold 60 postgres
 before=$(refusals)
-expect_exit 0 shardctl schema drift --parallel 2 --connect-timeout 10
+release_after 2
+expect_exit 0 shardctl schema drift --parallel 2 --connect-timeout 20
+wait "$releaser"
 [ "$(refusals)" -gt "$before" ] || fail "no connection of drift was refused: the slots were not held"
 grep -q "sorry, too many clients already" "$PG/log" || fail "the server never said it has too many clients"
 release
@@ -194,7 +204,7 @@ release
 step "the slots stay held past the connect timeout: refused, not unreachable"
 # Three shards, each DSN with a connect timeout of 1 s (check has no --connect-timeout).
 register 3 " connect_timeout=1"
-hold 30 postgres
+hold 60 postgres
 expect_exit 3 shardctl check --parallel 2 --format json
 assert_eq "$(jq -r .status "$STDOUT")" unknown
 assert_eq "$(jq -r '[.refused[].shard] | sort | join(",")' "$STDOUT")" "s01,s02,s03"
