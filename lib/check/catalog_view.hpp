@@ -1,6 +1,6 @@
 // The catalog as the sweeps of one check read it. Every sweep re-reads the catalog before and
 // after each pass over its shard (fleet.hpp); read in full each time, a fleet of thousands of
-// shards cost thousands of whole reads, each the size of the fleet. Here the sweeps share the
+// shards would cost thousands of whole reads, each the size of the fleet. The sweeps share the
 // command's one catalog connection (under a lock: no connection per sweep thread) and the last
 // view read: a cheap change token (the maps' versions, which every change to a mapping or to a
 // shard holding one bumps; the operations live or touched since the check began; the tables and
