@@ -4,10 +4,17 @@
 // is tested on its own (tests/unit/test_core_keyed_pool.cpp).
 //
 // acquire(group, item) hands out, in this order: an idle resource of that item; a new one while
-// the group has room; a new one in place of the idle resource of another item that waited
-// longest (closed to make room); else it waits until another thread gives one back. A lease
-// gives its resource back when it ends: idle, for the next acquire of its item, unless it was
-// discarded or the pool's `reusable` test refuses it, when it is closed.
+// the group has room; else the idle resource of another item given back longest ago is closed
+// to make room, and it waits until another thread gives one back or a closing one is gone. A
+// lease gives its resource back when it ends: idle, for the next acquire of its item, unless it
+// was discarded or the pool's `reusable` test refuses it, when it is closed.
+//
+// Closing may take a while (a connection is waited out until its server let go of it), so it
+// happens on a thread of its own, and a resource being closed still counts as open in its group
+// until it is gone. When a resource is given back, the idle ones given back longest ago start
+// closing at once while the group would otherwise have no slot to spare but the one being
+// closed, so that the next acquire in that group (often the same thread's, a moment later)
+// finds its room made meanwhile rather than waiting for a close.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace shardctl {
@@ -36,7 +44,7 @@ class KeyedPool {
    public:
     Lease(Lease&& other) noexcept
         : pool_(std::exchange(other.pool_, nullptr)), group_(std::move(other.group_)), item_(std::move(other.item_)),
-          resource_(std::move(other.resource_)), fresh_(other.fresh_) {}
+          resource_(std::move(other.resource_)), fresh_(other.fresh_), discard_(other.discard_) {}
     Lease& operator=(Lease&&) = delete;
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
@@ -73,8 +81,9 @@ class KeyedPool {
       : per_group_(std::max(per_group, 1)), reusable_(std::move(reusable)), close_(std::move(close)) {}
   KeyedPool(const KeyedPool&) = delete;
   KeyedPool& operator=(const KeyedPool&) = delete;
-  // Every lease must have ended; idle resources are closed.
+  // Every lease must have ended. Waits for the resources being closed; closes the idle ones.
   ~KeyedPool() {
+    settle();
     for (auto& [name, g] : groups_)
       for (auto& idle : g.idle) end(std::move(idle.resource));
   }
@@ -93,19 +102,10 @@ class KeyedPool {
         g.idle.erase(same);
         return Lease(this, group, item, std::move(resource), false);
       }
-      std::unique_ptr<T> evicted;
-      if (g.open >= per_group_ && !g.idle.empty()) {
-        // The least recently given back (the front) makes room; it is closed outside the lock.
-        evicted = std::move(g.idle.front().resource);
-        g.idle.pop_front();
-        --g.open;
-        ++g.evicted;
-      }
       if (g.open < per_group_) {
         ++g.open;
         g.peak = std::max(g.peak, g.open);
         lock.unlock();
-        end(std::move(evicted));
         std::unique_ptr<T> resource;
         try {
           resource = open();
@@ -117,12 +117,21 @@ class KeyedPool {
         }
         return Lease(this, group, item, std::move(resource), true);
       }
+      // Full: unless a resource being closed will make room, the idle one given back longest
+      // ago (the front) does, once it is gone.
+      if (g.open - g.closing >= per_group_ && !g.idle.empty()) evict_front(group, g);
       changed_.wait(lock);
     }
   }
 
-  // Accounting, for tests and reports: open now (leased or idle), idle now, the most open at
-  // once so far, and how many idle ones were closed to make room.
+  // Waits until no resource is being closed.
+  void settle() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return closing_ == 0; });
+  }
+
+  // Accounting, for tests and reports: open now (leased, idle or being closed), idle now, the
+  // most open at once so far, and how many idle ones were closed to make room.
   struct Counts {
     int open = 0;
     int idle = 0;
@@ -142,7 +151,8 @@ class KeyedPool {
     std::unique_ptr<T> resource;
   };
   struct Group {
-    int open = 0;
+    int open = 0;  // leased, idle and being closed
+    int closing = 0;
     int peak = 0;
     int evicted = 0;
     std::list<Idle> idle;  // least recently given back first
@@ -157,17 +167,51 @@ class KeyedPool {
         keep = false;
       }
     }
-    {
-      std::lock_guard lock(mutex_);
-      Group& g = groups_[group];
-      if (keep) {
-        g.idle.push_back({item, std::move(resource)});
-      } else {
-        --g.open;
-      }
-    }
+    std::lock_guard lock(mutex_);
+    Group& g = groups_[group];
+    if (!keep) close_later(group, std::move(resource));
+    else g.idle.push_back({item, std::move(resource)});
+    // The room for the group's next acquire, made meanwhile: one slot free even while the
+    // resource closed last is still going (a group of one keeps nothing idle).
+    while (g.open - g.closing >= per_group_ - 1 && !g.idle.empty()) evict_front(group, g);
     changed_.notify_all();
-    end(std::move(resource));  // closed outside the lock when not kept (a kept one was moved)
+  }
+
+  // Under mutex_: the group's idle resource given back longest ago starts closing.
+  void evict_front(const std::string& group, Group& g) {
+    auto resource = std::move(g.idle.front().resource);
+    g.idle.pop_front();
+    ++g.evicted;
+    close_later(group, std::move(resource));
+  }
+
+  // Under mutex_: closes `resource` on a thread of its own; its group counts it as open until
+  // it is gone (none: the slot is free at once).
+  void close_later(const std::string& group, std::unique_ptr<T> resource) noexcept {
+    Group& g = groups_[group];
+    if (!resource) {
+      --g.open;
+      return;
+    }
+    ++closing_;
+    ++g.closing;
+    try {
+      std::thread([this, group, r = std::move(resource)]() mutable {
+        end(std::move(r));
+        std::lock_guard lock(mutex_);
+        Group& done = groups_[group];
+        --done.open;
+        --done.closing;
+        --closing_;
+        changed_.notify_all();
+      }).detach();
+    } catch (...) {
+      // No thread to be had: the resource went with the thread's function and was destroyed
+      // (closed, without waiting).
+      --closing_;
+      --g.closing;
+      --g.open;
+    }
   }
 
   // Closes and destroys `resource` (none: nothing).
@@ -187,6 +231,7 @@ class KeyedPool {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, Group> groups_;
+  int closing_ = 0;  // resources being closed on threads of their own
 };
 
 }  // namespace shardctl

@@ -17,21 +17,27 @@ using shardctl::KeyedPool;
 namespace {
 
 // A stand-in connection: which database it is "connected" to, and whether it is still good.
+// `alive` counts the ones not destroyed yet (closing ones too), `most` the most at once.
 struct Fake {
   std::string item;
   bool good = true;
   std::atomic<int>* alive;
-  Fake(std::string i, std::atomic<int>* a) : item(std::move(i)), alive(a) { ++*alive; }
+  Fake(std::string i, std::atomic<int>* a, std::atomic<int>* most) : item(std::move(i)), alive(a) {
+    int now = ++*alive;
+    for (int seen = most->load(); now > seen && !most->compare_exchange_weak(seen, now);) {
+    }
+  }
   ~Fake() { --*alive; }
 };
 
 struct Opener {
   std::atomic<int> alive{0};
+  std::atomic<int> most{0};
   std::atomic<int> opened{0};
   KeyedPool<Fake>::Open open(const std::string& item) {
     return [this, item] {
       ++opened;
-      return std::make_unique<Fake>(item, &alive);
+      return std::make_unique<Fake>(item, &alive, &most);
     };
   }
 };
@@ -40,7 +46,7 @@ struct Opener {
 
 TEST_CASE("an idle resource of the same item is handed on; another item's is closed to make room") {
   Opener o;
-  KeyedPool<Fake> pool(2, [](const Fake& f) { return f.good; });
+  KeyedPool<Fake> pool(3, [](const Fake& f) { return f.good; });
   {
     auto a = pool.acquire("s1", "db1", o.open("db1"));
     CHECK(a.fresh());
@@ -53,35 +59,54 @@ TEST_CASE("an idle resource of the same item is handed on; another item's is clo
     CHECK_FALSE(again.fresh());  // the idle one, not a new one
     CHECK(o.opened == 1);
     auto b = pool.acquire("s1", "db2", o.open("db2"));
-    CHECK(b.fresh());
-    CHECK(pool.counts("s1").open == 2);
+    auto c = pool.acquire("s1", "db3", o.open("db3"));
+    CHECK(pool.counts("s1").open == 3);
   }
-  // Both idle, the group full: a third item closes the one given back first.
-  auto c = pool.acquire("s1", "db3", o.open("db3"));
+  // Given back to a full group, the idle ones given back longest ago close until one slot is
+  // free even while the last of them is closing: two of three go.
+  pool.settle();
   auto counts = pool.counts("s1");
-  CHECK(counts.open == 2);
-  CHECK(counts.evicted == 1);
-  CHECK(counts.peak == 2);
-  CHECK(o.alive == 2);
+  CHECK(counts.open == 1);
+  CHECK(counts.idle == 1);
+  CHECK(counts.evicted == 2);
+  CHECK(counts.peak == 3);
+  CHECK(o.alive == 1);
   // Groups are counted apart.
   auto d = pool.acquire("s2", "db1", o.open("db1"));
   CHECK(pool.counts("s2").open == 1);
-  CHECK(pool.counts("s1").open == 2);
+  CHECK(pool.counts("s1").open == 1);
+}
+
+TEST_CASE("a full group of idle resources makes room for another item by closing one, and waits for it") {
+  Opener o;
+  KeyedPool<Fake> pool(2, [](const Fake& f) { return f.good; });
+  auto a = pool.acquire("s", "db1", o.open("db1"));
+  auto b = pool.acquire("s", "db2", o.open("db2"));
+  a.release();  // closed at once: with b held, keeping it would leave no slot to spare
+  pool.settle();
+  auto c = pool.acquire("s", "db3", o.open("db3"));  // room made by closing a
+  CHECK(c->item == "db3");
+  auto counts = pool.counts("s");
+  CHECK(counts.open == 2);
+  CHECK(counts.peak == 2);
+  CHECK(o.alive == 2);
 }
 
 TEST_CASE("a discarded or unreusable resource is closed, and its slot freed") {
   Opener o;
-  KeyedPool<Fake> pool(1, [](const Fake& f) { return f.good; });
+  KeyedPool<Fake> pool(3, [](const Fake& f) { return f.good; });
   {
     auto a = pool.acquire("s", "db", o.open("db"));
     a.discard();
   }
+  pool.settle();
   CHECK(pool.counts("s").open == 0);
   CHECK(o.alive == 0);
   {
     auto b = pool.acquire("s", "db", o.open("db"));
     b->good = false;
   }
+  pool.settle();
   CHECK(pool.counts("s").open == 0);
   CHECK(o.alive == 0);
   {
@@ -90,6 +115,16 @@ TEST_CASE("a discarded or unreusable resource is closed, and its slot freed") {
     CHECK(pool.counts("s").idle == 1);
   }
   CHECK(pool.counts("s").idle == 1);
+}
+
+TEST_CASE("a group of one keeps nothing idle") {
+  Opener o;
+  KeyedPool<Fake> pool(1);
+  { auto a = pool.acquire("s", "db", o.open("db")); }
+  pool.settle();
+  CHECK(pool.counts("s").open == 0);
+  auto b = pool.acquire("s", "db", o.open("db"));
+  CHECK(b.fresh());
 }
 
 TEST_CASE("a failed open frees its slot and propagates") {
@@ -122,7 +157,10 @@ TEST_CASE("threads never hold more than the bound of one group, and wait instead
       }
     });
   threads.clear();  // joined
+  pool.settle();
   auto counts = pool.counts("server");
+  // A resource being closed counts until it is gone: never more alive at once than the bound.
+  CHECK(o.most.load() <= bound);
   CHECK(most.load() <= bound);
   CHECK(most.load() >= 2);  // the threads did overlap
   CHECK(counts.peak <= bound);
