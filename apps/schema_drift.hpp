@@ -32,7 +32,7 @@ inline void add_drift_command(shardctl::cli::Family& fam) {
     if (args->shards) opt.selection.shards = fanout::split_shard_list(*args->shards);
     opt.reference = args->reference;
     opt.ignore = args->ignore;
-    opt.parallel = args->parallel.value_or(static_cast<int>(ctx.config().parallel));
+    opt.parallel = ctx.parallel(args->parallel);
     opt.connect_timeout = args->connect_timeout;
     catalog::Store store(ctx.catalog());
     auto report = drift::run(store, opt);

@@ -104,7 +104,7 @@ struct RunCommand {
   void execute(cli::Context& ctx) const {
     auto job = this->job(ctx.config());
     archive::RunOptions opt;
-    opt.parallel = parallel.value_or(static_cast<int>(ctx.config().parallel));
+    opt.parallel = ctx.parallel(parallel);
     opt.max_runtime = duration_option(max_runtime, "--max-runtime");
     opt.sleep = duration_option(sleep, "--sleep");
     opt.max_lag = duration_option(max_lag, "--max-lag");

@@ -50,11 +50,10 @@ struct CheckCommand {
 
   void run(cli::Context& ctx) {
     const auto& cfg = ctx.config();
-    opt.parallel = parallel ? *parallel : static_cast<int>(cfg.parallel);
+    opt.parallel = ctx.parallel(parallel);
     opt.sample = sample ? *sample : static_cast<int>(cfg.check.sample);
     opt.fix = check::parse_fix_mode(fix);
     opt.dry_run = ctx.dry_run();
-    opt.catalog_dsn = ctx.catalog_dsn();
     auto report = restore ? restore_rows(ctx) : sweep(ctx);
     if (prometheus) {
       double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -26,7 +26,7 @@ bool is_archive_run(cli::Context& ctx, const std::string& id) {
 
 archive::RunOptions archive_options(cli::Context& ctx) {
   archive::RunOptions opt;
-  opt.parallel = static_cast<int>(ctx.config().parallel);
+  opt.parallel = ctx.parallel(std::nullopt);
   opt.on_note = [&ctx](const std::string& line) { ctx.note(line); };
   return opt;
 }

@@ -71,7 +71,7 @@ struct QueryCommand {
     if (sql == "-") opt.sql.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     opt.selection.map = map;
     if (shards) opt.selection.shards = fanout::split_shard_list(*shards);
-    opt.parallel = parallel.value_or(static_cast<int>(ctx.config().parallel));
+    opt.parallel = ctx.parallel(parallel);
     if (timeout) {
       auto d = config::parse_duration(*timeout);
       if (!d || d->count() <= 0) throw usage_error("--timeout '" + *timeout + "' is not a duration", "write e.g. 500ms, 30s or 5m");

@@ -47,7 +47,7 @@ struct Shared {
     if (t.run.empty()) throw usage_error("no shard to run on", "`shardctl shard list` shows the shards");
     return t.run;
   }
-  int parallel_or(cli::Context& ctx) const { return parallel.value_or(static_cast<int>(ctx.config().parallel)); }
+  int parallel_or(cli::Context& ctx) const { return ctx.parallel(parallel); }
   schema::RunSettings settings() const {
     schema::RunSettings s;
     s.lock_timeout = duration_option(lock_timeout, "--lock-timeout", std::chrono::seconds(10));

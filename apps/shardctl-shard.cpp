@@ -71,14 +71,15 @@ struct Commands {
     catalog::Store store(ctx.catalog());
     auto targets = fanout::select_targets(store, fanout::Selection{std::nullopt, names});
     for (const auto& off : targets.offline) ctx.note("shard " + off + " is offline: left out (name it to prepare it)");
-    auto results = prepare::prepare_shards(targets.run, parallel.value_or(static_cast<int>(ctx.config().parallel)),
+    auto results = prepare::prepare_shards(targets.run, ctx.parallel(parallel),
                                            ctx.dry_run(), connect_timeout);
     nlohmann::json docs = nlohmann::json::array();
     std::vector<std::string> unreachable;
     const fanout::Outcome* failed = nullptr;
     for (const auto& r : results) {
       const auto& o = r.outcome;
-      if (o.state == fanout::State::unreachable) unreachable.push_back(o.shard);
+      // A shard refused for too many connections did not answer either (exit 69), named "refused".
+      if (fanout::not_reached(o.state)) unreachable.push_back(o.shard);
       else if (!o.ok() && !failed) failed = &o;
       std::string what = !o.ok()                                  ? std::string(fanout::state_name(o.state))
                          : r.change == prepare::Change::current   ? "up to date"

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   auto* collect = fam.command("collect", "Measure every shard (one query per table per shard) and record a snapshot",
                               [&](cli::Context& ctx) {
     catalog::Store check(ctx.catalog(), catalog::Writes::preview);  // the catalog exists, at this version
-    co.parallel = parallel.value_or(static_cast<int>(ctx.config().parallel));
+    co.parallel = ctx.parallel(parallel);
     co.dry_run = ctx.dry_run();
     auto snap = stats::collect(ctx.catalog(), ctx.config(), co);
     if (ctx.json()) return ctx.print_json(stats::to_json(snap));

@@ -67,7 +67,7 @@ struct Commands {
     opt.from = from;
     opt.dry_run = ctx.dry_run();
     opt.allow_no_pk = allow_no_pk;
-    opt.parallel = parallel ? *parallel : static_cast<int>(ctx.config().parallel);
+    opt.parallel = ctx.parallel(parallel);
     auto report = refdata::sync_references(shards, tables, opt);
     if (ctx.json()) ctx.print_json(refdata::sync_to_json(report));
     else refdata::print_sync_text(ctx.out(), report, static_cast<int>(ctx.config().check.sample));

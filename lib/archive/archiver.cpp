@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -53,21 +54,26 @@ std::optional<KeyValues> upper_bound(shardio::RawConn& shard, const ArchiveSet& 
 
 // Everything a run checks, on every shard, before anything changes or any shard's rows are
 // read: the predicate (parsed and rendered by each shard's server), the primary key, the tables
-// and foreign keys, which must be the same everywhere. Returns each shard's connection and set.
+// and foreign keys, which must be the same everywhere. Returns each shard's set; `visit` reads
+// what else the caller needs of a shard while its connection is open. One shard at a time, each
+// connection closed before the next opens: a fleet of thousands of shards is never connected
+// to at once.
 struct CheckedShard {
   catalog::Shard shard;
-  std::unique_ptr<shardio::RawConn> conn;
   ArchiveSet set;
 };
-std::vector<CheckedShard> check_shards(const std::vector<catalog::Shard>& shards, const Job& job, const XrefChildren& xrefs) {
+using Visit = std::function<void(const CheckedShard&, shardio::RawConn&)>;
+std::vector<CheckedShard> check_shards(const std::vector<catalog::Shard>& shards, const Job& job, const XrefChildren& xrefs,
+                                       const Visit& visit = {}) {
   std::vector<CheckedShard> out;
   for (const auto& s : shards) {
-    auto conn = std::make_unique<shardio::RawConn>(s.dsn, "shard " + s.name);
-    auto set = discover_archive_set(*conn, job, xrefs);
+    shardio::RawConn conn(s.dsn, "shard " + s.name);
+    auto set = discover_archive_set(conn, job, xrefs);
     if (!out.empty() && set.describe() != out.front().set.describe())
       throw usage_error("the tables of " + job.table + " differ between shards (" + out.front().shard.name + " and " + s.name + ")",
                         "an archive run needs the same tables and foreign keys on every shard; `shardctl schema drift` shows differences");
-    out.push_back({s, std::move(conn), std::move(set)});
+    out.push_back({s, std::move(set)});
+    if (visit) visit(out.back(), conn);
   }
   return out;
 }
@@ -156,13 +162,12 @@ std::string start_run(pg::Connection& catalog, const Job& job, const RunOptions&
   auto shards = job_shards(store, job, skipped);
   for (const auto& s : skipped)
     if (options.on_note) options.on_note("shard " + s + " is skipped; its rows wait for a later run");
-  auto checked = check_shards(shards, job, xref_children(store));
   std::vector<std::pair<std::int64_t, std::optional<KeyValues>>> upper;
   std::string encoding;
-  for (auto& c : checked) {
-    upper.emplace_back(c.shard.id, upper_bound(*c.conn, c.set));
-    encoding = c.conn->query("SHOW server_encoding")[0][0];
-  }
+  auto checked = check_shards(shards, job, xref_children(store), [&](const CheckedShard& c, shardio::RawConn& conn) {
+    upper.emplace_back(c.shard.id, upper_bound(conn, c.set));
+    encoding = conn.query("SHOW server_encoding")[0][0];
+  });
   ArchiveSet first = std::move(checked.front().set);
   checked.clear();  // the workers open their own connections
   for (const auto& n : first.notes)
@@ -337,7 +342,9 @@ Preview Archiver::preview(const Job& job) {
   p.notes = checked.front().set.notes;
   for (auto& c : checked) {
     try {
-      p.shards.push_back(count_shard(*c.conn, c.set, c.shard.name));
+      // Counted once every shard passed its checks, one connection at a time.
+      shardio::RawConn conn(c.shard.dsn, "shard " + c.shard.name);
+      p.shards.push_back(count_shard(conn, c.set, c.shard.name));
     } catch (const Error& e) {
       // Only a function that says it is stable or immutable and writes anyway gets this far.
       if (e.kind() != ErrorKind::internal || std::string(e.what()).find("in a read-only transaction") == std::string::npos)

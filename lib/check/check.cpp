@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "check/cascade.hpp"
+#include "check/catalog_view.hpp"
 #include "check/catalog_checks.hpp"
 #include "check/fix_lock.hpp"
 #include "check/fleet.hpp"
@@ -70,7 +71,7 @@ std::vector<ShardOutcome> for_each_shard(const std::vector<const catalog::Shard*
       outcomes[i] = work(*shards[i]);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::unavailable) throw;
-      outcomes[i].unreachable.push_back({shards[i]->name, e.what()});
+      outcomes[i].unreachable.push_back({shards[i]->name, e.what(), refused_for_connections(e)});
     }
   });
   return outcomes;
@@ -94,7 +95,10 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
     throw usage_error("--fix rehome moves strays; it needs --strays (or no kind flag)");
   // Operations touched from this moment on are left out of every shard's results.
   std::string since = catalog_now(catalog);
-  Fleet fleet = load_fleet(catalog, since);
+  // The sweeps read the catalog through `views`, on this one connection.
+  CatalogViews views(catalog, since);
+  auto initial = views.current();
+  const Fleet& fleet = *initial;
   // Taken before any row is read, held until the run ends: no move of these maps runs while
   // the fix decides and changes anything.
   std::optional<FixLock> lock;
@@ -117,8 +121,12 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
   Options sweep_options = options;
   if (options.fix == FixMode::rehome) sweep_options.fix = FixMode::report;
   if (options.orphans || options.strays || options.map_consistency) {
+    // --parallel sweeps, each holding its shard's connection, on a pool of one more per server:
+    // the room for a cross-shard probe or a fix batch while every sweep holds one
+    // (shard_sweep.hpp).
+    shardio::ServerPool pool(options.parallel + 1);
     auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
-      return ShardSweep(shard, sweep_options, since, fleet).run();
+      return ShardSweep(shard, sweep_options, initial, views, pool).run();
     });
     merge(outcomes, report);
   }
@@ -143,10 +151,11 @@ Report restore_quarantined(pg::Connection& catalog, const Options& options) {
   Report report;
   auto shards = swept_shards(fleet);
   for (const auto* s : shards) report.shards.push_back(s->name);
+  shardio::ServerPool pool(options.parallel);
   auto outcomes = for_each_shard(shards, options.parallel, [&](const catalog::Shard& shard) {
     ShardOutcome out;
-    shardio::RawConn conn(shard.dsn, "shard " + shard.name);
-    for (const auto& t : restore_quarantine(conn, options.dry_run))
+    auto conn = pool.acquire(shard.dsn, "shard " + shard.name);
+    for (const auto& t : restore_quarantine(*conn, options.dry_run))
       out.fixes.push_back({FixKind::restore, shard.name, t.table, "", t.rows, options.dry_run, "from " + std::string(quarantine_schema)});
     return out;
   });

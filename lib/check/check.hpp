@@ -19,12 +19,11 @@ struct Options {
   bool strays = false;
   bool map_consistency = false;
   bool references = false;     // every shard's copy of each reference table against the source of truth
-  int parallel = 4;            // shards swept at once, one connection each
+  int parallel = 4;            // shards swept at once; connections: --parallel + 1 per server (shard_sweep.hpp)
   int sample = 10;             // example keys kept per finding
   int probe_batch = 5000;      // child keys per cross-shard probe round trip
   FixMode fix = FixMode::report;
   bool dry_run = false;        // with a fix: say what would change, change nothing
-  std::string catalog_dsn;     // each sweep thread opens its own catalog connection
 };
 
 // Sweeps every online or readonly shard, grades the findings with `cfg`, applies the fix the

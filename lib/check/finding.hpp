@@ -66,6 +66,7 @@ struct Finding {
 struct Unreachable {
   std::string shard;
   std::string error;
+  bool refused = false;  // its server was out of connection slots (TooManyConnections), not down
 };
 
 // What a fix does to rows: the words are what reports and the journal show.

@@ -33,7 +33,7 @@ void compare_references(pg::Connection& catalog, const std::vector<const catalog
   for (const auto& u : found.unreachable)
     if (std::none_of(report.unreachable.begin(), report.unreachable.end(),
                      [&](const Unreachable& x) { return x.shard == u.shard; }))
-      report.unreachable.push_back({u.shard, u.error});
+      report.unreachable.push_back({u.shard, u.error, u.refused});
   for (const auto& t : found.tables) {
     for (const auto& d : t.drift)
       report.findings.push_back({Kind::reference_drift, Severity::critical, d.shard, t.table, "", 1, {},

@@ -61,6 +61,12 @@ std::string lowercase(std::string_view s) {
   return out;
 }
 
+// The shards not read because their servers were out of connection slots.
+std::size_t refused_count(const Report& report) {
+  return static_cast<std::size_t>(
+      std::count_if(report.unreachable.begin(), report.unreachable.end(), [](const Unreachable& u) { return u.refused; }));
+}
+
 }  // namespace
 
 std::string one_line(std::string s) {
@@ -84,7 +90,8 @@ void print_text(std::ostream& out, const Report& report) {
     }
     t.print(out);
   }
-  for (const auto& u : report.unreachable) out << "shard " << u.shard << " unreachable: " << u.error << '\n';
+  for (const auto& u : report.unreachable)
+    out << "shard " << u.shard << (u.refused ? " refused: too many connections: " : " unreachable: ") << u.error << '\n';
   for (const auto& u : report.undetermined) out << "shard " << u.shard << " not determined: " << u.error << '\n';
   for (const auto& a : report.fixes)
     out << (a.dry_run ? "would " : "") << fix_kind_name(a.action) << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
@@ -92,9 +99,10 @@ void print_text(std::ostream& out, const Report& report) {
   if (!report.operation.empty()) out << "journaled as operation " << report.operation << '\n';
   std::size_t critical = 0;
   for (const auto& f : report.findings) critical += f.severity == Severity::critical;
+  auto refused = refused_count(report);
   out << "status: " << status_name(status) << " (" << critical << " critical, " << report.findings.size() - critical
-      << " warning finding(s); " << report.shards.size() << " shard(s) checked, " << report.unreachable.size()
-      << " unreachable)\n";
+      << " warning finding(s); " << report.shards.size() << " shard(s) checked, " << report.unreachable.size() - refused
+      << " unreachable" << (refused ? ", " + std::to_string(refused) + " refused: too many connections" : "") << ")\n";
 }
 
 nlohmann::json to_json(const Report& report) {
@@ -106,8 +114,11 @@ nlohmann::json to_json(const Report& report) {
   doc["checks"] = json::array();
   for (Kind k : report.checked) doc["checks"].push_back(kind_name(k));
   doc["shards"] = report.shards;
+  // A shard whose server was out of connection slots is "refused", not "unreachable".
   doc["unreachable"] = json::array();
-  for (const auto& u : report.unreachable) doc["unreachable"].push_back({{"shard", u.shard}, {"error", u.error}});
+  doc["refused"] = json::array();
+  for (const auto& u : report.unreachable)
+    doc[u.refused ? "refused" : "unreachable"].push_back({{"shard", u.shard}, {"error", u.error}});
   doc["undetermined"] = json::array();
   for (const auto& u : report.undetermined) doc["undetermined"].push_back({{"shard", u.shard}, {"error", u.error}});
   doc["summary"] = json::object();
@@ -138,7 +149,8 @@ nlohmann::json to_json(const Report& report) {
 std::string nagios_line(const Report& report) {
   Status status = status_of(report);
   std::vector<std::string> parts;
-  for (const auto& u : report.unreachable) parts.push_back("shard " + u.shard + " unreachable");
+  for (const auto& u : report.unreachable)
+    parts.push_back("shard " + u.shard + (u.refused ? " refused: too many connections" : " unreachable"));
   for (const auto& u : report.undetermined) parts.push_back("shard " + u.shard + " not determined");
   // Critical groups first, then warnings; within a severity, in kind order.
   for (Severity sev : {Severity::critical, Severity::warning})
@@ -158,7 +170,9 @@ std::string nagios_line(const Report& report) {
   if (text.empty()) text = "no findings on " + plural(static_cast<std::int64_t>(report.shards.size()), "shard", "shards");
   std::string perf;
   for (const auto& [k, n] : totals(report)) perf += fmt::format("{}{}={}", perf.empty() ? "" : " ", kind_name(k), n);
-  perf += fmt::format(" unreachable_shards={}", report.unreachable.size());
+  auto refused = refused_count(report);
+  perf += fmt::format(" unreachable_shards={}", report.unreachable.size() - refused);
+  if (refused) perf += fmt::format(" refused_shards={}", refused);
   return one_line("SHARDCTL " + std::string(status_name(status)) + " - " + text) + " | " + perf;
 }
 

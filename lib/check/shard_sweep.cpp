@@ -75,41 +75,41 @@ void fault_point(std::string_view step) {
 }
 }  // namespace
 
-ShardSweep::ShardSweep(const catalog::Shard& shard, const Options& options, std::string since, const Fleet& initial)
-    : shard_(shard), options_(options), since_(std::move(since)), initial_(initial) {}
+ShardSweep::ShardSweep(const catalog::Shard& shard, const Options& options, std::shared_ptr<const Fleet> initial,
+                       CatalogViews& views, shardio::ServerPool& pool)
+    : shard_(shard), options_(options), initial_(std::move(initial)), views_(views), pool_(pool) {}
 
-Fleet ShardSweep::read_view(const Fleet& earlier) {
-  Fleet view = load_fleet(*catalog_, since_);
-  carry_exclusions(earlier, view);
-  return view;
+std::shared_ptr<const Fleet> ShardSweep::read_view(const std::shared_ptr<const Fleet>& earlier) {
+  auto view = views_.current();
+  if (view == earlier) return view;
+  bool carry = std::any_of(earlier->excluded_ranges.begin(), earlier->excluded_ranges.end(), [&](const auto& e) {
+    return !view->excluded_ops.count(e.first) && view->maps.count(e.second.first);
+  });
+  if (!carry) return view;
+  // A view of its own (a Fleet's routers are not copied): read again, with the exclusions added.
+  auto carried = std::make_shared<Fleet>(views_.load());
+  carry_exclusions(*earlier, *carried);
+  return carried;
 }
 
 shardio::RawConn& ShardSweep::conn() {
-  if (!conn_) conn_ = std::make_unique<shardio::RawConn>(shard_.dsn, "shard " + shard_.name);
-  return *conn_;
+  if (!conn_) conn_.emplace(pool_.acquire(shard_.dsn, "shard " + shard_.name));
+  return **conn_;
 }
 
-shardio::RawConn& ShardSweep::fix_conn() {
-  if (!fix_conn_) fix_conn_ = std::make_unique<shardio::RawConn>(shard_.dsn, "shard " + shard_.name);
-  return *fix_conn_;
-}
-
-shardio::RawConn* ShardSweep::probe_conn(const std::string& name) {
-  if (down_.count(name)) return nullptr;
-  auto it = probes_.find(name);
-  if (it != probes_.end()) return it->second.get();
-  const catalog::Shard* s = fleet_.shard(name);
+std::optional<shardio::ServerPool::Lease> ShardSweep::probe_conn(const std::string& name) {
+  if (down_.count(name)) return std::nullopt;
+  const catalog::Shard* s = view_->shard(name);
   // A shard marked offline is not expected to answer: its children stay unverified, and the
   // mapping to it is a finding of its own (mapping_offline_shard), not an unreachable shard.
-  if (!s || s->status == catalog::ShardStatus::offline) return nullptr;
+  if (!s || s->status == catalog::ShardStatus::offline) return std::nullopt;
   try {
-    auto c = std::make_unique<shardio::RawConn>(s->dsn, "shard " + name);
-    return (probes_[name] = std::move(c)).get();
+    return pool_.acquire(s->dsn, "shard " + name);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unavailable) throw;
     down_.insert(name);
-    out_.unreachable.push_back({name, e.what()});
-    return nullptr;
+    out_.unreachable.push_back({name, e.what(), refused_for_connections(e)});
+    return std::nullopt;
   }
 }
 
@@ -128,18 +128,17 @@ bool ShardSweep::present(shardio::RawConn& c, const std::string& table) {
 ShardOutcome ShardSweep::run() {
   fault_point("check.shard");
   conn();
-  if (!catalog_) catalog_ = std::make_unique<pg::Connection>(options_.catalog_dsn, "catalog");
   for (int pass = 1;; ++pass) {
-    fleet_ = read_view(pass == 1 ? initial_ : fleet_);
+    view_ = read_view(pass == 1 ? initial_ : view_);
     out_.findings.clear();
     out_.unreachable.clear();
     missing_.clear();
     down_.clear();
-    probes_.clear();
     bool moved = false;
     try {
       sweep_pass();
-      moved = fleet_moved(fleet_, read_view(fleet_));
+      auto after = read_view(view_);
+      moved = after != view_ && fleet_moved(*view_, *after);
     } catch (const ViewMoved&) {
       moved = true;
       // The cursor transaction of an orphan sweep may still be open.
@@ -162,10 +161,10 @@ ShardOutcome ShardSweep::run() {
 void ShardSweep::sweep_pass() {
   check_tables();
   if (options_.strays)
-    for (const auto& t : fleet_.sharded_tables)
+    for (const auto& t : view_->sharded_tables)
       if (!missing_.count(t.name)) sweep_strays(t);
   if (options_.orphans)
-    for (const auto& x : fleet_.xrefs) sweep_orphans(x);
+    for (const auto& x : view_->xrefs) sweep_orphans(x);
   if (options_.map_consistency) {
     sweep_guards();
     sweep_replication();
@@ -173,21 +172,22 @@ void ShardSweep::sweep_pass() {
 }
 
 void ShardSweep::recheck_view() {
-  if (fleet_moved(fleet_, read_view(fleet_))) throw ViewMoved{};
+  auto after = read_view(view_);
+  if (after != view_ && fleet_moved(*view_, *after)) throw ViewMoved{};
 }
 
 std::string ShardSweep::settled(shardio::RawConn& c, const std::string& map, const std::string& quoted_column) {
-  auto it = fleet_.in_flight.find(map);
-  if (it == fleet_.in_flight.end() || it->second.empty() || !fleet_.maps.count(map)) return "true";
-  return "NOT " + in_ranges(c, fleet_.map(map), quoted_column, it->second);
+  auto it = view_->in_flight.find(map);
+  if (it == view_->in_flight.end() || it->second.empty() || !view_->maps.count(map)) return "true";
+  return "NOT " + in_ranges(c, view_->map(map), quoted_column, it->second);
 }
 
 void ShardSweep::check_tables() {
-  for (const auto& t : fleet_.sharded_tables) {
+  for (const auto& t : view_->sharded_tables) {
     if (present(conn(), t.name)) continue;
     missing_.insert(t.name);
     // A table only has to exist where its map routes keys.
-    if (!fleet_.map_uses_shard(*t.map, shard_.name)) continue;
+    if (!view_->map_uses_shard(*t.map, shard_.name)) continue;
     Finding f;
     f.kind = Kind::missing_table;
     f.shard = shard_.name;
@@ -203,8 +203,11 @@ void ShardSweep::fix_rows(const std::string& table, const std::string& quoted_ta
                           const std::vector<std::string>& params, const std::string& why) {
   if (options_.fix != FixMode::quarantine && options_.fix != FixMode::remove) return;
   auto how = options_.fix == FixMode::quarantine ? Removal::quarantine : Removal::remove;
-  auto moved = take_out(fix_conn(), RowSet{quoted_table, predicate, params}, how, options_.dry_run, options_.probe_batch,
+  // A connection of its own (the sweep's may hold a cursor), given back after the batch.
+  auto fix_conn = pool_.acquire(shard_.dsn, "shard " + shard_.name);
+  auto moved = take_out(*fix_conn, RowSet{quoted_table, predicate, params}, how, options_.dry_run, options_.probe_batch,
                         [this] { recheck_view(); });
+  fix_conn.release();
   for (const auto& t : moved) {
     FixAction a;
     a.action = options_.fix == FixMode::quarantine ? FixKind::quarantine : FixKind::remove;
@@ -225,13 +228,13 @@ void ShardSweep::fix_rows(const std::string& table, const std::string& quoted_ta
 
 void ShardSweep::sweep_strays(const catalog::TableDef& table) {
   auto& c = conn();
-  const auto& map = fleet_.map(*table.map);
+  const auto& map = view_->map(*table.map);
   std::string quoted = quote_qualified(table.name);
   std::string key = "t0." + quote_ident(*table.key_column);
-  auto flying = fleet_.in_flight.find(map.map.name);
+  auto flying = view_->in_flight.find(map.map.name);
   // Keys of operations in flight are left out: a live move has them on two shards.
   std::string pred = stray_predicate(c, map, key, shard_.name,
-                                     flying == fleet_.in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
+                                     flying == view_->in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
   auto pk = shardio::primary_key(c, quoted);
   if (pk.empty()) pk = {*table.key_column};
   std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
@@ -306,7 +309,7 @@ void ShardSweep::sweep_orphans(const catalog::Xref& x) {
 }
 
 ShardSweep::OrphanScan ShardSweep::start_orphan_scan(shardio::RawConn& c, const catalog::Xref& x) {
-  OrphanScan s(x, fleet_.map(x.map));
+  OrphanScan s(x, view_->map(x.map));
   s.child = quote_qualified(x.child_table);
   s.parent = quote_qualified(x.parent_table);
   s.child_cols = prefixed("t0", x.child_columns);
@@ -317,9 +320,9 @@ ShardSweep::OrphanScan ShardSweep::start_orphan_scan(shardio::RawConn& c, const 
   // Left out: children whose parent key an operation in flight moves (the parent may be on
   // either shard), and children an operation moves themselves (keyed by their own table's map).
   s.quiet = settled(c, x.map, s.route);
-  auto child_def = std::find_if(fleet_.sharded_tables.begin(), fleet_.sharded_tables.end(),
+  auto child_def = std::find_if(view_->sharded_tables.begin(), view_->sharded_tables.end(),
                                 [&](const catalog::TableDef& t) { return t.name == x.child_table; });
-  if (child_def != fleet_.sharded_tables.end() && child_def->map && child_def->key_column)
+  if (child_def != view_->sharded_tables.end() && child_def->map && child_def->key_column)
     s.quiet += " AND " + settled(c, *child_def->map, "t0." + quote_ident(*child_def->key_column));
   s.candidates = not_null + s.quiet + " AND ";
   s.finding.kind = Kind::orphans;
@@ -421,8 +424,8 @@ void ShardSweep::route_keys(OrphanScan& s, const std::vector<std::vector<std::st
 // that is down, or lacks the parent table, leaves the batch not verified.
 void ShardSweep::probe_parents(OrphanScan& s, const std::string& target, KeyBatch& batch) {
   if (batch.size() == 0) return;
-  shardio::RawConn* pc = probe_conn(target);
-  if (!pc || !present(*pc, s.x.parent_table)) {
+  auto pc = probe_conn(target);
+  if (!pc || !present(**pc, s.x.parent_table)) {
     s.unverified += static_cast<std::int64_t>(batch.size());
     batch.clear();
     return;
@@ -431,9 +434,10 @@ void ShardSweep::probe_parents(OrphanScan& s, const std::string& target, KeyBatc
   for (const auto& col : batch.columns) params.push_back(catalog::text_array_literal(col));
   std::vector<std::string> casts;
   for (const auto& k : s.k_cols) casts.push_back(k + "::text");
-  auto rows = pc->query("SELECT " + join(casts, ", ") + " FROM " + s.unnest + " AS " + s.k_alias +
-                            " WHERE NOT EXISTS (SELECT 1 FROM " + s.parent + " p WHERE " + s.parent_match("k") + ")",
-                        params);
+  auto rows = (*pc)->query("SELECT " + join(casts, ", ") + " FROM " + s.unnest + " AS " + s.k_alias +
+                               " WHERE NOT EXISTS (SELECT 1 FROM " + s.parent + " p WHERE " + s.parent_match("k") + ")",
+                           params);
+  pc.reset();  // given back before a fix takes a connection of its own
   std::vector<std::vector<std::string>> orphan_columns(s.types.size());
   for (auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) orphan_columns[i].push_back(std::move(r[i]));
@@ -532,7 +536,8 @@ void ShardSweep::leftover_ranges(const std::vector<shardside::GuardRange>& range
   std::vector<std::string> ids;
   for (const auto& r : ranges)
     if (ids.empty() || ids.back() != r.op_id) ids.push_back(r.op_id);
-  auto status = operation_statuses(*catalog_, ids);
+  std::map<std::string, journal::OperationStatus> status;
+  views_.with_catalog([&](pg::Connection& catalog) { status = operation_statuses(catalog, ids); });
   std::map<std::pair<std::string, GuardLeftover>, Finding> found;
   for (const auto& r : ranges) {
     auto leftover = guard_leftover(r, status);
@@ -556,7 +561,7 @@ void ShardSweep::leftover_ranges(const std::vector<shardside::GuardRange>& range
 void ShardSweep::leftover_triggers(shardio::RawConn& c, const std::set<std::string>& guarded_maps) {
   // Which map each sharded table here belongs to, by table oid.
   std::map<std::string, const catalog::TableDef*> by_oid;
-  for (const auto& t : fleet_.sharded_tables) {
+  for (const auto& t : view_->sharded_tables) {
     auto oid = c.query("SELECT coalesce(to_regclass($1)::oid::text, '')", {quote_qualified(t.name)})[0][0];
     if (!oid.empty()) by_oid[oid] = &t;
   }
@@ -568,8 +573,8 @@ void ShardSweep::leftover_triggers(shardio::RawConn& c, const std::set<std::stri
                          "ORDER BY 2, 3")) {
     auto def = by_oid.find(r[0]);
     std::string map_id;
-    if (def != by_oid.end() && def->second->map && fleet_.maps.count(*def->second->map))
-      map_id = std::to_string(fleet_.map(*def->second->map).map.id);
+    if (def != by_oid.end() && def->second->map && view_->maps.count(*def->second->map))
+      map_id = std::to_string(view_->map(*def->second->map).map.id);
     if (!map_id.empty() && guarded_maps.count(map_id)) continue;
     Finding f;
     f.kind = Kind::leftover_guard;
@@ -597,10 +602,11 @@ void ShardSweep::sweep_replication() {
   for (const auto& o : objects) ids.push_back(o.owner.op_id);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  auto status = operation_statuses(*catalog_, ids);
+  std::map<std::string, journal::OperationStatus> status;
+  views_.with_catalog([&](pg::Connection& catalog) { status = operation_statuses(catalog, ids); });
   for (const auto& o : objects) {
     const auto& id = o.owner.op_id;
-    if (fleet_.live_ops.count(id) || fleet_.excluded_ops.count(id)) continue;
+    if (view_->live_ops.count(id) || view_->excluded_ops.count(id)) continue;
     auto st = status.find(id);
     auto f = replication_leftover(shard_.name, o, st == status.end() ? std::nullopt : std::optional(st->second));
     if (f) out_.findings.push_back(std::move(*f));

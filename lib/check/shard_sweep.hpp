@@ -9,9 +9,11 @@
 #include <optional>
 #include <set>
 
+#include "check/catalog_view.hpp"
 #include "check/check.hpp"
 #include "check/fleet.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardio/server_pool.hpp"
 #include "shardside/guard.hpp"
 
 namespace shardctl::check {
@@ -28,18 +30,22 @@ inline constexpr int max_sweep_passes = 3;
 
 class ShardSweep {
  public:
-  // `since`: the catalog time the check began (catalog_now). The sweep opens its own catalog
-  // connection (options.catalog_dsn) and re-reads the catalog per pass (load_fleet).
-  // `initial`: the run's first read of the catalog, whose exclusions every pass keeps.
-  ShardSweep(const catalog::Shard& shard, const Options& options, std::string since, const Fleet& initial);
+  // `views`: the catalog the run's sweeps share, re-read before and after each pass (its views
+  // are the same object while the catalog has not changed). `initial`: the run's first read of
+  // the catalog, whose exclusions every pass keeps. Every connection to a shard comes from
+  // `pool`: this shard's for the whole sweep, another one to it for each fix batch, and one to
+  // another shard for each probe round trip, each given back before the next is taken (so that
+  // the run's sweeps, --parallel of them on a pool of --parallel + 1 per server, always leave
+  // one of them room to go on: shardctl-check(1), CONNECTIONS).
+  ShardSweep(const catalog::Shard& shard, const Options& options, std::shared_ptr<const Fleet> initial,
+             CatalogViews& views, shardio::ServerPool& pool);
   // Throws an unavailable Error when the shard itself cannot be reached.
   ShardOutcome run();
 
  private:
   shardio::RawConn& conn();
-  shardio::RawConn& fix_conn();
-  // A connection to another shard for probes; nullptr (and noted as unreachable) when down.
-  shardio::RawConn* probe_conn(const std::string& shard);
+  // A connection to another shard for one probe; none (and noted as unreachable) when down.
+  std::optional<shardio::ServerPool::Lease> probe_conn(const std::string& shard);
   bool present(shardio::RawConn& c, const std::string& table);
 
   void check_tables();
@@ -71,18 +77,18 @@ class ShardSweep {
   std::string settled(shardio::RawConn& c, const std::string& map, const std::string& quoted_column);
   // Re-reads the catalog; throws ViewMoved when it no longer matches this pass's view.
   void recheck_view();
-  Fleet read_view(const Fleet& earlier);
+  // The catalog now, with the exclusions of `earlier` kept (carry_exclusions).
+  std::shared_ptr<const Fleet> read_view(const std::shared_ptr<const Fleet>& earlier);
   void fix_rows(const std::string& table, const std::string& quoted_table, const std::string& predicate,
                 const std::vector<std::string>& params, const std::string& why);
 
   const catalog::Shard& shard_;
   const Options& options_;
-  std::string since_;
-  const Fleet& initial_;
-  std::unique_ptr<pg::Connection> catalog_;
-  Fleet fleet_;  // this pass's view of the catalog
-  std::unique_ptr<shardio::RawConn> conn_, fix_conn_;
-  std::map<std::string, std::unique_ptr<shardio::RawConn>> probes_;
+  std::shared_ptr<const Fleet> initial_;
+  CatalogViews& views_;
+  shardio::ServerPool& pool_;
+  std::shared_ptr<const Fleet> view_;  // this pass's view of the catalog
+  std::optional<shardio::ServerPool::Lease> conn_;
   std::set<std::string> down_;
   std::set<std::string> missing_;  // sharded tables absent here
   ShardOutcome out_;

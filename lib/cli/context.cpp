@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -52,6 +53,18 @@ std::string Context::catalog_dsn() {
 pg::Connection& Context::catalog() {
   if (!catalog_) catalog_ = std::make_unique<pg::Connection>(catalog_dsn(), "catalog");
   return *catalog_;
+}
+
+int Context::parallel(std::optional<int> flag) {
+  const auto& cfg = config();
+  std::int64_t wanted = flag ? *flag : cfg.parallel;
+  if (cfg.max_connections_per_server && wanted > *cfg.max_connections_per_server) {
+    verbose(std::string(flag ? "--parallel " : "[defaults] parallel = ") + std::to_string(wanted) +
+            " is above [defaults] max_connections_per_server = " + std::to_string(*cfg.max_connections_per_server) +
+            ": " + std::to_string(*cfg.max_connections_per_server) + " at once");
+    wanted = *cfg.max_connections_per_server;
+  }
+  return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, 1 << 20));
 }
 
 std::ostream& Context::out() { return std::cout; }

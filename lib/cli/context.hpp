@@ -45,6 +45,12 @@ class Context {
   // The catalog connection, opened on first use.
   pg::Connection& catalog();
 
+  // How many shards a fan-out works on at once, and so the most connections it holds to the
+  // shard databases of one server (shardctl(1), CONNECTIONS): `flag` (--parallel), else
+  // [defaults] parallel, lowered to [defaults] max_connections_per_server when that is smaller
+  // (said with --verbose).
+  int parallel(std::optional<int> flag);
+
   // Output: results on stdout; notes on stderr unless --quiet; details only with --verbose.
   std::ostream& out();
   void note(const std::string& line);     // stderr unless --quiet

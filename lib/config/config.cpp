@@ -31,6 +31,7 @@ constexpr KeyDef known_keys[] = {
     {"defaults.batch_size", Type::integer},
     {"defaults.parallel", Type::integer},
     {"defaults.fence_grace", Type::string},
+    {"defaults.max_connections_per_server", Type::integer},
     {"archive", Type::table},
     {"archive.job", Type::array_of_tables},
     {"archive.job[].name", Type::string, true},
@@ -298,7 +299,8 @@ void read_catalog(const Reader& reader, const toml::table& root, Config& cfg) {
   }
 }
 
-// [defaults]: batch_size and parallel (at least 1), fence_grace (a duration).
+// [defaults]: batch_size, parallel and max_connections_per_server (at least 1), fence_grace (a
+// duration).
 void read_defaults(const Reader& reader, const toml::table& root, Config& cfg) {
   for (const char* key : {"batch_size", "parallel"}) {
     auto node = root["defaults"][key];
@@ -306,6 +308,11 @@ void read_defaults(const Reader& reader, const toml::table& root, Config& cfg) {
     auto v = *node.value<std::int64_t>();
     if (v < 1) reader.fail(*node.node(), "\"defaults." + std::string(key) + "\" must be at least 1");
     (std::string_view(key) == "batch_size" ? cfg.batch_size : cfg.parallel) = v;
+  }
+  if (auto node = root["defaults"]["max_connections_per_server"]) {
+    auto v = *node.value<std::int64_t>();
+    if (v < 1) reader.fail(*node.node(), "\"defaults.max_connections_per_server\" must be at least 1");
+    cfg.max_connections_per_server = v;
   }
   if (auto node = root["defaults"]["fence_grace"]) {
     auto text = *node.value<std::string>();

@@ -64,6 +64,10 @@ struct Config {
   std::optional<std::string> catalog;         // catalog DSN
   std::int64_t batch_size = 1000;             // [defaults] batch_size
   std::int64_t parallel = 4;                  // [defaults] parallel
+  // [defaults] max_connections_per_server: the most connections a command holds at once to the
+  // shard databases of one server; --parallel (and parallel) above it is lowered to it. None:
+  // --parallel alone bounds them.
+  std::optional<std::int64_t> max_connections_per_server;
   // [defaults] fence_grace ("30m", "12h", "7d") as a PostgreSQL interval: how long the source
   // of a move keeps refusing writes to the keys it gave away. None: until `op unfence`.
   std::optional<std::string> fence_grace;

@@ -29,6 +29,19 @@ class Error : public std::runtime_error {
   std::string hint_;
 };
 
+// A server that turned a connection away because every slot it has was taken (SQLSTATE 53300:
+// "too many clients", "remaining connection slots are reserved"), still after the retries the
+// connect timeout allows (pg/connect_retry.hpp). Its kind is unavailable, so exit codes treat it
+// as an unreachable database (69; 3 for the commands that report shards); reports name it
+// refused, not unreachable (shardctl(1), CONNECTIONS).
+class TooManyConnections : public Error {
+ public:
+  TooManyConnections(std::string message, std::string hint) : Error(ErrorKind::unavailable, std::move(message), std::move(hint)) {}
+};
+
+// Whether `e` is such a refusal.
+inline bool refused_for_connections(const Error& e) noexcept { return dynamic_cast<const TooManyConnections*>(&e) != nullptr; }
+
 // Shorthands so call sites read as what went wrong.
 inline Error usage_error(std::string msg, std::string hint = {}) {
   return Error(ErrorKind::usage, std::move(msg), std::move(hint));

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "drift/fingerprint.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardio/server_pool.hpp"
 
 namespace shardctl::drift {
 
@@ -39,7 +40,7 @@ namespace {
 // Returns whether anything was replaced.
 bool deparse_where_different(std::vector<Snapshot>& snapshots, const std::vector<ShardDrift>& drifts,
                              const std::vector<fanout::Target>& run, const std::vector<std::size_t>& of_snapshot,
-                             const Options& options) {
+                             const Options& options, shardio::ServerPool& pool) {
   std::set<std::string> keys;
   for (const auto& d : drifts)
     for (const auto& difference : d.differences) keys.insert(difference.key);
@@ -65,8 +66,8 @@ bool deparse_where_different(std::vector<Snapshot>& snapshots, const std::vector
         pending.push_back(&o);
         oids.push_back(o.deparse_oid);
       }
-    shardio::RawConn conn(fanout::dsn_with_timeout(t.dsn, options.connect_timeout), "shard " + t.shard);
-    auto definitions = read_definitions(conn, oids, options.timeout);
+    auto conn = pool.acquire(fanout::dsn_with_timeout(t.dsn, options.connect_timeout), "shard " + t.shard);
+    auto definitions = read_definitions(*conn, oids, options.timeout);
     for (std::size_t j = 0; j < pending.size() && j < definitions.size(); ++j) {
       pending[j]->definition = std::move(definitions[j]);
       pending[j]->deparse_oid.clear();
@@ -95,9 +96,11 @@ Report run(catalog::Store& store, const Options& options) {
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < targets.run.size(); ++i) index[targets.run[i].shard] = i;
 
+  // Every connection to the shards comes from one pool: at most --parallel per server.
+  shardio::ServerPool pool(options.parallel);
   auto outcomes = fanout::run(targets.run, {options.parallel, false}, [&](const fanout::Target& t) {
-    shardio::RawConn conn(fanout::dsn_with_timeout(t.dsn, options.connect_timeout), "shard " + t.shard);
-    objects[index.at(t.shard)] = without_ignored(read_objects(conn, options.timeout), options.ignore);
+    auto conn = pool.acquire(fanout::dsn_with_timeout(t.dsn, options.connect_timeout), "shard " + t.shard);
+    objects[index.at(t.shard)] = without_ignored(read_objects(*conn, options.timeout), options.ignore);
   });
 
   std::vector<Snapshot> snapshots;
@@ -115,7 +118,7 @@ Report run(catalog::Store& store, const Options& options) {
     return report;
   }
   auto drifts = compare(snapshots, options.reference);
-  if (deparse_where_different(snapshots, drifts, targets.run, of_snapshot, options))
+  if (deparse_where_different(snapshots, drifts, targets.run, of_snapshot, options, pool))
     drifts = compare(snapshots, options.reference);
   for (std::size_t k = 0; k < snapshots.size(); ++k) report.shards[of_snapshot[k]].fingerprint = fingerprint(snapshots[k].objects);
   for (std::size_t k = 0; k < drifts.size(); ++k) report.shards[of_snapshot[k]].differences = std::move(drifts[k].differences);

@@ -29,7 +29,9 @@ Outcome run_one(const Target& t, const Work& work) {
     work(t);
     o.state = State::ok;
   } catch (const Error& e) {
-    o.state = e.kind() == ErrorKind::unavailable ? State::unreachable : State::failed;
+    o.state = refused_for_connections(e)           ? State::refused
+              : e.kind() == ErrorKind::unavailable ? State::unreachable
+                                                   : State::failed;
     o.kind = e.kind();
     o.error = first_line(e.what());
     o.hint = e.hint();
@@ -46,7 +48,8 @@ Outcome run_one(const Target& t, const Work& work) {
 
 std::string_view state_name(State s) noexcept {
   static constexpr auto table = words<State>(
-      {{State::ok, "ok"}, {State::failed, "failed"}, {State::unreachable, "unreachable"}, {State::skipped, "skipped"}});
+      {{State::ok, "ok"}, {State::failed, "failed"}, {State::unreachable, "unreachable"}, {State::refused, "refused"},
+       {State::skipped, "skipped"}});
   return table.text_or(s, "failed");
 }
 

@@ -47,8 +47,13 @@ struct Policy {
   bool stop_on_failure = false;
 };
 
-enum class State { ok, failed, unreachable, skipped };
-std::string_view state_name(State s) noexcept;  // "ok", "failed", "unreachable", "skipped"
+// refused: the server turned every connection attempt away for want of slots (SQLSTATE 53300)
+// until the connect timeout was spent (TooManyConnections); like unreachable, the shard was
+// not reached, and exit codes count it as unreachable.
+enum class State { ok, failed, unreachable, refused, skipped };
+std::string_view state_name(State s) noexcept;  // "ok", "failed", "unreachable", "refused", "skipped"
+// Whether the shard was not reached (unreachable or refused).
+constexpr bool not_reached(State s) noexcept { return s == State::unreachable || s == State::refused; }
 
 struct Outcome {
   std::string shard;
@@ -61,8 +66,8 @@ struct Outcome {
 };
 
 // Runs `work(target)` for every target, at most `policy.parallel` at once, starting them in
-// target order. An Error thrown by `work` becomes that target's outcome (unavailable ->
-// unreachable, anything else -> failed); any other exception is a failed outcome of kind
+// target order. An Error thrown by `work` becomes that target's outcome (TooManyConnections ->
+// refused, other unavailable ones -> unreachable, anything else -> failed); any other exception is a failed outcome of kind
 // internal. `on_done`, when given, is called once per finished or skipped target as it
 // finishes, from a worker thread but never two at once (progress lines, streamed reports).
 // Outcomes come back in target order.

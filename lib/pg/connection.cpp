@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "pg/connect_retry.hpp"
 #include "pg/dsn.hpp"
 #include "pg/sqlstate.hpp"
 
@@ -26,8 +27,26 @@ std::string strip_severity(std::string text) {
 
 Connection::Connection(const std::string& dsn, std::string role)
     : role_(std::move(role)), where_(describe_dsn(dsn)) {
+  const std::string conninfo = normalize_dsn(dsn);
+  // A server out of connection slots is tried again (connect_retry.hpp); any other failure is
+  // reported at once, as it always was.
+  auto outcome = connect_retrying(retry_budget(conninfo), [&]() -> std::string {
+    try {
+      conn_ = std::make_unique<pqxx::connection>(conninfo);
+      return {};
+    } catch (const pqxx::broken_connection& e) {
+      return e.what();
+    }
+  });
+  if (!conn_) {
+    if (outcome.refused)
+      throw TooManyConnections(refused_message("cannot connect to " + role_, where_, outcome), refused_hint());
+    throw unavailable_error(
+        "cannot connect to " + role_ + " (" + where_ + "): " + first_line(outcome.error),
+        "is the server running and the connection string right? credentials come from "
+        "~/.pgpass, PGPASSFILE or a service file");
+  }
   try {
-    conn_ = std::make_unique<pqxx::connection>(normalize_dsn(dsn));
     // A silently re-opened connection would lose advisory locks and session settings.
     // libpqxx 6.4 marks this deprecated (7.0 drops reactivation altogether) but it is the only
     // way to turn reactivation off in the version Debian ships.

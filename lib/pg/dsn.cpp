@@ -2,7 +2,9 @@
 
 #include <libpq-fe.h>
 
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -191,6 +193,42 @@ std::vector<DsnSetting> dsn_settings(std::string_view dsn, std::string_view what
   std::vector<DsnSetting> out;
   for (auto& s : parse(dsn, what)) out.push_back({std::move(s.key), std::move(s.value), s.is_nested});
   return out;
+}
+
+namespace {
+
+// The value of `key` in the settings (libpq's parse keeps the last of a repeated keyword). A
+// dbname holding a connection string is not looked into: PQconnectdb, which every shardctl
+// connection goes through, takes it as a database name.
+std::optional<std::string> setting(const std::vector<Setting>& settings, std::string_view key) {
+  std::optional<std::string> out;
+  for (const auto& s : settings)
+    if (s.key == key) out = s.value;
+  return out;
+}
+
+std::string from_environment(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+std::string server_key(std::string_view dsn) {
+  auto settings = parse(dsn);
+  auto pick = [&](std::string_view key, const char* env) {
+    auto v = setting(settings, key);
+    return v && !v->empty() ? *v : from_environment(env);
+  };
+  std::string hostaddr = pick("hostaddr", "PGHOSTADDR");
+  std::string host = pick("host", "PGHOST");
+  std::string port = pick("port", "PGPORT");
+  if (port.empty()) port = "5432";
+  if (!hostaddr.empty()) return hostaddr + ":" + port;
+  if (!host.empty()) return host + ":" + port;
+  if (auto service = setting(settings, "service"); service && !service->empty()) return "service=" + *service + ":" + port;
+  if (auto env_service = from_environment("PGSERVICE"); !env_service.empty()) return "service=" + env_service + ":" + port;
+  return "local:" + port;
 }
 
 std::string describe_dsn(std::string_view dsn) {

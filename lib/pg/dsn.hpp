@@ -44,6 +44,14 @@ struct DsnSetting {
 // order. Throws like require_valid_dsn.
 std::vector<DsnSetting> dsn_settings(std::string_view dsn, std::string_view what);
 
+// The server a DSN connects to, the key by which fan-outs bound their connections
+// (shardio/server_pool.hpp): "host:port", hostaddr in place of host where the DSN gives one,
+// missing parts from the PG* environment (PGHOST, PGHOSTADDR, PGPORT) and then libpq's defaults
+// (the default socket directory, shown as "local", and port 5432), as PQconnectdb reads them
+// (a dbname holding a connection string is a database name to it). A DSN that names a service
+// and no host is keyed by its service ("service=NAME:port"). Throws like require_valid_dsn.
+std::string server_key(std::string_view dsn);
+
 // Short human label for messages, e.g. "host=/tmp/x port=6001 dbname=shard_1". Never holds a
 // password; a DSN libpq cannot parse is labelled as such.
 std::string describe_dsn(std::string_view dsn);

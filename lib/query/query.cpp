@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "query/shard_reader.hpp"
 #include "query/statement.hpp"
+#include "shardio/server_pool.hpp"
 
 namespace shardctl::query {
 
@@ -45,7 +46,7 @@ class QueryRun {
  public:
   QueryRun(const fanout::Targets& targets, const Options& options, Sink& sink,
            const std::function<void(const ShardResult&)>& on_done)
-      : options_(options), sink_(sink), on_done_(on_done) {
+      : options_(options), sink_(sink), on_done_(on_done), pool_(options.parallel) {
     summary_.offline = targets.offline;
     summary_.shards.resize(targets.run.size());
     for (std::size_t i = 0; i < targets.run.size(); ++i) {
@@ -68,7 +69,7 @@ class QueryRun {
       return sink_.closed();
     };
     try {
-      read_shard(t, options_, hooks, result);
+      read_shard(t, options_, hooks, result, pool_, checks_);
     } catch (const Refusal&) {
       result.refused = true;
       throw;
@@ -124,6 +125,8 @@ class QueryRun {
   const std::function<void(const ShardResult&)>& on_done_;
   Summary summary_;
   std::unordered_map<std::string, std::size_t> index_;
+  shardio::ServerPool pool_;  // the shards' connections: at most --parallel per server
+  RunChecks checks_;
   std::mutex mutex_;  // guards the sink, the columns and on_done
   bool have_columns_ = false;
   std::string columns_from_;

@@ -2,7 +2,9 @@
 
 #include <libpq-fe.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/error.hpp"
@@ -12,6 +14,7 @@
 #include "query/read_role.hpp"
 #include "query/statement.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardio/server_pool.hpp"
 
 namespace shardctl::query {
 namespace {
@@ -53,91 +56,164 @@ std::string oid_array(const std::vector<Column>& columns) {
   return out;
 }
 
-// Refuses (usage Error) a login that can do more than read, unless the options allow it.
-void check_role(PGconn* conn, const fanout::Target& target, const Options& options) {
-  if (options.allow_privileged) return;
-  Result r(PQexec(conn, member_roles_sql));
-  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail(conn, r.get(), target.shard, "reading the roles of its login");
+// Refuses (usage Error) a login that can do more than read: `r` is member_roles_sql's result.
+void check_role(PGconn* conn, const PGresult* r, const fanout::Target& target) {
   std::vector<MemberRole> roles;
   std::string login = PQuser(conn);
-  for (int i = 0; i < PQntuples(r.get()); ++i) {
-    roles.push_back({PQgetvalue(r.get(), i, 0), PQgetvalue(r.get(), i, 1)[0] == 't', PQgetvalue(r.get(), i, 2)[0] == 't'});
-    login = PQgetvalue(r.get(), i, 3);
+  for (int i = 0; i < PQntuples(r); ++i) {
+    roles.push_back({PQgetvalue(r, i, 0), PQgetvalue(r, i, 1)[0] == 't', PQgetvalue(r, i, 2)[0] == 't'});
+    login = PQgetvalue(r, i, 3);
   }
   if (auto why = privilege_refusal(login, roles))
     throw Refusal("shard " + target.shard + ": role \"" + printable(login) + "\" can do more than read (" + *why + ")",
                   read_role_hint());
 }
 
-// The statement's parse on the server (one statement, no parameters) and what kind it is
-// (statement.hpp): a refusal is a usage Error, the same on every shard; any other failure
-// (a table this shard lacks) is the shard's.
-void check_statement(PGconn* conn, const fanout::Target& target, const Options& options) {
-  {
-    Result r(PQprepare(conn, kStatement, options.sql.c_str(), 0, nullptr));
-    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-      std::string state = sqlstate(r.get());
-      if (state == pg::sqlstate::syntax_error || state == pg::sqlstate::indeterminate_datatype)
-        throw Refusal("the statement does not parse: " + first_line(PQresultErrorMessage(r.get())));
-      fail(conn, r.get(), target.shard, "parsing the statement");
+// One command of the opening pipeline: what it is for, in errors.
+struct Sent {
+  enum What { begin, settings, roles, prepare, describe, check } what;
+};
+
+// The results of the commands sent in one pipeline, in order (one each; null where a command
+// gave none), up to its sync.
+std::vector<Result> pipeline_results(PGconn* conn, std::size_t commands, const fanout::Target& target) {
+  if (!PQpipelineSync(conn)) fail(conn, nullptr, target.shard, "sending the statement");
+  std::vector<Result> out(commands);
+  std::size_t k = 0;
+  for (std::size_t nulls = 0; nulls <= commands + 1;) {
+    Result r(PQgetResult(conn));
+    if (!r) {
+      ++nulls;
+      ++k;
+      if (PQstatus(conn) != CONNECTION_OK) break;
+      continue;
     }
+    if (PQresultStatus(r.get()) == PGRES_PIPELINE_SYNC) break;
+    if (k < commands && !out[k]) out[k] = std::move(r);
   }
-  {
-    Result d(PQdescribePrepared(conn, kStatement));
-    if (PQresultStatus(d.get()) != PGRES_COMMAND_OK) fail(conn, d.get(), target.shard, "describing the statement");
-    if (PQnparams(d.get()) > 0) throw Refusal("the statement has parameters ($1 ...), which query has no values for");
-  }
-  Shape shape = read_shape(options.sql);
-  if (shape.kind == StatementKind::show) return;
-  std::string select = options.sql.substr(shape.explained);
-  Result r(PQprepare(conn, "", select_check_sql(select).c_str(), 0, nullptr));
-  if (PQresultStatus(r.get()) == PGRES_COMMAND_OK) return;
-  std::string state = sqlstate(r.get());
-  if (connection_lost(conn, state)) fail(conn, r.get(), target.shard, "parsing the statement");
-  throw Refusal(select_refusal(shape, state, first_line(PQresultErrorMessage(r.get()))), statement_hint());
+  if (PQstatus(conn) != CONNECTION_OK || !PQexitPipelineMode(conn)) fail(conn, nullptr, target.shard, "sending the statement");
+  return out;
 }
 
-// Runs a statement whose rows nobody reads (BEGIN, ROLLBACK); `what` names it in errors.
+// Opens the shard's read in ONE round trip, a pipeline of: BEGIN READ ONLY (READ ONLY refuses
+// every write to a table, also one hidden in a function; the transaction is rolled back however
+// the statement ends, so nothing it did in the database could stay), its settings, the login's
+// roles (what reaches beyond the database is the role's to refuse: check_role), the statement
+// prepared (the extended protocol takes exactly one statement: `SELECT 1; DELETE ...` is
+// refused) and described, and the check of what kind of statement it is (statement.hpp). A
+// refusal is a usage Error, the same on every shard; any other failure (a table this shard
+// lacks) is the shard's. The roles are the server's, not the database's: they are read on the
+// first shard of each server only; the statement's kind is its text's, checked until one shard
+// has passed it. Returns the statement's description.
+Result open_statement(PGconn* conn, const fanout::Target& target, const Options& options, RunChecks& checks,
+                      const std::string& server) {
+  Shape shape = read_shape(options.sql);
+  const std::string login = std::string(server) + '\n' + PQuser(conn);
+  const bool read_roles = !options.allow_privileged && !checks.role_passed(login);
+  const bool check_kind = shape.kind != StatementKind::show && !checks.statement_passed();
+  std::string select = check_kind ? select_check_sql(options.sql.substr(shape.explained)) : std::string();
+  // standard_conforming_strings on: the statement is read (statement.hpp) as it is parsed.
+  std::string timeout = std::to_string(std::max<std::int64_t>(1, options.timeout.count())) + "ms";
+  const char* settings_values[] = {timeout.c_str()};
+  std::vector<Sent::What> sent{Sent::begin, Sent::settings};
+  if (!PQenterPipelineMode(conn)) fail(conn, nullptr, target.shard, "sending the statement");
+  bool ok = PQsendQueryParams(conn, "BEGIN READ ONLY", 0, nullptr, nullptr, nullptr, nullptr, 0) &&
+            PQsendQueryParams(conn,
+                              "SELECT pg_catalog.set_config('statement_timeout', $1, true), "
+                              "pg_catalog.set_config('standard_conforming_strings', 'on', true)",
+                              1, nullptr, settings_values, nullptr, nullptr, 0);
+  if (ok && read_roles) {
+    ok = PQsendQueryParams(conn, member_roles_sql, 0, nullptr, nullptr, nullptr, nullptr, 0);
+    sent.push_back(Sent::roles);
+  }
+  ok = ok && PQsendPrepare(conn, kStatement, options.sql.c_str(), 0, nullptr) && PQsendDescribePrepared(conn, kStatement);
+  sent.push_back(Sent::prepare);
+  sent.push_back(Sent::describe);
+  if (ok && check_kind) {
+    ok = PQsendPrepare(conn, "", select.c_str(), 0, nullptr);
+    sent.push_back(Sent::check);
+  }
+  if (!ok) fail(conn, nullptr, target.shard, "sending the statement");
+  auto results = pipeline_results(conn, sent.size(), target);
+  Result described;
+  for (std::size_t k = 0; k < sent.size(); ++k) {
+    const PGresult* r = results[k].get();
+    auto status = PQresultStatus(r);
+    switch (sent[k]) {
+      case Sent::begin:
+        if (status != PGRES_COMMAND_OK) fail(conn, r, target.shard, "BEGIN");
+        break;
+      case Sent::settings:
+        if (status != PGRES_TUPLES_OK) fail(conn, r, target.shard, "setting statement_timeout");
+        break;
+      case Sent::roles:
+        if (status != PGRES_TUPLES_OK) fail(conn, r, target.shard, "reading the roles of its login");
+        check_role(conn, r, target);
+        checks.pass_role(login);
+        break;
+      case Sent::prepare:
+        if (status != PGRES_COMMAND_OK) {
+          std::string state = sqlstate(r);
+          if (state == pg::sqlstate::syntax_error || state == pg::sqlstate::indeterminate_datatype)
+            throw Refusal("the statement does not parse: " + first_line(PQresultErrorMessage(r)));
+          fail(conn, r, target.shard, "parsing the statement");
+        }
+        break;
+      case Sent::describe:
+        if (status != PGRES_COMMAND_OK) fail(conn, r, target.shard, "describing the statement");
+        if (PQnparams(r) > 0) throw Refusal("the statement has parameters ($1 ...), which query has no values for");
+        described = std::move(results[k]);
+        break;
+      case Sent::check: {
+        if (status == PGRES_COMMAND_OK) {
+          checks.pass_statement();
+          break;
+        }
+        std::string state = sqlstate(r);
+        if (connection_lost(conn, state)) fail(conn, r, target.shard, "parsing the statement");
+        throw Refusal(select_refusal(shape, state, first_line(PQresultErrorMessage(r))), statement_hint());
+      }
+    }
+  }
+  return described;
+}
+
+// Runs a statement whose rows nobody reads (ROLLBACK); `what` names it in errors.
 void exec(PGconn* conn, const fanout::Target& target, const std::string& sql, const std::string& what) {
   Result r(PQexec(conn, sql.c_str()));
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK)
     fail(conn, r.get(), target.shard, what);
 }
 
-// READ ONLY refuses every write to a table, also one hidden in a function; the transaction is
-// rolled back however the statement ends, so nothing it did in the database could stay. What
-// reaches beyond the database is the role's to refuse (check_role).
-void begin_read_only(PGconn* conn, const fanout::Target& target, const Options& options) {
-  exec(conn, target, "BEGIN READ ONLY", "BEGIN");
-  // standard_conforming_strings on: the statement is read (statement.hpp) as it is parsed.
-  std::string ms = std::to_string(std::max<std::int64_t>(1, options.timeout.count())) + "ms";
-  const char* values[] = {ms.c_str()};
-  Result r(PQexecParams(conn,
-                        "SELECT pg_catalog.set_config('statement_timeout', $1, true), "
-                        "pg_catalog.set_config('standard_conforming_strings', 'on', true)",
-                        1, nullptr, values, nullptr, nullptr, 0));
-  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) fail(conn, r.get(), target.shard, "setting statement_timeout");
-}
-
-// The prepared statement's columns, with their types' names: not OIDs, a user type has a
-// different OID on every shard.
-std::vector<Column> statement_columns(PGconn* conn, const fanout::Target& target) {
+// The described statement's columns, with their types' names: not OIDs, a user type has a
+// different OID on every shard. The names of built-in types are the server's, known after the
+// first shard of each server; the others are read on every shard.
+std::vector<Column> statement_columns(PGconn* conn, const PGresult* described, const fanout::Target& target,
+                                      RunChecks& checks, const std::string& server) {
   std::vector<Column> columns;
-  {
-    Result d(PQdescribePrepared(conn, kStatement));
-    if (PQresultStatus(d.get()) != PGRES_COMMAND_OK) fail(conn, d.get(), target.shard, "describing the statement");
-    for (int i = 0; i < PQnfields(d.get()); ++i) columns.push_back({PQfname(d.get(), i), "", PQftype(d.get(), i)});
+  std::vector<Column> unknown;
+  for (int i = 0; i < PQnfields(described); ++i) {
+    Column c{PQfname(described, i), "", PQftype(described, i)};
+    if (auto name = checks.builtin_type(server, c.oid)) c.type = *name;
+    else unknown.push_back(c);
+    columns.push_back(std::move(c));
   }
-  if (columns.empty()) return columns;
-  std::string oids = oid_array(columns);
+  if (unknown.empty()) return columns;
+  std::string oids = oid_array(unknown);
   const char* values[] = {oids.c_str()};
   Result r(PQexecParams(conn,
                         "SELECT pg_catalog.format_type(t, NULL) "
                         "FROM pg_catalog.unnest($1::pg_catalog.oid[]) WITH ORDINALITY u(t, n) ORDER BY n",
                         1, nullptr, values, nullptr, nullptr, 0));
-  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != static_cast<int>(columns.size()))
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != static_cast<int>(unknown.size()))
     fail(conn, r.get(), target.shard, "reading the column types");
-  for (std::size_t i = 0; i < columns.size(); ++i) columns[i].type = PQgetvalue(r.get(), static_cast<int>(i), 0);
+  std::map<unsigned, std::string> names;
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    names[unknown[i].oid] = PQgetvalue(r.get(), static_cast<int>(i), 0);
+    checks.learn_type(server, unknown[i].oid, names[unknown[i].oid]);
+  }
+  for (auto& c : columns)
+    if (c.type.empty()) c.type = names[c.oid];
   return columns;
 }
 
@@ -231,19 +307,50 @@ class RowStream {
 
 }  // namespace
 
-void read_shard(const fanout::Target& target, const Options& options, const ReadHooks& hooks, ShardResult& result) {
+bool RunChecks::role_passed(const std::string& login) const {
+  std::lock_guard lock(mutex_);
+  return roles_.count(login) > 0;
+}
+
+void RunChecks::pass_role(const std::string& login) {
+  std::lock_guard lock(mutex_);
+  roles_.insert(login);
+}
+
+std::optional<std::string> RunChecks::builtin_type(const std::string& server, unsigned oid) const {
+  std::lock_guard lock(mutex_);
+  auto it = types_.find({server, oid});
+  if (it == types_.end()) return std::nullopt;
+  return it->second;
+}
+
+void RunChecks::learn_type(const std::string& server, unsigned oid, const std::string& name) {
+  // Objects created by initdb have oids below FirstNormalObjectId (16384), the same in every
+  // database of a server; a user's type has another oid in each.
+  if (oid >= 16384) return;
+  std::lock_guard lock(mutex_);
+  types_.emplace(std::pair{server, oid}, name);
+}
+
+void read_shard(const fanout::Target& target, const Options& options, const ReadHooks& hooks, ShardResult& result,
+                shardio::ServerPool& pool, RunChecks& checks) {
   std::string dsn = fanout::dsn_with_timeout(target.dsn, options.connect_timeout);
   if (options.user) dsn = dsn_with_user(dsn, *options.user);
-  shardio::RawConn raw(dsn, "shard " + target.shard);
-  PGconn* conn = raw.get();
-  check_role(conn, target, options);
-  begin_read_only(conn, target, options);
-  // The extended protocol takes exactly one statement: `SELECT 1; DELETE ...` is refused.
-  check_statement(conn, target, options);
-  hooks.columns(statement_columns(conn, target));
+  const std::string server = pg::server_key(dsn);
+  auto lease = pool.acquire(dsn, "shard " + target.shard);
+  PGconn* conn = lease->get();
   std::optional<std::string> error;
-  if (!options.limit || *options.limit > 0) error = RowStream(conn, target, options, hooks, result).read();
-  exec(conn, target, "ROLLBACK", "ROLLBACK");
+  try {
+    auto described = open_statement(conn, target, options, checks, server);
+    hooks.columns(statement_columns(conn, described.get(), target, checks, server));
+    if (!options.limit || *options.limit > 0) error = RowStream(conn, target, options, hooks, result).read();
+    // The prepared statement goes with the transaction, so the connection serves the next
+    // shard of its database as new.
+    exec(conn, target, std::string("ROLLBACK; DEALLOCATE ") + kStatement, "ROLLBACK");
+  } catch (...) {
+    lease.discard();  // in a transaction, a pipeline or holding the statement: not for reuse
+    throw;
+  }
   if (error) throw data_error(*error);
 }
 

@@ -58,6 +58,7 @@ struct TableReport {
 struct Unreachable {
   std::string shard;
   std::string error;
+  bool refused = false;  // its server was out of connection slots (TooManyConnections)
 };
 
 struct FleetReport {
@@ -65,7 +66,8 @@ struct FleetReport {
   std::vector<Unreachable> unreachable;
 };
 
-// Compares every table's copies on `shards` (`parallel` at once, one connection each), and with
+// Compares every table's copies on `shards` (`parallel` at once, at most `parallel` connections
+// per server), and with
 // its source outside the fleet where it has one. A shard (or outside source) that cannot be
 // reached is in `unreachable` and compared with nothing; a table whose named source cannot be
 // reached has no source. Other errors propagate.

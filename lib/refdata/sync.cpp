@@ -367,7 +367,14 @@ SyncReport sync_references(const std::vector<ShardRef>& shards, const std::vecto
   SyncReport report;
   report.dry_run = options.dry_run;
   report.shards.resize(shards.size());
-  parallel_for(shards.size(), options.parallel,
+  // A shard's sync holds its own connection and one per source (each in its snapshot) at once:
+  // so many shards at a time that --parallel connections per server are never passed, and at
+  // least one (shardctl-table(1)).
+  std::set<std::string> distinct_sources;
+  for (const auto& t : sourced)
+    if (t.source) distinct_sources.insert(*t.source);
+  int at_once = std::max(1, options.parallel / static_cast<int>(1 + distinct_sources.size()));
+  parallel_for(shards.size(), at_once,
                [&](std::size_t i) { report.shards[i] = sync_shard(shards[i], by_name, sourced, options); });
   return report;
 }

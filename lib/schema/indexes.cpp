@@ -32,6 +32,10 @@ std::vector<InvalidIndex> invalid_file_indexes(shardio::RawConn& conn, const std
         owners.push_back(m.file);
       }
   if (names.empty()) return {};
+  // Nearly every shard has no INVALID index at all: a look at pg_index alone says so, where the
+  // query below makes a fresh backend plan a join over five catalogs (a few milliseconds of
+  // server CPU per shard, on every shard of a fleet).
+  if (conn.query("SELECT EXISTS (SELECT FROM pg_catalog.pg_index WHERE NOT indisvalid)")[0][0] != "t") return {};
   // to_regclass() of a name that does not parse raises an error; created_index() only gives
   // quoted names of one to three parts, and a cross-database one is cut to its last two.
   auto rows = conn.query(

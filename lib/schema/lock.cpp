@@ -86,4 +86,9 @@ void release_rollout_lock(shardio::RawConn& conn) {
   conn.query("SELECT pg_advisory_unlock($1::int, $2::int)", key());
 }
 
+void reset_and_release_rollout_lock(shardio::RawConn& conn) {
+  // The key is two numbers of shardctl's own, written into the text.
+  conn.script("RESET ALL; SELECT pg_advisory_unlock(" + key()[0] + ", " + key()[1] + ")");
+}
+
 }  // namespace shardctl::schema

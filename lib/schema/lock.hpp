@@ -19,6 +19,8 @@ inline constexpr int rollout_lock_object = 0x5343484D;
 // pg_stat_activity. `conn` must be in autocommit (no open transaction).
 void acquire_rollout_lock(shardio::RawConn& conn, std::chrono::milliseconds timeout, const std::string& shard);
 void release_rollout_lock(shardio::RawConn& conn);
+// RESET ALL and release_rollout_lock in one round trip: how a rollout leaves a shard.
+void reset_and_release_rollout_lock(shardio::RawConn& conn);
 
 // "pid 123 (application_name psql, client local, user postgres, connected since ..., active)"
 // (fields the server leaves empty are left out) or "another session" when the holder is not

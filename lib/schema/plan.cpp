@@ -172,7 +172,8 @@ int StatusMatrix::exit_code() const {
       case StatusState::failed:
       case StatusState::interrupted:
       case StatusState::invalid_index: failed = true; break;
-      case StatusState::unreachable: unreachable = true; break;
+      case StatusState::unreachable:
+      case StatusState::refused: unreachable = true; break;
       case StatusState::current: break;
       case StatusState::pending:
       case StatusState::running:
@@ -199,7 +200,7 @@ bool names_file(const std::vector<Started>& started, const std::string& file) {
 StatusRow unreachable_row(const ShardHistory& shard) {
   StatusRow row;
   row.shard = shard.shard;
-  row.state = StatusState::unreachable;
+  row.state = shard.refused ? StatusState::refused : StatusState::unreachable;
   row.error = shard.error;
   return row;
 }

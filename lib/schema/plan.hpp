@@ -105,6 +105,7 @@ struct ShardHistory {
   bool lock_held = false;                     // the shard's rollout lock was held when it was read
   std::vector<InvalidIndex> invalid_indexes{};  // INVALID indexes the directory's files create
   bool reached = false;                       // connected: without rows, its history could not be read
+  bool refused = false;                       // not reached: the server was out of connection slots
 };
 
 // Against the directory's migrations.

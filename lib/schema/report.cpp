@@ -40,8 +40,8 @@ void print_started(std::ostream& out, const std::string& shard, const std::vecto
 }
 
 // The shard states in the order the apply summary counts them.
-constexpr ShardState shard_states[] = {ShardState::ok, ShardState::failed, ShardState::locked, ShardState::unreachable,
-                                       ShardState::skipped};
+constexpr ShardState shard_states[] = {ShardState::ok,      ShardState::failed,  ShardState::locked,
+                                       ShardState::unreachable, ShardState::refused, ShardState::skipped};
 
 std::size_t applied_count(const ShardReport& s) {
   return std::count_if(s.files.begin(), s.files.end(), [](const FileResult& f) { return f.state == FileRunState::applied; });
@@ -179,7 +179,8 @@ void print_apply(std::ostream& out, const ApplyResult& r) {
       std::string files;
       for (const auto& f : p.pending) files += (files.empty() ? "" : " ") + f;
       t.add_row({p.shard, p.state == PlannedState::up_to_date ? "up to date" : std::string(to_text(p.state)),
-                 p.version.empty() ? "-" : p.version, p.state == PlannedState::unreachable ? p.error : files});
+                 p.version.empty() ? "-" : p.version,
+                 p.state == PlannedState::unreachable || p.state == PlannedState::refused ? p.error : files});
     }
     t.print(out);
     for (const auto& p : r.plan) {
@@ -284,7 +285,8 @@ std::vector<output::JunitCase> junit_cases(const ApplyResult& r, const std::vect
   for (const auto& p : r.plan) plans[p.shard] = &p;
   for (const auto& s : r.shards) {
     std::string cls = "shardctl.schema.apply." + s.shard;
-    if ((s.state == ShardState::unreachable || s.state == ShardState::locked) && s.files.empty()) {
+    if ((s.state == ShardState::unreachable || s.state == ShardState::refused || s.state == ShardState::locked) &&
+        s.files.empty()) {
       output::JunitCase c{cls, s.state == ShardState::locked ? "rollout lock" : "connect", static_cast<double>(s.duration_ms) / 1000.0,
                           s.error, s.hint, false};
       cases.push_back(c);
@@ -327,7 +329,7 @@ std::vector<output::JunitCase> junit_cases(const StatusMatrix& m) {
   std::vector<output::JunitCase> cases;
   for (const auto& r : m.rows) {
     std::string cls = "shardctl.schema.status." + r.shard;
-    if (r.state == StatusState::unreachable) {
+    if (r.state == StatusState::unreachable || r.state == StatusState::refused) {
       cases.push_back({cls, "connect", 0, r.error, "", false});
       continue;
     }

@@ -1,6 +1,7 @@
 #include "schema/rollout.hpp"
 
 #include <map>
+#include <set>
 
 #include "core/error.hpp"
 #include "schema/history.hpp"
@@ -24,8 +25,11 @@ struct StopWave : Error {
 
 // Runs apply_shard over `targets` (a wave). `stop`: a failed or locked shard stops the wave;
 // `stop_on_any`: so does an unreachable one (the canary wave).
-void run_wave(const std::vector<fanout::Target>& targets, const std::vector<Migration>& migrations,
-              const ApplyOptions& options, bool stop, bool stop_on_any, std::vector<ShardReport>& reports) {
+// `seen_invalid`: the shards where the survey found an INVALID index of a file (apply_shard's
+// check_applied).
+void run_wave(shardio::ServerPool& pool, const std::vector<fanout::Target>& targets, const std::vector<Migration>& migrations,
+              const ApplyOptions& options, bool stop, bool stop_on_any, const std::set<std::string>& seen_invalid,
+              std::vector<ShardReport>& reports) {
   auto idx = index_of(targets);
   reports.resize(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i) reports[i].shard = targets[i].shard;
@@ -36,7 +40,7 @@ void run_wave(const std::vector<fanout::Target>& targets, const std::vector<Migr
       targets, policy,
       [&](const fanout::Target& t) {
         auto& rep = reports[idx.at(t.shard)];
-        rep = apply_shard(t, migrations, options.settings);
+        rep = apply_shard(pool, t, migrations, options.settings, seen_invalid.count(t.shard) > 0);
         // An unreachable shard ran nothing: it catches up on the next run and does not stop the
         // others (except in the canary wave, which proves nothing without all its shards).
         if (rep.state == ShardState::failed || rep.state == ShardState::locked || (stop_on_any && !rep.ok())) throw StopWave();
@@ -49,13 +53,17 @@ void run_wave(const std::vector<fanout::Target>& targets, const std::vector<Migr
 // A run's exit code from the states its shards ended in, the worst first: a shard in `failing`
 // (a migration failed, a repair refused) gives `failed_code`, then a locked shard 75, then an
 // unreachable one 69; else 0. (apply, baseline and repair.)
+// A shard not reached because its server was out of connection slots counts as unreachable.
+constexpr bool is_refused(ShardState s) noexcept { return s == ShardState::refused; }
+constexpr bool is_refused(RepairState) noexcept { return false; }  // its "refused" is a repair's refusal
+
 template <class Report, class State>
 int worst_exit_code(const std::vector<Report>& reports, State failing, int failed_code) {
   bool failed = false, locked = false, unreachable = false;
   for (const auto& r : reports) {
     failed = failed || r.state == failing;
     locked = locked || r.state == State::locked;
-    unreachable = unreachable || r.state == State::unreachable;
+    unreachable = unreachable || r.state == State::unreachable || is_refused(r.state);
   }
   return failed ? failed_code : locked ? exit_code::locked : unreachable ? exit_code::unavailable : 0;
 }
@@ -71,7 +79,7 @@ PlannedShard planned_shard(const std::vector<Migration>& migrations, const Shard
   PlannedShard p;
   p.shard = h.shard;
   if (!h.rows) {
-    p.state = PlannedState::unreachable;
+    p.state = h.refused ? PlannedState::refused : PlannedState::unreachable;
     p.error = h.error;
     return p;
   }
@@ -117,7 +125,7 @@ void refuse_changed(const std::map<std::string, std::vector<std::string>>& chang
 int dry_run_exit_code(const std::vector<PlannedShard>& plan) {
   bool unreachable = false, stops = false;
   for (const auto& p : plan) {
-    unreachable = unreachable || p.state == PlannedState::unreachable;
+    unreachable = unreachable || p.state == PlannedState::unreachable || p.state == PlannedState::refused;
     stops = stops || p.state == PlannedState::interrupted || p.state == PlannedState::invalid_index;
   }
   return stops ? apply_exit::migration_failed : unreachable ? exit_code::unavailable : 0;
@@ -125,8 +133,9 @@ int dry_run_exit_code(const std::vector<PlannedShard>& plan) {
 
 // The canary wave (the first `options.canary` reachable shards), then the rest, which are
 // skipped when the canary wave failed. The reports of both waves.
-std::vector<ShardReport> run_waves(const std::vector<fanout::Target>& reachable, const std::vector<Migration>& migrations,
-                                   const ApplyOptions& options, ApplyResult& result) {
+std::vector<ShardReport> run_waves(shardio::ServerPool& pool, const std::vector<fanout::Target>& reachable,
+                                   const std::vector<Migration>& migrations, const ApplyOptions& options,
+                                   const std::set<std::string>& seen_invalid, ApplyResult& result) {
   std::size_t k = static_cast<std::size_t>(std::max(0, options.canary));
   k = std::min(k, reachable.size());
   result.canary = static_cast<int>(k);
@@ -134,11 +143,11 @@ std::vector<ShardReport> run_waves(const std::vector<fanout::Target>& reachable,
   std::vector<fanout::Target> rest(reachable.begin() + static_cast<std::ptrdiff_t>(k), reachable.end());
   std::vector<ShardReport> first, second;
   if (!canary.empty()) {
-    run_wave(canary, migrations, options, true, true, first);
+    run_wave(pool, canary, migrations, options, true, true, seen_invalid, first);
     for (const auto& r : first) result.canary_failed = result.canary_failed || !r.ok();
   }
   if (!result.canary_failed) {
-    run_wave(rest, migrations, options, !options.continue_on_error, false, second);
+    run_wave(pool, rest, migrations, options, !options.continue_on_error, false, seen_invalid, second);
   } else {
     for (const auto& t : rest) {
       ShardReport r;
@@ -171,7 +180,7 @@ std::vector<ShardReport> in_target_order(const std::vector<fanout::Target>& targ
     }
     ShardReport r;
     r.shard = targets[i].shard;
-    r.state = ShardState::unreachable;
+    r.state = histories[i].refused ? ShardState::refused : ShardState::unreachable;
     r.error = histories[i].error;
     // A shard that answered but whose history cannot be read stays so until someone looks:
     // the next apply would stop there again.
@@ -186,26 +195,27 @@ std::vector<ShardReport> in_target_order(const std::vector<fanout::Target>& targ
 
 }  // namespace
 
-std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int parallel, int connect_timeout,
-                                 const std::vector<Migration>* files) {
+std::vector<ShardHistory> survey(shardio::ServerPool& pool, const std::vector<fanout::Target>& targets, int parallel,
+                                 int connect_timeout, const std::vector<Migration>* files) {
   std::vector<ShardHistory> out(targets.size());
   auto idx = index_of(targets);
   for (std::size_t i = 0; i < targets.size(); ++i) out[i].shard = targets[i].shard;
   fanout::Policy policy;
   policy.parallel = parallel;
   auto outcomes = fanout::run(targets, policy, [&](const fanout::Target& t) {
-    shardio::RawConn conn(rollout_dsn(t, connect_timeout), "shard " + t.shard);
+    auto conn = pool.acquire(rollout_dsn(t, connect_timeout), "shard " + t.shard);
     auto& h = out[idx.at(t.shard)];
-    h.rows = read_history(conn);
-    h.lock_held = rollout_lock_held(conn);
-    if (files) h.invalid_indexes = invalid_file_indexes(conn, *files);
+    h.rows = read_history(*conn);
+    h.lock_held = rollout_lock_held(*conn);
+    if (files) h.invalid_indexes = invalid_file_indexes(*conn, *files);
   });
   for (std::size_t i = 0; i < outcomes.size(); ++i)
     if (!outcomes[i].ok()) {
       // Not only unreachable ones: a shard whose history cannot be read is not known either.
       out[i].rows.reset();
       out[i].error = outcomes[i].error;
-      out[i].reached = outcomes[i].state != fanout::State::unreachable;
+      out[i].reached = !fanout::not_reached(outcomes[i].state);
+      out[i].refused = outcomes[i].state == fanout::State::refused;
     }
   return out;
 }
@@ -216,7 +226,10 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
   result.dry_run = options.dry_run;
   for (const auto& m : migrations)
     if (m.version) result.head = m.version->text();
-  auto histories = survey(targets, options.parallel, options.settings.connect_timeout, &migrations);
+  // One pool for the survey and the waves: at most --parallel connections per server, and a
+  // shard's survey connection, while still idle, serves its apply.
+  shardio::ServerPool pool(options.parallel);
+  auto histories = survey(pool, targets, options.parallel, options.settings.connect_timeout, &migrations);
   std::map<std::string, std::vector<std::string>> changed;  // file -> shards
   for (const auto& h : histories) result.plan.push_back(planned_shard(migrations, h, changed));
   refuse_changed(changed);
@@ -226,9 +239,12 @@ ApplyResult apply(const std::vector<fanout::Target>& targets, const std::vector<
   }
   // Unreachable shards ran nothing: they are reported as the survey found them.
   std::vector<fanout::Target> reachable;
-  for (std::size_t i = 0; i < targets.size(); ++i)
+  std::set<std::string> seen_invalid;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
     if (histories[i].rows) reachable.push_back(targets[i]);
-  auto ran = run_waves(reachable, migrations, options, result);
+    if (!histories[i].invalid_indexes.empty()) seen_invalid.insert(targets[i].shard);
+  }
+  auto ran = run_waves(pool, reachable, migrations, options, seen_invalid, result);
   result.shards = in_target_order(targets, histories, result.plan, ran, options);
   result.exit_code = apply_exit_code(result.shards);
   return result;
@@ -239,7 +255,8 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
   BaselineResult result;
   result.version = version.text();
   for (const auto& f : files) result.files.push_back(f.file);
-  auto histories = survey(targets, parallel, settings.connect_timeout);
+  shardio::ServerPool pool(parallel);
+  auto histories = survey(pool, targets, parallel, settings.connect_timeout);
   std::vector<std::string> refused;
   std::vector<fanout::Target> reachable;
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -259,7 +276,7 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
   for (std::size_t i = 0; i < targets.size(); ++i) {
     reports[i].shard = targets[i].shard;
     if (!histories[i].rows) {
-      reports[i].state = ShardState::unreachable;
+      reports[i].state = histories[i].refused ? ShardState::refused : ShardState::unreachable;
       reports[i].error = histories[i].error;
     } else if (dry_run) {
       reports[i].state = ShardState::ok;
@@ -271,7 +288,7 @@ BaselineResult baseline(const std::vector<fanout::Target>& targets, const Versio
     fanout::Policy policy;
     policy.parallel = parallel;
     fanout::run(reachable, policy, [&](const fanout::Target& t) {
-      reports[idx.at(t.shard)] = baseline_shard(t, version, files, settings);
+      reports[idx.at(t.shard)] = baseline_shard(pool, t, version, files, settings);
     });
   }
   result.shards = std::move(reports);
@@ -286,7 +303,8 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
   result.mark = mark;
   result.dry_run = dry_run;
   std::vector<Migration> files{file};
-  auto histories = survey(targets, parallel, settings.connect_timeout, &files);
+  shardio::ServerPool pool(parallel);
+  auto histories = survey(pool, targets, parallel, settings.connect_timeout, &files);
   std::vector<std::string> refused;
   std::vector<fanout::Target> reachable;
   result.shards.resize(targets.size());
@@ -318,7 +336,7 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
     fanout::Policy policy;
     policy.parallel = parallel;
     fanout::run(reachable, policy, [&](const fanout::Target& t) {
-      result.shards[idx.at(t.shard)] = repair_shard(t, file, mark, settings);
+      result.shards[idx.at(t.shard)] = repair_shard(pool, t, file, mark, settings);
     });
   }
   result.exit_code = worst_exit_code(result.shards, RepairState::refused, exit_code::data);
@@ -327,7 +345,8 @@ RepairResult repair(const std::vector<fanout::Target>& targets, const Migration&
 
 StatusMatrix status(const std::vector<fanout::Target>& targets, const std::optional<std::vector<Migration>>& migrations,
                     int parallel, int connect_timeout) {
-  auto histories = survey(targets, parallel, connect_timeout, migrations ? &*migrations : nullptr);
+  shardio::ServerPool pool(parallel);
+  auto histories = survey(pool, targets, parallel, connect_timeout, migrations ? &*migrations : nullptr);
   return migrations ? status_against_directory(*migrations, histories) : status_between_shards(histories);
 }
 

@@ -11,14 +11,16 @@
 #include "schema/files.hpp"
 #include "schema/plan.hpp"
 #include "schema/runner.hpp"
+#include "shardio/server_pool.hpp"
 
 namespace shardctl::schema {
 
 // Every target's history, read without the lock and without creating anything (an
 // unreachable shard has no rows and its error), whether its rollout lock is held, and (with
-// `files`) the INVALID indexes found where those files create theirs.
-std::vector<ShardHistory> survey(const std::vector<fanout::Target>& targets, int parallel, int connect_timeout,
-                                 const std::vector<Migration>* files = nullptr);
+// `files`) the INVALID indexes found where those files create theirs. Connections come from
+// `pool` (the run's: a shard's connection may serve its apply afterwards).
+std::vector<ShardHistory> survey(shardio::ServerPool& pool, const std::vector<fanout::Target>& targets, int parallel,
+                                 int connect_timeout, const std::vector<Migration>* files = nullptr);
 
 // Apply exit codes (documented in shardctl-schema(1)).
 namespace apply_exit {

@@ -2,7 +2,9 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "core/error.hpp"
 #include "pg/sqlstate.hpp"
@@ -95,16 +97,15 @@ std::string server_hint(const SqlFailure& f) {
   return out;
 }
 
-void prepare_session(shardio::RawConn& conn, const RunSettings& s) {
+// The session a file starts in, in one round trip (with `then`, e.g. BEGIN, after it).
+void prepare_session(shardio::RawConn& conn, const RunSettings& s, const std::string& then = {}) {
   // A file's own SETs (search_path, role) must not leak into the next file: start each from
-  // the session defaults, then the rollout's timeouts.
-  conn.exec("RESET ALL");
-  // Files are checked with PostgreSQL's lexing rules as they are by default (standard strings):
-  // a database or role default of off would let the server read statements the check did not
-  // see (a backslash before a quote).
-  conn.exec("SET standard_conforming_strings = on");
-  conn.exec("SET lock_timeout = " + std::to_string(s.lock_timeout.count()));
-  conn.exec("SET statement_timeout = " + std::to_string(s.statement_timeout.count()));
+  // the session defaults, then the rollout's timeouts. Files are checked with PostgreSQL's
+  // lexing rules as they are by default (standard strings): a database or role default of off
+  // would let the server read statements the check did not see (a backslash before a quote).
+  // The values are numbers shardctl formats.
+  conn.script("RESET ALL; SET standard_conforming_strings = on; SET lock_timeout = " + std::to_string(s.lock_timeout.count()) +
+              "; SET statement_timeout = " + std::to_string(s.statement_timeout.count()) + (then.empty() ? "" : "; " + then));
 }
 
 NewRow row_for(const Migration& m, std::int64_t ms, Outcome outcome) {
@@ -136,6 +137,14 @@ std::string index_list(const std::vector<InvalidIndex>& invalid) {
 // not do what it says (CREATE INDEX ... IF NOT EXISTS kept the INVALID index an earlier failed
 // build left), so it fails.
 std::optional<FileFailed> invalid_after(shardio::RawConn& conn, const Migration& m, std::int64_t ms, FileResult& result) {
+  // Only a statement that can succeed and leave its index INVALID needs the look (a catalog
+  // query that a fresh backend pays a few milliseconds for, on every shard).
+  auto splits = split_statements(m.sql);
+  bool may = std::any_of(splits.begin(), splits.end(), [](const auto& st) {
+    auto ix = created_index(st);
+    return ix && ix->may_stay_invalid;
+  });
+  if (!may) return std::nullopt;
   auto invalid = invalid_file_indexes(conn, {m});
   if (invalid.empty()) return std::nullopt;
   result.duration_ms = ms;
@@ -151,7 +160,6 @@ void rollback_quietly(shardio::RawConn& conn) {
 // A file in a transaction of its own, its history row written inside it. A failure rolls it
 // back and records the failure, except a lock wait that timed out, which changed nothing.
 void run_in_transaction(shardio::RawConn& conn, const Migration& m, Clock::time_point t0, FileResult& result) {
-  conn.exec("BEGIN");
   if (auto f = run_sql(conn, m.sql)) {
     result.duration_ms = ms_since(t0);
     result.error = locate(m, 0, m.sql, *f);
@@ -208,7 +216,8 @@ void run_statement_by_statement(shardio::RawConn& conn, const Migration& m, Cloc
 
 // Runs one file and writes its history row. Throws FileFailed.
 void run_file(shardio::RawConn& conn, const Migration& m, const RunSettings& settings, FileResult& result) {
-  prepare_session(conn, settings);
+  // A file in a transaction begins it in the same round trip as its session.
+  prepare_session(conn, settings, m.no_transaction ? "" : "BEGIN");
   auto t0 = Clock::now();
   if (m.no_transaction) run_statement_by_statement(conn, m, t0, result);
   else run_in_transaction(conn, m, t0, result);
@@ -239,7 +248,8 @@ std::string started_hint(const Started& st, const std::string& shard, const std:
 
 // Fills the report from an Error thrown around the shard's work.
 void fail_report(ShardReport& rep, const Error& e) {
-  rep.state = e.kind() == ErrorKind::unavailable ? ShardState::unreachable
+  rep.state = refused_for_connections(e)           ? ShardState::refused
+              : e.kind() == ErrorKind::unavailable ? ShardState::unreachable
               : e.kind() == ErrorKind::locked    ? ShardState::locked
                                                  : ShardState::failed;
   rep.error = e.what();
@@ -339,24 +349,26 @@ std::string rollout_dsn(const fanout::Target& target, int connect_timeout) {
   return fanout::dsn_with_timeout(target.dsn, connect_timeout) + " application_name='shardctl schema'";
 }
 
-ShardReport apply_shard(const fanout::Target& target, const std::vector<Migration>& migrations, const RunSettings& settings) {
+ShardReport apply_shard(shardio::ServerPool& pool, const fanout::Target& target, const std::vector<Migration>& migrations,
+                        const RunSettings& settings, bool check_applied) {
   ShardReport rep;
   rep.shard = target.shard;
   auto t0 = Clock::now();
-  std::unique_ptr<shardio::RawConn> conn;
+  std::optional<shardio::ServerPool::Lease> conn;
+  bool released = false;  // the lock given back and the session reset: the connection may serve again
   try {
-    conn = std::make_unique<shardio::RawConn>(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard);
-    acquire_rollout_lock(*conn, settings.lock_timeout, target.shard);
-    ensure_history(*conn);
-    auto plan = plan_under_lock(*conn, migrations, target.shard, rep);
+    conn.emplace(pool.acquire(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard));
+    acquire_rollout_lock(**conn, settings.lock_timeout, target.shard);
+    ensure_history(**conn);
+    auto plan = plan_under_lock(**conn, migrations, target.shard, rep);
     if (!plan.started.empty()) {
-      stop_at_started(*conn, migrations, plan.started.front(), target.shard, settings.directory, rep);
+      stop_at_started(**conn, migrations, plan.started.front(), target.shard, settings.directory, rep);
     } else {
-      run_pending(*conn, migrations, plan, settings, rep);
-      if (rep.ok()) check_applied_indexes(*conn, migrations, rep);
+      run_pending(**conn, migrations, plan, settings, rep);
+      if (rep.ok() && check_applied) check_applied_indexes(**conn, migrations, rep);
       if (rep.state != ShardState::unreachable) {
-        conn->exec("RESET ALL");
-        release_rollout_lock(*conn);
+        reset_and_release_rollout_lock(**conn);
+        released = true;
       }
     }
   } catch (const Error& e) {
@@ -364,6 +376,8 @@ ShardReport apply_shard(const fanout::Target& target, const std::vector<Migratio
     // of a file; a file's failure is already in the report.
     if (rep.error.empty() || e.kind() == ErrorKind::unavailable) fail_report(rep, e);
   }
+  // A connection that may still hold the lock or a file's settings is closed, not handed on.
+  if (conn && !released) conn->discard();
   rep.duration_ms = ms_since(t0);
   return rep;
 }
@@ -404,13 +418,16 @@ std::string baseline_refusal(const std::vector<HistoryRow>& history, const Versi
   return msg;
 }
 
-ShardReport baseline_shard(const fanout::Target& target, const Version& version, const std::vector<Migration>& files,
-                           const RunSettings& settings) {
+ShardReport baseline_shard(shardio::ServerPool& pool, const fanout::Target& target, const Version& version,
+                           const std::vector<Migration>& files, const RunSettings& settings) {
   ShardReport rep;
   rep.shard = target.shard;
   auto t0 = Clock::now();
+  std::optional<shardio::ServerPool::Lease> lease;
+  bool released = false;
   try {
-    shardio::RawConn conn(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard);
+    lease.emplace(pool.acquire(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard));
+    shardio::RawConn& conn = **lease;
     acquire_rollout_lock(conn, settings.lock_timeout, target.shard);
     ensure_history(conn);
     auto history = read_history(conn);
@@ -438,10 +455,12 @@ ShardReport baseline_shard(const fanout::Target& target, const Version& version,
     }
     rep.version_after = already ? rep.version_before : version.text();
     release_rollout_lock(conn);
+    released = true;
     rep.state = ShardState::ok;
   } catch (const Error& e) {
     fail_report(rep, e);
   }
+  if (lease && !released) lease->discard();  // it may hold the lock or a transaction
   rep.duration_ms = ms_since(t0);
   return rep;
 }
@@ -467,11 +486,15 @@ std::string repair_refusal(const std::vector<HistoryRow>& history, const Migrati
   return "";
 }
 
-RepairShard repair_shard(const fanout::Target& target, const Migration& file, RepairMark mark, const RunSettings& settings) {
+RepairShard repair_shard(shardio::ServerPool& pool, const fanout::Target& target, const Migration& file, RepairMark mark,
+                         const RunSettings& settings) {
   RepairShard rep;
   rep.shard = target.shard;
+  std::optional<shardio::ServerPool::Lease> lease;
+  bool released = false;
   try {
-    shardio::RawConn conn(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard);
+    lease.emplace(pool.acquire(rollout_dsn(target, settings.connect_timeout), "shard " + target.shard));
+    shardio::RawConn& conn = **lease;
     acquire_rollout_lock(conn, settings.lock_timeout, target.shard);
     ensure_history(conn);
     // Again under the lock: the survey's answer may be stale.
@@ -492,13 +515,16 @@ RepairShard repair_shard(const fanout::Target& target, const Migration& file, Re
       rep.state = RepairState::ok;
     }
     release_rollout_lock(conn);
+    released = true;
   } catch (const Error& e) {
+    // A server out of connection slots is "unreachable" here: a repair's "refused" is its own.
     rep.state = e.kind() == ErrorKind::unavailable ? RepairState::unreachable
               : e.kind() == ErrorKind::locked    ? RepairState::locked
                                                  : RepairState::refused;
     rep.error = e.what();
     rep.hint = e.hint();
   }
+  if (lease && !released) lease->discard();
   return rep;
 }
 

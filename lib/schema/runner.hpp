@@ -11,6 +11,7 @@
 #include "fanout/fanout.hpp"
 #include "schema/files.hpp"
 #include "schema/plan.hpp"
+#include "shardio/server_pool.hpp"
 
 namespace shardctl::schema {
 
@@ -60,13 +61,18 @@ std::string rollout_dsn(const fanout::Target& target, int connect_timeout);
 
 // Applies what the plan of this shard holds. Never throws for the shard's own failures: they
 // are in the report.
-ShardReport apply_shard(const fanout::Target& target, const std::vector<Migration>& migrations, const RunSettings& settings);
+// Its connection comes from `pool` (the run's), and goes back there only when the shard ended
+// as it began: no transaction, no lock held, settings reset. `check_applied`: look again, after
+// the run, for INVALID indexes of the files applied before it (the survey saw some there; where
+// it saw none, the files this run applied were looked at one by one, those that can leave one).
+ShardReport apply_shard(shardio::ServerPool& pool, const fanout::Target& target, const std::vector<Migration>& migrations,
+                        const RunSettings& settings, bool check_applied = true);
 
 // Records `version` (and, when `files` is not empty, each of those files with its checksum) as
 // applied without running anything. A shard whose history already holds anything but the very
 // same baseline is refused (state failed). Never throws for the shard's own failures.
-ShardReport baseline_shard(const fanout::Target& target, const Version& version, const std::vector<Migration>& files,
-                           const RunSettings& settings);
+ShardReport baseline_shard(shardio::ServerPool& pool, const fanout::Target& target, const Version& version,
+                           const std::vector<Migration>& files, const RunSettings& settings);
 
 // One shard's answer to a repair (what to record: RepairMark, states.hpp).
 struct RepairShard {
@@ -87,7 +93,8 @@ std::string repair_refusal(const std::vector<HistoryRow>& history, const Migrati
 
 // Takes the rollout lock, checks again under it (repair_refusal), and writes one history row for
 // `file` with success = (mark == applied) and a note saying it was repaired.
-RepairShard repair_shard(const fanout::Target& target, const Migration& file, RepairMark mark, const RunSettings& settings);
+RepairShard repair_shard(shardio::ServerPool& pool, const fanout::Target& target, const Migration& file, RepairMark mark,
+                         const RunSettings& settings);
 
 // Why `baseline` refuses a shard with this history, or "" when it may go ahead (or nothing
 // needs doing: `*already` is set when the same baseline is recorded).

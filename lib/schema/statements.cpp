@@ -289,14 +289,18 @@ std::optional<CreatedIndex> created_index(const Statement& st) {
   if (!word("create")) return std::nullopt;
   word("unique");
   if (!word("index")) return std::nullopt;
-  word("concurrently");
-  if (word("if") && !(word("not") && word("exists"))) return std::nullopt;
+  bool may_stay_invalid = word("concurrently");
+  if (word("if")) {
+    if (!(word("not") && word("exists"))) return std::nullopt;
+    may_stay_invalid = true;
+  }
   if (k < t.size() && t[k].kind == Token::Kind::word && t[k].text == "on") return std::nullopt;  // no name given
   CreatedIndex out;
   auto n = name();
   if (!n || !word("on")) return std::nullopt;
   out.name = *n;
-  word("only");
+  if (word("only")) may_stay_invalid = true;
+  out.may_stay_invalid = may_stay_invalid;
   std::vector<std::string> parts;
   auto first = name();
   if (!first) return std::nullopt;

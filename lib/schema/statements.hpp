@@ -49,6 +49,11 @@ std::optional<std::string> transaction_control(const Statement& st);
 struct CreatedIndex {
   std::string name;   // as PostgreSQL stores it (folded, unquoted)
   std::string table;  // every part double-quoted, as to_regclass() reads it: "public"."users"
+  // Whether the statement can leave the index INVALID and still succeed: CONCURRENTLY (a failed
+  // build leaves one), IF NOT EXISTS (keeps one an earlier build left), ON ONLY (a partitioned
+  // table's index is INVALID until every partition's is attached). A plain CREATE INDEX in a
+  // transaction builds a valid index or fails.
+  bool may_stay_invalid = false;
 };
 std::optional<CreatedIndex> created_index(const Statement& st);
 

@@ -21,19 +21,22 @@ constexpr auto file_run_state_words =
                          {FileRunState::locked, "locked"}, {FileRunState::unreachable, "unreachable"}});
 constexpr auto shard_state_words =
     words<ShardState>({{ShardState::ok, "ok"}, {ShardState::failed, "failed"}, {ShardState::locked, "locked"},
-                       {ShardState::unreachable, "unreachable"}, {ShardState::skipped, "skipped"}});
+                       {ShardState::unreachable, "unreachable"}, {ShardState::refused, "refused"},
+                       {ShardState::skipped, "skipped"}});
 constexpr auto repair_state_words =
     words<RepairState>({{RepairState::ok, "ok"}, {RepairState::refused, "refused"}, {RepairState::locked, "locked"},
                         {RepairState::unreachable, "unreachable"}, {RepairState::skipped, "skipped"}});
 constexpr auto repair_mark_words = words<RepairMark>({{RepairMark::applied, "applied"}, {RepairMark::failed, "failed"}});
 constexpr auto planned_state_words =
     words<PlannedState>({{PlannedState::up_to_date, "up_to_date"}, {PlannedState::pending, "pending"},
-                         {PlannedState::unreachable, "unreachable"}, {PlannedState::interrupted, "interrupted"},
+                         {PlannedState::unreachable, "unreachable"}, {PlannedState::refused, "refused"},
+                         {PlannedState::interrupted, "interrupted"},
                          {PlannedState::running, "running"}, {PlannedState::invalid_index, "invalid_index"}});
 constexpr auto status_state_words = words<StatusState>(
     {{StatusState::current, "current"}, {StatusState::pending, "pending"}, {StatusState::running, "running"},
      {StatusState::failed, "failed"}, {StatusState::interrupted, "interrupted"}, {StatusState::invalid_index, "invalid_index"},
-     {StatusState::changed, "changed"}, {StatusState::different, "different"}, {StatusState::unreachable, "unreachable"}});
+     {StatusState::changed, "changed"}, {StatusState::different, "different"}, {StatusState::unreachable, "unreachable"},
+     {StatusState::refused, "refused"}});
 constexpr auto cell_state_words = words<CellState>(
     {{CellState::none, ""}, {CellState::ok, "ok"}, {CellState::baseline, "baseline"}, {CellState::pending, "pending"},
      {CellState::failed, "failed"}, {CellState::changed, "changed"}, {CellState::started, "started"},

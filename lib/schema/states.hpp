@@ -25,21 +25,24 @@ enum class RecordedState { applied, failed, started, not_run };
 // its lock wait timed out (nothing of it kept), or the connection was lost while it ran.
 enum class FileRunState { applied, failed, locked, unreachable };
 
-// A shard after apply or baseline (ShardReport::state; see runner.hpp).
-enum class ShardState { ok, failed, locked, unreachable, skipped };
+// A shard after apply or baseline (ShardReport::state; see runner.hpp). refused: the server
+// turned every connection away for want of slots until the connect timeout (TooManyConnections);
+// like unreachable, nothing ran there.
+enum class ShardState { ok, failed, locked, unreachable, refused, skipped };
 
 // A shard after repair (RepairShard::state): done (or nothing to do), refused under the lock,
-// the lock held, no connection, or not started.
+// the lock held, no connection (a server out of connection slots too: "refused" is a repair's
+// refusal here), or not started.
 enum class RepairState { ok, refused, locked, unreachable, skipped };
 
 // `schema repair`: what to record about a file on a shard.
 enum class RepairMark { applied, failed };
 
 // A shard in apply's plan (PlannedShard::state; see rollout.hpp).
-enum class PlannedState { up_to_date, pending, unreachable, interrupted, running, invalid_index };
+enum class PlannedState { up_to_date, pending, unreachable, refused, interrupted, running, invalid_index };
 
 // A shard in `schema status` (StatusRow::state; see plan.hpp).
-enum class StatusState { current, pending, running, failed, interrupted, invalid_index, changed, different, unreachable };
+enum class StatusState { current, pending, running, failed, interrupted, invalid_index, changed, different, unreachable, refused };
 
 // One cell of the status matrix (see plan.hpp): none is "" (not applicable); differs is a
 // repeatable file whose last checksum is not the same on every shard, shown as this shard's.

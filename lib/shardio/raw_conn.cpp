@@ -1,10 +1,15 @@
 #include "shardio/raw_conn.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "core/error.hpp"
+#include "pg/connect_retry.hpp"
 #include "pg/dsn.hpp"
 #include "pg/sqlstate.hpp"
 
@@ -51,13 +56,23 @@ std::optional<std::string> escaped(char* q) {
 }  // namespace
 
 RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(role)), where_(pg::describe_dsn(dsn)) {
-  conn_ = PQconnectdb(pg::normalize_dsn(dsn).c_str());
-  if (PQstatus(conn_) != CONNECTION_OK) {
-    // The destructor does not run for a constructor that throws: free the PGconn here.
-    std::string msg = first_line(PQerrorMessage(conn_));
-    PQfinish(conn_);
-    conn_ = nullptr;
-    throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + msg,
+  const std::string conninfo = pg::normalize_dsn(dsn);
+  // A server out of connection slots is tried again (pg/connect_retry.hpp).
+  auto outcome = pg::connect_retrying(pg::retry_budget(conninfo), [&]() -> std::string {
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    if (PQstatus(c) == CONNECTION_OK) {
+      conn_ = c;
+      return {};
+    }
+    std::string msg = c ? PQerrorMessage(c) : "out of memory";
+    PQfinish(c);
+    return msg.empty() ? "connection failed" : msg;
+  });
+  // The destructor does not run for a constructor that throws: nothing is left open here.
+  if (!conn_) {
+    if (outcome.refused)
+      throw TooManyConnections(pg::refused_message("cannot connect to " + role_, where_, outcome), pg::refused_hint());
+    throw unavailable_error("cannot connect to " + role_ + " (" + where_ + "): " + first_line(outcome.error.c_str()),
                             "is the server running and reachable? Run the command again once it is");
   }
   // Server NOTICEs ("schema already exists, skipping") are noise on an operator's terminal.
@@ -65,6 +80,30 @@ RawConn::RawConn(const std::string& dsn, std::string role) : role_(std::move(rol
 }
 
 RawConn::~RawConn() { PQfinish(conn_); }
+
+void RawConn::finish_and_wait(std::chrono::milliseconds limit) noexcept {
+  if (!conn_) return;
+  // A second descriptor of the socket keeps it open past PQfinish: the server closes its end
+  // only when its backend exits (after leaving pg_stat_activity and freeing its slot), which
+  // reads here as the end of the stream.
+  int fd = PQsocket(conn_) >= 0 ? ::dup(PQsocket(conn_)) : -1;
+  PQfinish(conn_);
+  conn_ = nullptr;
+  if (fd < 0) return;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  char buffer[256];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(left));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // closed by the server
+  }
+  ::close(fd);
+}
 
 void RawConn::fail(const std::string& what) const {
   std::string msg = first_line(PQerrorMessage(conn_));

@@ -4,6 +4,7 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,6 +49,13 @@ class RawConn {
 
   PGconn* get() const noexcept { return conn_; }
   const std::string& role() const noexcept { return role_; }
+
+  // Ends the session and waits (at most `limit`) until the server has let go of it: its backend
+  // gone from pg_stat_activity and its connection slot free. PQfinish alone returns as soon as
+  // the goodbye is sent, and a connection opened right after it may meet the old backend still
+  // exiting: one more than a bound on a server's connections for a moment, or a refusal for too
+  // many clients of the server's own making (shardio/server_pool.hpp closes this way).
+  void finish_and_wait(std::chrono::milliseconds limit) noexcept;
 
   // Runs ONE statement with text parameters, through the extended protocol even without any,
   // so a text that holds several statements is refused by the server instead of running them

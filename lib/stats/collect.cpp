@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <unordered_map>
 
 #include "catalog/catalog.hpp"
 #include "catalog/key_sql.hpp"
@@ -10,7 +11,9 @@
 #include "fanout/fanout.hpp"
 #include "routing/pg_hash.hpp"
 #include "shardio/key_filter.hpp"
+#include "pg/connect_retry.hpp"
 #include "shardio/raw_conn.hpp"
+#include "shardio/server_pool.hpp"
 #include "stats/histogram.hpp"
 #include "stats/load_file.hpp"
 #include "stats/store.hpp"
@@ -128,8 +131,10 @@ std::int64_t measure_table(shardio::RawConn& conn, const TableJob& job, const st
 
 // One shard: its database size, pg_stat_user_tables counters summed over its tables, then each
 // sharded table (measure_table); a table missing here is the shard's error.
-void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables, int connect_timeout, ShardResult& out) {
-  shardio::RawConn conn(fanout::dsn_with_timeout(t.dsn, connect_timeout), "shard " + t.shard);
+void measure_shard(const fanout::Target& t, const std::vector<TableJob>& tables, int connect_timeout, ShardResult& out,
+                   shardio::ServerPool& pool) {
+  auto lease = pool.acquire(fanout::dsn_with_timeout(t.dsn, connect_timeout), "shard " + t.shard);
+  shardio::RawConn& conn = *lease;
   auto size = conn.query("SELECT pg_database_size(current_database())::text");
   out.stats.db_bytes = std::stoll(size.at(0).at(0));
   std::string cols;
@@ -264,16 +269,18 @@ std::vector<ShardResult> measure_shards(catalog::Store& store, const config::Con
     results.push_back(std::move(r));
     if (s.status != catalog::ShardStatus::offline) targets.push_back(fanout::Target{s.name, s.dsn, s.status});
   }
-  auto result_of = [&](const std::string& shard) -> ShardResult& {
-    for (auto& r : results)
-      if (r.stats.shard == shard) return r;
-    throw internal_error("no result slot for shard " + shard);
-  };
-  auto outcomes = fanout::run(targets, fanout::Policy{o.parallel, false},
-                              [&](const fanout::Target& t) { measure_shard(t, tables, o.connect_timeout, result_of(t.shard)); });
+  std::unordered_map<std::string, std::size_t> slot;
+  for (std::size_t i = 0; i < results.size(); ++i) slot.emplace(results[i].stats.shard, i);
+  // Every connection to the shards comes from one pool: at most --parallel per server.
+  shardio::ServerPool pool(o.parallel);
+  auto outcomes = fanout::run(targets, fanout::Policy{o.parallel, false}, [&](const fanout::Target& t) {
+    measure_shard(t, tables, o.connect_timeout, results.at(slot.at(t.shard)), pool);
+  });
   for (const auto& oc : outcomes) {
     if (oc.ok()) continue;
     std::string msg = "shard " + oc.shard + ": " + oc.error + "; no snapshot recorded";
+    if (oc.state == fanout::State::refused)
+      throw TooManyConnections(msg, pg::refused_hint());
     if (oc.state == fanout::State::unreachable)
       throw unavailable_error(msg, "collect again once it is back, or mark it offline (`shardctl shard set " + oc.shard +
                                        " --status offline`) to collect without it");
@@ -284,11 +291,10 @@ std::vector<ShardResult> measure_shards(catalog::Store& store, const config::Con
 
 // The shard's counters per second since the previous snapshot (none for an offline shard or one
 // the previous snapshot lacks); returns its tables' rates.
-std::map<std::string, Counters> add_deltas(ShardStats& stats, const std::optional<Snapshot>& previous) {
-  const ShardStats* before = nullptr;
-  if (previous)
-    for (const auto& p : previous->shards)
-      if (p.shard == stats.shard) before = &p;
+std::map<std::string, Counters> add_deltas(ShardStats& stats, const std::optional<Snapshot>& previous,
+                                          const std::unordered_map<std::string, const ShardStats*>& previous_shards) {
+  auto found = previous_shards.find(stats.shard);
+  const ShardStats* before = found == previous_shards.end() ? nullptr : found->second;
   if (before && stats.status != catalog::ShardStatus::offline && !before->counters.empty()) {
     stats.interval_seconds = previous->age_seconds;
     stats.deltas = rates(stats.counters, before->counters, previous->age_seconds);
@@ -359,11 +365,17 @@ Snapshot collect(pg::Connection& catalog, const config::Config& config, const Co
 
   auto previous = latest_snapshot(catalog);
   auto results = measure_shards(store, config, tables, o);
-  // Deltas against the previous snapshot, then rows, bytes, load and histogram per mapping.
+  // Deltas against the previous snapshot, then rows, bytes, load and histogram per mapping;
+  // the previous shards and the mappings found by shard, not searched per shard.
+  std::unordered_map<std::string, const ShardStats*> previous_shards;
+  if (previous)
+    for (const auto& p : previous->shards) previous_shards[p.shard] = &p;
+  std::unordered_map<std::string, std::vector<MappingStats*>> mappings_of;
+  for (auto& ms : snap.mappings) mappings_of[ms.shard].push_back(&ms);
   for (auto& r : results) {
-    auto table_deltas = add_deltas(r.stats, previous);
-    for (auto& ms : snap.mappings)
-      if (ms.shard == r.stats.shard) sum_mapping(ms, mapping_keys(ms, r, tables, loads, table_deltas), o.slices);
+    auto table_deltas = add_deltas(r.stats, previous, previous_shards);
+    if (auto it = mappings_of.find(r.stats.shard); it != mappings_of.end())
+      for (auto* ms : it->second) sum_mapping(*ms, mapping_keys(*ms, r, tables, loads, table_deltas), o.slices);
     snap.shards.push_back(std::move(r.stats));
   }
   snap.fingerprint = fingerprint(snap);

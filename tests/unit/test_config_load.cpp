@@ -94,6 +94,14 @@ TEST_CASE("fence_grace is a duration, kept as a PostgreSQL interval") {
   CHECK(test::config_error_of("[defaults]\nfence_grace = \"soon\"\n").find("cfg.toml:2:15: ") == 0);
 }
 
+TEST_CASE("max_connections_per_server is a whole number of at least 1, unset by default") {
+  CHECK_FALSE(config::parse_config("", "cfg.toml").max_connections_per_server);
+  CHECK(config::parse_config("[defaults]\nmax_connections_per_server = 8\n", "cfg.toml").max_connections_per_server == 8);
+  CHECK(test::config_error_of("[defaults]\nmax_connections_per_server = 0\n") ==
+        "cfg.toml:2:30: \"defaults.max_connections_per_server\" must be at least 1");
+  CHECK(test::config_error_of("[defaults]\nmax_connections_per_server = \"8\"\n").find("cfg.toml:2:") == 0);
+}
+
 TEST_CASE("errors cite file:line:col") {
   CHECK(test::config_error_of("catalog = \"x\"\n[defaults]\nbatchsize = 10\n") == "cfg.toml:3:1: unknown key \"defaults.batchsize\"");
   CHECK(test::config_error_of("catalgo = \"x\"\n") == "cfg.toml:1:1: unknown key \"catalgo\"");
