@@ -16,6 +16,12 @@ r() { echo "$1" | bc -l | awk '{ printf "%.2f", $1 }'; }
 # sandbox_up [OPTION...]: the sandbox's clusters in $work/sb (with `--no-fleet`, empty).
 sandbox_up() { "$bin/shardctl" sandbox up --dir "$work/sb" "$@" -q >/dev/null; }
 
+# settle_fleet FLEET_JSON: every shard of the fleet in that file vacuumed, analyzed and checkpointed.
+settle_fleet() {
+  local dsn
+  while read -r dsn; do psql -XAtqc "VACUUM (ANALYZE)" "$dsn"; psql -XAtqc "CHECKPOINT" "$dsn"; done < <(jq -r '.shards[].dsn' "$1")
+}
+
 # delete_customers DSN LO HI: a plain DELETE of customers [LO, HI) with their orders and order
 # lines, children first, in one transaction: the limit shardctl's purge is measured against.
 delete_customers() {

@@ -37,11 +37,6 @@ half=$((customers / 2 + 1))
 lo_small=$((half - small))
 lo_big=$((lo_small - big))
 
-settle() {  # FLEET: vacuumed, analyzed, checkpointed
-  local dsn
-  while read -r dsn; do psql -XAtqc "VACUUM (ANALYZE)" "$dsn"; psql -XAtqc "CHECKPOINT" "$dsn"; done < <(jq -r '.shards[].dsn' "$work/$1.json")
-}
-
 # pct FILE P: the P-th percentile of the numbers in FILE (one a line).
 pct() { sort -n "$1" | awk -v p="$2" '{a[NR] = $1} END {if (NR) {i = int((NR * p + 99) / 100); if (i < 1) i = 1; print a[i]} else print "-"}'; }
 
@@ -97,7 +92,7 @@ run() {
 }
 
 runs=0
-for f in off on; do settle "$f"; done
+for f in off on; do settle_fleet "$work/$f.json"; done
 echo
 echo "| batch | move | batches, MB copied (heap and index MB planned) | seconds | writes/s during the move | wait p50 | wait p99 | wait max | refused/errors | cut-overs (-v) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"

@@ -26,11 +26,6 @@ customers=$((1000 * scale))
 half=$((customers / 2 + 1))
 lo=$((customers / 4 + 1))
 
-settle() {  # FLEET: vacuumed, analyzed, checkpointed
-  local dsn
-  while read -r dsn; do psql -XAtqc "VACUUM (ANALYZE)" "$dsn"; psql -XAtqc "CHECKPOINT" "$dsn"; done < <(jq -r '.shards[].dsn' "$work/$1.json")
-}
-
 # run FLEET ARGS...: the split with two writers; prints one result line.
 run() {
   local fleet=$1 pid w
@@ -92,9 +87,9 @@ echo "R = customers [$lo, $half): $rows rows move from shard_1 to shard_2"
 echo
 echo "| move | seconds | writes acked | wait p50 | wait p99 | wait max | refusals | errors | lag median | lag peak | WAL retained peak |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-settle off
+settle_fleet "$work/off.json"
 run off split --map customers --at "$lo" --to shard_2
-settle on
+settle_fleet "$work/on.json"
 run on split --map customers --at "$lo" --to shard_2 --online
 echo
 echo "online, per 5 s from the move's start, peak apply lag / WAL the slot retained:"
