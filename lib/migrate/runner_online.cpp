@@ -128,6 +128,10 @@ std::int64_t Runner::start_stream(const Batch& b) {
   forget_last_load();
   faults_.point("online.copied", context(b));
   shardside::create_subscription(*target_, {name, from.subscription_dsn(), name, name, false});
+  // Killed here, the target has the subscription and the batch's rows while the journal still
+  // says streaming: a resumed run drops the stream and the rows and streams the batch again
+  // (advance_online, roll_back_stream), `op cancel` rolls both back.
+  faults_.point("online.subscription", context(b));
   journal(b, BatchStep::copied, rows);
   faults_.point("journal.copied", context(b));
   return rows;
