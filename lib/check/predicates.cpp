@@ -16,11 +16,12 @@ namespace {
 // "any shard's keys" then costs one comparison however many shards the map has, not a text
 // (and a parse on every shard's server) as long as the fleet.
 std::vector<routing::KeyRange> joined_ranges(std::vector<routing::KeyRange> ranges) {
-  // Unbounded below first, then by lower bound.
-  std::sort(ranges.begin(), ranges.end(), [](const routing::KeyRange& a, const routing::KeyRange& b) {
+  // Unbounded below first, then by lower bound (a map's mappings mostly come in that order).
+  auto before = [](const routing::KeyRange& a, const routing::KeyRange& b) {
     if (!a.low || !b.low) return !a.low && b.low;
     return routing::compare_keys(*a.low, *b.low) < 0;
-  });
+  };
+  if (!std::is_sorted(ranges.begin(), ranges.end(), before)) std::sort(ranges.begin(), ranges.end(), before);
   std::vector<routing::KeyRange> out;
   for (auto& r : ranges) {
     if (!out.empty()) {
