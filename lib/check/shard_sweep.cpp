@@ -133,6 +133,7 @@ ShardOutcome ShardSweep::run() {
     out_.findings.clear();
     out_.unreachable.clear();
     missing_.clear();
+    anywhere_.clear();
     down_.clear();
     bool moved = false;
     try {
@@ -237,7 +238,9 @@ void ShardSweep::sweep_strays(const catalog::TableDef& table) {
                                      flying == view_->in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
   auto pk = shardio::primary_key(c, quoted);
   if (pk.empty()) pk = {*table.key_column};
-  std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
+  // The keys any shard is routed: the same for every table of the map keyed by this column.
+  auto& anywhere = anywhere_[{map.map.name, key}];
+  if (anywhere.empty()) anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
   Finding f;
   auto counted = count_and_sample(c, quoted, pred, prefixed("t0", pk), "NOT " + anywhere, options_.sample, f.samples);
   std::int64_t n = counted.count, nowhere = counted.also;
