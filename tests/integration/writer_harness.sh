@@ -172,8 +172,8 @@ expect_only_move_failures() {  # LOG
   fi
   bad=$(unexpected_failures "$log")
   [ -z "$bad" ] || {
-    echo "$bad" | head -5 >&2
-    fail "$(echo "$bad" | wc -l) write(s) failed for a reason no operation of the test explains: $(echo "$bad" | head -1 | cut -f1-4 | tr '\t' ' ')"
+    head -5 <<<"$bad" >&2
+    fail "$(wc -l <<<"$bad") write(s) failed for a reason no operation of the test explains: $(head -1 <<<"$bad" | cut -f1-4 | tr '\t' ' ')"
   }
 }
 
