@@ -531,6 +531,10 @@ void ShardSweep::sweep_guards() {
   std::set<std::string> guarded_maps;  // map ids with ranges or a route floor here
   for (const auto& r : ranges) guarded_maps.insert(std::to_string(r.map_id));
   for (const auto& f : shardside::route_floors(c)) guarded_maps.insert(std::to_string(f.map_id));
+  // A live operation owns its map's triggers before it guards any range (an online move installs
+  // them before its cut-over; a run killed there is resumed or cancelled, and that removes them).
+  for (const auto& [op, map_range] : view_->excluded_ranges)
+    if (view_->maps.count(map_range.first)) guarded_maps.insert(std::to_string(view_->map(map_range.first).map.id));
   leftover_ranges(ranges);
   leftover_triggers(c, guarded_maps);
 }
