@@ -36,6 +36,8 @@ split_op=$(last_op)
 SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" move --map tenants --key acme --to shard_2 \
   >"$TEST_TMP/move.out" 2>&1 &
 move_pid=$!
+# A failure while they are paused must not leave them stopped (a failed test keeps its databases).
+trap 'kill -CONT $split_pid $move_pid 2>/dev/null || true' EXIT
 wait_stopped "$move_pid" "the move" "$TEST_TMP/move.out"
 move_op=$(last_op)
 
@@ -153,6 +155,7 @@ refused 1 "update customers set name = 'x' where customer_id = 205" "key 205 of 
 kill -CONT "$split_pid" "$move_pid"
 wait "$split_pid" || fail "split failed: $(cat "$TEST_TMP/split.out")"
 wait "$move_pid" || fail "move failed: $(cat "$TEST_TMP/move.out")"
+trap _drop_made_databases EXIT
 
 # Fences: the source refuses writes to what it gave away, naming the new shard.
 err=$(refused 1 "insert into orders values (205, 999002, now(), 'new')" "key 205 of public.orders has moved to shard shard_3")
