@@ -1,5 +1,5 @@
-// shardctl's logical replication objects on shards, the layer under online moves (issue 30:
-// `split/merge/move --online`): PostgreSQL 15 carries the changes of a moving key range from
+// shardctl's logical replication objects on shards, the layer under online moves
+// (`split/merge/move --online`): PostgreSQL 15 carries the changes of a moving key range from
 // the source shard to the target while the initial copy reads under the slot's snapshot.
 //
 // One online stream of an operation (a batch, or any part it numbers) has three objects, all
