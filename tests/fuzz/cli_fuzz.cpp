@@ -1636,7 +1636,7 @@ class Harness {
     return c;
   }
 
-  // Hostile files (issue 28, items 4 and 7): config, plan and manifest text nested far deeper
+  // Hostile files: config, plan and manifest text nested far deeper
   // than any real one (toml++ and nlohmann-json recursed to a SIGSEGV), numbers no double holds,
   // and where a file is read, things that are not regular files: a FIFO (opening one to read
   // blocks until a writer comes), /dev/zero (never ends), a directory.

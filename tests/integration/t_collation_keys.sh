@@ -1,5 +1,5 @@
-# Text keys in collations that are not byte-wise are routed by their bytes everywhere (issue 28,
-# item 10). A hash map over a column in a nondeterministic ICU collation: the server's
+# Text keys in collations that are not byte-wise are routed by their bytes everywhere.
+# A hash map over a column in a nondeterministic ICU collation: the server's
 # hashtextextended(k, 0) would hash the collation's sort key, not the bytes the client hashes,
 # so shardctl hashes k COLLATE "C". check --strays finds none where lookup put every row, and
 # exactly the one planted stray, which --fix rehome moves where lookup routes it; a move of a

@@ -1,4 +1,4 @@
-# Moves under live traffic (issue 8): while a split, a merge and a move run batch by batch,
+# Moves under live traffic: while a split, a merge and a move run batch by batch,
 # writer processes (writer.sh) keep inserting orders and customers and updating their own
 # orders. "stale" writers write to the shard they routed each key to at their start;
 # "routing" writers look the key up before every write and retry once after a refusal.
