@@ -90,6 +90,10 @@ held_enough() {
   [ -e "$LOG" ] && [ "$(grep -cE "$later_re" "$LOG")" -ge 3 ] && [ "$(grep -cE "$done_re" "$LOG")" -ge 3 ]
 }
 
+# Neither a run stopped at a fault point nor the writer is left behind, however the test ends
+# (its databases are still dropped when it passes, lib.sh).
+trap 'st=$?; touch "$STOP"; [ -z "${rpid:-}" ] || kill -KILL "$rpid" 2>/dev/null; (exit $st); _drop_made_databases' EXIT
+
 step "the run, held at batch $M of shard_1 ($batches batches)"
 : > "$TEST_TMP/trace"
 SHARDCTL_FAULT_TRACE="$TEST_TMP/trace" SHARDCTL_FAULT_PAUSE="archive-locked@shard_1/b$M:1,archive-committed@shard_1/b$M:1" \
@@ -121,6 +125,7 @@ assert_eq "$held_out" MISS  # it waited for the batch, which took its row
 kill -CONT "$rpid"
 got=0
 wait "$rpid" || got=$?
+rpid=""
 [ "$got" = 0 ] || fail "the archive run exited $got: $(cat "$TEST_TMP/run.out")"
 touch "$STOP"
 wait "$wpid" || true
