@@ -29,15 +29,7 @@ TABLES=(customers orders order_lines)
 archived_fleet() {
   fresh_fleet "$1" --shards 2
   before=$(fleet_fingerprint)
-  if [ "$ARCH_KIND" = pg ]; then
-    _unique archrestore
-    psql -X -q "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$UNIQUE_NAME\"" >/dev/null
-    ARCH_DSN="$CATALOG_CLUSTER dbname=$UNIQUE_NAME"
-    DEST="postgres:$ARCH_DSN"
-  else
-    _unique archrestoredir
-    DEST="dir:$TEST_TMP/$UNIQUE_NAME"
-  fi
+  archive_destination "$ARCH_KIND" archrestore
   psql_shard 1 -XAtc "select customer_id from customers c where c.$WHERE order by customer_id" > "$TEST_TMP/cold.1"
   psql_shard 2 -XAtc "select customer_id from customers c where c.$WHERE order by customer_id" > "$TEST_TMP/cold.2"
   expect_exit 0 shardctl archive run --table customers --where "$WHERE" --cascade --batch-size 40 --parallel 1 --to "$DEST" --format json

@@ -44,15 +44,9 @@ RANDOM=20261123  # reproducible kill points
 for run in $(seq 1 6); do
   step "run $run"
   fresh_fleet archkill --shards 2
-  if [ $((run % 2)) = 0 ]; then
-    _unique archkill
-    psql -X -q "$CATALOG_CLUSTER dbname=postgres" -c "create database \"$UNIQUE_NAME\"" >/dev/null
-    ARCH="$CATALOG_CLUSTER dbname=$UNIQUE_NAME"
-    DEST="postgres:$ARCH"
-  else
-    _unique archkilldir
-    DEST="dir:$TEST_TMP/$UNIQUE_NAME"
-  fi
+  kind=dir
+  [ $((run % 2)) = 1 ] || kind=pg
+  archive_destination "$kind" archkill
   at=${sliced[$((RANDOM % ${#sliced[@]}))]}
   step "run $run (${DEST%%:*}, killed at $at)"
   trace="$TEST_TMP/trace.$run"
@@ -81,7 +75,7 @@ for run in $(seq 1 6); do
   assert_eq "$(jq -r '[.shards[].rows["public.customers"]] | add' "$STDOUT")" "$cold"
   for n in 1 2; do assert_eq "$(psql_shard "$n" -XAtc "select count(*) from customers where $WHERE")" "0"; done
   if [ "${DEST%%:*}" = postgres ]; then
-    assert_eq "$(psql -X -At "$ARCH" -c "select count(*) || ' ' || count(distinct customer_id) from public.customers")" "$cold $cold"
+    assert_eq "$(psql -X -At "$ARCH_DSN" -c "select count(*) || ' ' || count(distinct customer_id) from public.customers")" "$cold $cold"
   fi
   expect_exit 0 shardctl archive restore "$RUN"
   after=$(fleet_fingerprint)
