@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (issue 13): how fast shardctl moves rows, against a DBA's hand-made pipe and the
+# Benchmark: how fast shardctl moves rows, against a DBA's hand-made pipe and the
 # load limit, in one run on identical data. Two twin fleets of 2 shards get the same sample
 # data (scale S: 1000*S customers with their orders and order lines, ~21,000*S rows; the
 # default S=780 moves about 4.1M rows per range). Two ranges of equal size move:

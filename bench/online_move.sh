@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (issue 30): an online move under a steady writer against the offline move of the
+# Benchmark: an online move under a steady writer against the offline move of the
 # same rows. Two twin fleets of 2 shards get the same sample data (scale S: 1000*S customers
 # with their orders and order lines; the default S=780 moves about 4.1M rows). On each, the
 # upper half of shard_1's mapping, R = [customers/4 + 1, customers/2 + 1), moves to shard_2:

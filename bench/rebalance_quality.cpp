@@ -1,4 +1,4 @@
-// Benchmark: the quality and speed of the rebalance planner (issue 12 item 5, 6).
+// Benchmark: the quality and speed of the rebalance planner.
 // Six generated fleets; for each, the lower bound on bytes moved (the sum over shards of bytes
 // above target), a reimplementation (here only) of the greedy rebalancer Citus documents, and
 // shardctl's planner. Then the scale run: 100,000 mappings over 256 shards, skewed and

@@ -1,4 +1,4 @@
-# Benchmark (issue 31): `shardctl check --references` on a big reference table against dumping
+# Benchmark: `shardctl check --references` on a big reference table against dumping
 # every copy (`COPY ... TO STDOUT | md5sum`), in one run. Four shards each hold the same
 # reference table of ROWS rows (default 10M: id bigint primary key, a name, a price, a note),
 # loaded in key order; then one row is changed on shard_3. Reported for each way: wall time

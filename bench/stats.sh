@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: `shardctl stats collect` on the sandbox at scale S (default 100: 100,000 customers
-# and about 2.1 million rows in its sharded tables, over 4 shards), against the target of 10 s. Runs the
+# and about 2.1 million rows in its sharded tables, over 4 shards), against a target of 10 s. Runs the
 # collect twice (the second also computes per-second deltas against the first) and prints each
 # wall time, its ratio to 10 s, peak RSS, the rows it counted, and the load average.
 # Usage: bench/stats.sh [BIN_DIR] [SCALE]

@@ -4,9 +4,14 @@
 # Safe to run twice: it starts from a fresh sandbox every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "== checking the build dependencies (Debian packages; installed where missing)"
 bash scripts/install-deps.sh
+echo "== building shardctl (release, build/release; about 2 minutes on a fresh machine, seconds after)"
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" >/dev/null
+# Ninja's own progress: one "[done/total]" line per step when not on a terminal, a single
+# updating line when on one. Warnings and errors show as they come.
+cmake --build --preset release -j "$(nproc)"
+echo "== built; the tour starts: each command as you would type it, then its output"
 export PATH="$PWD/build/release/bin:$PATH"
 
 if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi

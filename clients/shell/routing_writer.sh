@@ -75,7 +75,10 @@ out() { local IFS=$'\t'; printf '%s\n' "$*" >>"$log"; }
 # write KIND CID OID VALUE SQL: routes, writes, retries refusals; 0 when acknowledged.
 write() {
   local kind=$1 cid=$2 oid=$3 value=$4 sql=$5 try
-  for ((try = 1; try <= 400; try++)); do
+  # Refusals are retried for up to WRITER_GIVE_UP_S seconds (default 30): an offline batch holds
+  # its keys for as long as its copy takes, longer on a loaded machine.
+  local give_up_at=$((SECONDS + ${WRITER_GIVE_UP_S:-30}))
+  for ((try = 1; SECONDS < give_up_at; try++)); do
     if ! route "$cid" || [ -z "$r_shard" ]; then out ERR "$kind" "$cid" "$oid" "?" none "route() failed or unmapped"; return 1; fi
     txn "$r_dsn" "$r_version" "$sql"
     if [ "$w_state" = 00000 ] && [ "$c_state" = 00000 ]; then

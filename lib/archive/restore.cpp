@@ -347,13 +347,18 @@ class RestoreRun {
       targets_.clear();
       return;
     }
+    // Fault points (fault/fault.hpp) name the batch as the run's do, "SHARD/bN" of its source
+    // shard, so a re-run that is killed again names the same boundary; a commit also names the
+    // target shard it commits on.
+    std::string unit = u.shard + "/b" + std::to_string(u.batch);
     for (auto& [idx, tg] : targets_) {
-      fault_.point("restore-commit");
+      fault_.point("restore-commit", unit + "/" + tg.shard.name);
       tg.conn->exec("COMMIT");
     }
-    fault_.point("restore-committed");
+    fault_.point("restore-committed", unit);
     targets_.clear();
     remove_from_archive(u, remaining);
+    fault_.point("restore-removed", unit);
   }
 
   void check_and_insert(Target& tg, std::map<std::string, std::string>& remaining) {

@@ -1,5 +1,7 @@
 #include "check/check.hpp"
 
+#include <algorithm>
+
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -90,6 +92,24 @@ void merge(std::vector<ShardOutcome>& outcomes, Report& report) {
 
 }  // namespace
 
+namespace {
+
+// The same kinds swept again, changing nothing: what the fix left (rows it could not fix, and
+// whatever it does not fix: map consistency, references) is what the run's status reports.
+// Costs a second sweep, only in runs that changed rows.
+void report_what_is_left(pg::Connection& catalog, const Options& options, const config::CheckConfig& cfg, Report& report) {
+  Options again = options;
+  again.fix = FixMode::report;
+  Report after = run_check(catalog, again, cfg);
+  report.left = std::move(after.findings);
+  for (auto& u : after.unreachable)
+    if (std::none_of(report.unreachable.begin(), report.unreachable.end(), [&](const Unreachable& r) { return r.shard == u.shard; }))
+      report.unreachable.push_back(std::move(u));
+  for (auto& u : after.undetermined) report.undetermined.push_back(std::move(u));
+}
+
+}  // namespace
+
 Report run_check(pg::Connection& catalog, const Options& options, const config::CheckConfig& cfg) {
   if (options.fix == FixMode::rehome && !options.strays)
     throw usage_error("--fix rehome moves strays; it needs --strays (or no kind flag)");
@@ -138,8 +158,10 @@ Report run_check(pg::Connection& catalog, const Options& options, const config::
     carry_exclusions(fleet, now);
     rehome_strays(now, options, report);
   }
-  if (options.fix != FixMode::report && !options.dry_run && !report.fixes.empty())
+  if (options.fix != FixMode::report && !options.dry_run && !report.fixes.empty()) {
     report.operation = journal_fixes(catalog, fix_kind_of(options.fix), report);
+    report_what_is_left(catalog, options, cfg, report);
+  }
   return report;
 }
 

@@ -74,7 +74,7 @@ void grade(std::vector<Finding>& findings, const config::CheckConfig& cfg) {
 
 Status status_of(const Report& report) noexcept {
   bool critical = false, warning = false;
-  for (const auto& f : report.findings) (f.severity == Severity::critical ? critical : warning) = true;
+  for (const auto& f : report.left ? *report.left : report.findings) (f.severity == Severity::critical ? critical : warning) = true;
   if (critical) return Status::critical;
   if (!report.unreachable.empty() || !report.undetermined.empty()) return Status::unknown;
   return warning ? Status::warning : Status::ok;

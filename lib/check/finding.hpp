@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,9 @@ struct Report {
   std::vector<Unreachable> undetermined;
   std::vector<FixAction> fixes;
   std::string operation;               // the journaled fix operation, if any
+  // After a --fix that changed rows: what a sweep of the same kinds found once it was done.
+  // The run's status and exit code are theirs: what is left, not what was fixed.
+  std::optional<std::vector<Finding>> left;
 };
 
 enum class Status { ok, warning, critical, unknown };
@@ -103,7 +107,8 @@ std::string_view status_name(Status s) noexcept;  // OK, WARNING, CRITICAL, UNKN
 // default, the warning/critical lists, and the *_critical_at row counts.
 void grade(std::vector<Finding>& findings, const config::CheckConfig& cfg);
 
-// Critical findings win; then an unreachable shard (the run could not see everything); then
+// Of the findings left after a fix when there was one (Report::left), else of those found:
+// critical findings win; then an unreachable shard (the run could not see everything); then
 // warnings. A critical problem seen elsewhere must not hide behind a shard that is down.
 Status status_of(const Report& report) noexcept;
 int exit_code_of(Status s) noexcept;

@@ -76,11 +76,12 @@ std::string one_line(std::string s) {
   return s;
 }
 
-void print_text(std::ostream& out, const Report& report) {
-  Status status = status_of(report);
-  if (!report.findings.empty()) {
+namespace {
+
+void print_findings(std::ostream& out, const std::vector<Finding>& findings) {
+  if (!findings.empty()) {
     output::TextTable t({"SEVERITY", "KIND", "SHARD", "TABLE", "OBJECT", "COUNT", "SAMPLES", "DETAIL"});
-    for (const auto& f : report.findings) {
+    for (const auto& f : findings) {
       std::string samples;
       for (std::size_t i = 0; i < f.samples.size() && i < 3; ++i) samples += (i ? " " : "") + f.samples[i];
       if (f.samples.size() > 3) samples += " ...";
@@ -90,6 +91,13 @@ void print_text(std::ostream& out, const Report& report) {
     }
     t.print(out);
   }
+}
+
+}  // namespace
+
+void print_text(std::ostream& out, const Report& report) {
+  Status status = status_of(report);
+  print_findings(out, report.findings);
   for (const auto& u : report.unreachable)
     out << "shard " << u.shard << (u.refused ? " refused: too many connections: " : " unreachable: ") << u.error << '\n';
   for (const auto& u : report.undetermined) out << "shard " << u.shard << " not determined: " << u.error << '\n';
@@ -97,13 +105,34 @@ void print_text(std::ostream& out, const Report& report) {
     out << (a.dry_run ? "would " : "") << fix_kind_name(a.action) << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
         << (a.target.empty() ? "" : " to " + a.target) << (a.detail.empty() ? "" : " (" + a.detail + ")") << '\n';
   if (!report.operation.empty()) out << "journaled as operation " << report.operation << '\n';
+  if (report.left) {
+    out << "left after the fix:" << (report.left->empty() ? " nothing" : "") << '\n';
+    print_findings(out, *report.left);
+  }
+  const auto& graded = report.left ? *report.left : report.findings;
   std::size_t critical = 0;
-  for (const auto& f : report.findings) critical += f.severity == Severity::critical;
+  for (const auto& f : graded) critical += f.severity == Severity::critical;
   auto refused = refused_count(report);
-  out << "status: " << status_name(status) << " (" << critical << " critical, " << report.findings.size() - critical
-      << " warning finding(s); " << report.shards.size() << " shard(s) checked, " << report.unreachable.size() - refused
+  out << "status" << (report.left ? " after the fix" : "") << ": " << status_name(status) << " (" << critical << " critical, "
+      << graded.size() - critical << " warning finding(s)" << (report.left ? " left" : "") << "; " << report.shards.size() << " shard(s) checked, " << report.unreachable.size() - refused
       << " unreachable" << (refused ? ", " + std::to_string(refused) + " refused: too many connections" : "") << ")\n";
 }
+
+namespace {
+
+nlohmann::json finding_json(const Finding& f) {
+  using nlohmann::json;
+  return {{"kind", kind_name(f.kind)},
+          {"severity", severity_name(f.severity)},
+          {"shard", f.shard.empty() ? json(nullptr) : json(f.shard)},
+          {"table", f.table.empty() ? json(nullptr) : json(f.table)},
+          {"object", f.object.empty() ? json(nullptr) : json(f.object)},
+          {"count", f.count},
+          {"samples", f.samples},
+          {"detail", f.detail}};
+}
+
+}  // namespace
 
 nlohmann::json to_json(const Report& report) {
   using nlohmann::json;
@@ -124,15 +153,12 @@ nlohmann::json to_json(const Report& report) {
   doc["summary"] = json::object();
   for (const auto& [k, n] : totals(report)) doc["summary"][std::string(kind_name(k))] = n;
   doc["findings"] = json::array();
-  for (const auto& f : report.findings)
-    doc["findings"].push_back({{"kind", kind_name(f.kind)},
-                               {"severity", severity_name(f.severity)},
-                               {"shard", f.shard.empty() ? json(nullptr) : json(f.shard)},
-                               {"table", f.table.empty() ? json(nullptr) : json(f.table)},
-                               {"object", f.object.empty() ? json(nullptr) : json(f.object)},
-                               {"count", f.count},
-                               {"samples", f.samples},
-                               {"detail", f.detail}});
+  for (const auto& f : report.findings) doc["findings"].push_back(finding_json(f));
+  doc["left"] = json(nullptr);
+  if (report.left) {
+    doc["left"] = json::array();
+    for (const auto& f : *report.left) doc["left"].push_back(finding_json(f));
+  }
   doc["fixes"] = json::array();
   for (const auto& a : report.fixes)
     doc["fixes"].push_back({{"action", std::string(fix_kind_name(a.action))},

@@ -24,6 +24,8 @@ std::optional<Finding> replication_leftover(const std::string& shard, const shar
                 "): it keeps WAL on this shard's server until it is dropped";
   else if (object.kind == shardside::ReplicationObjectKind::subscription)
     f.detail += object.enabled ? " (enabled: it keeps streaming from its source)" : " (disabled)";
+  else if (object.kind == shardside::ReplicationObjectKind::stream_watch)
+    f.detail += " (its tables' triggers record the keys a replica-mode write changes)";
   f.detail += "; `shardctl op cancel " + op + "` drops it";
   // Without a journal entry the operator may prefer to see what that does: the same drop by hand.
   if (!status) f.detail += ", or on this shard: " + shardside::drop_statement(object);

@@ -133,6 +133,7 @@ ShardOutcome ShardSweep::run() {
     out_.findings.clear();
     out_.unreachable.clear();
     missing_.clear();
+    anywhere_.clear();
     down_.clear();
     bool moved = false;
     try {
@@ -237,7 +238,9 @@ void ShardSweep::sweep_strays(const catalog::TableDef& table) {
                                      flying == view_->in_flight.end() ? std::vector<routing::KeyRange>{} : flying->second);
   auto pk = shardio::primary_key(c, quoted);
   if (pk.empty()) pk = {*table.key_column};
-  std::string anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
+  // The keys any shard is routed: the same for every table of the map keyed by this column.
+  auto& anywhere = anywhere_[{map.map.name, key}];
+  if (anywhere.empty()) anywhere = mapped_predicate(c, map, key, [](const catalog::Mapping&) { return true; });
   Finding f;
   auto counted = count_and_sample(c, quoted, pred, prefixed("t0", pk), "NOT " + anywhere, options_.sample, f.samples);
   std::int64_t n = counted.count, nowhere = counted.also;
@@ -528,6 +531,10 @@ void ShardSweep::sweep_guards() {
   std::set<std::string> guarded_maps;  // map ids with ranges or a route floor here
   for (const auto& r : ranges) guarded_maps.insert(std::to_string(r.map_id));
   for (const auto& f : shardside::route_floors(c)) guarded_maps.insert(std::to_string(f.map_id));
+  // A live operation owns its map's triggers before it guards any range (an online move installs
+  // them before its cut-over; a run killed there is resumed or cancelled, and that removes them).
+  for (const auto& [op, map_range] : view_->excluded_ranges)
+    if (view_->maps.count(map_range.first)) guarded_maps.insert(std::to_string(view_->map(map_range.first).map.id));
   leftover_ranges(ranges);
   leftover_triggers(c, guarded_maps);
 }

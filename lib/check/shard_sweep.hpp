@@ -91,6 +91,7 @@ class ShardSweep {
   std::optional<shardio::ServerPool::Lease> conn_;
   std::set<std::string> down_;
   std::set<std::string> missing_;  // sharded tables absent here
+  std::map<std::pair<std::string, std::string>, std::string> anywhere_;  // (map, key column) -> routed anywhere, this pass
   ShardOutcome out_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,41 @@
 
 namespace shardctl::cli {
 namespace {
+
+// The option of that name in `app` or any of its subcommands, or null.
+const CLI::Option* find_option(const CLI::App& app, const std::string& name) {
+  for (const auto* opt : app.get_options())
+    if (opt->check_name(name)) return opt;
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (const auto* opt = find_option(*sub, name)) return opt;
+  return nullptr;
+}
+
+// What a value of an option's type is, said to whoever typed a wrong one.
+std::string expected_value(const CLI::Option& opt) {
+  const std::string type = opt.get_type_name();
+  if (type == "N") return "a whole number";
+  if (type == "SECONDS") return "a number of seconds";
+  if (type.find("UINT") != std::string::npos) return "a whole number, 0 or more";
+  if (type.find("INT") != std::string::npos) return "a whole number";
+  if (type.find("FLOAT") != std::string::npos || type.find("NUMBER") != std::string::npos) return "a number";
+  return "a value of the form " + type;
+}
+
+// CLI11's "Could not convert: --batch-size = 8MB" as "--batch-size: '8MB' is not a whole
+// number": which option, what it got, what it expects. Nothing for other parse errors.
+std::optional<std::string> conversion_message(const CLI::App& app, const std::string& what) {
+  constexpr std::string_view prefix = "Could not convert: ";
+  if (what.rfind(prefix, 0) != 0) return std::nullopt;
+  auto eq = what.find(" = ", prefix.size());
+  if (eq == std::string::npos) return std::nullopt;
+  std::string name = what.substr(prefix.size(), eq - prefix.size());
+  std::string value = what.substr(eq + 3);
+  const auto* opt = find_option(app, name);
+  if (!opt) return std::nullopt;
+  return name + ": '" + value + "' is not " + expected_value(*opt);
+}
+
 
 std::string join_formats(const std::vector<std::string>& formats) {
   std::string out;
@@ -134,7 +170,7 @@ int Family::main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app_->exit(e);  // --help / --version
   } catch (const CLI::ParseError& e) {
-    std::string msg = printable(e.what());
+    std::string msg = printable(conversion_message(*app_, e.what()).value_or(e.what()));
     print_error(name_, msg, "see `shardctl " + name_ + " --help`");
     return exit_code::usage;
   }

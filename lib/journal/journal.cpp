@@ -27,6 +27,10 @@ std::ostream& operator<<(std::ostream& out, OperationKind kind) { return out << 
 
 namespace {
 
+// How long a runner's lease lasts past its last heartbeat: once it runs out, a run killed without
+// a word is "interrupted", resumable by another process. Every step renews it (heartbeat()).
+constexpr int lease_seconds = 60;
+
 constexpr const char* op_select =
     "SELECT o.op_id::text, o.kind, mp.name AS map, o.status, coalesce(o.phase, '') AS phase, "
     "coalesce(o.int_range::text, o.text_range::text, o.uuid_range::text, '') AS range, "
@@ -109,18 +113,18 @@ std::string insert_running(pqxx::work& tx, const NewOperation& op) {
   return tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, map_id, " + op.range_column +
                              ", args, status, phase, source_shard_id, target_shard_id, batch_size, lease_holder, "
                              "lease_until, heartbeat_at, progress) VALUES (gen_random_uuid(), $1, $2, " + op.range_ctor +
-                             "($3, $4, $5), $6::jsonb, 'running', 'planned', $7, $8, $9, $10, now() + interval '60 seconds', "
-                             "now(), $11::jsonb) RETURNING op_id::text",
+                             "($3, $4, $5), $6::jsonb, 'running', 'planned', $7, $8, $9, $10, "
+                             "now() + make_interval(secs => $12), now(), $11::jsonb) RETURNING op_id::text",
                          std::string(to_text(op.kind)), op.map_id, op.claim.low, op.claim.high, op.claim.bounds, op.args.dump(), op.source_shard_id,
-                         op.target_shard_id, op.batch_size, holder_name(), op.progress.dump())[0]
+                         op.target_shard_id, op.batch_size, holder_name(), op.progress.dump(), lease_seconds)[0]
       .as<std::string>();
 }
 
 std::string insert_running(pqxx::work& tx, OperationKind kind, const nlohmann::json& args, int batch_size) {
   return tx.exec_params1("INSERT INTO shardctl.operations (op_id, kind, args, status, phase, batch_size, lease_holder, "
                          "lease_until, heartbeat_at) VALUES (gen_random_uuid(), $1, $2::jsonb, 'running', 'planned', $3, $4, "
-                         "now() + interval '60 seconds', now()) RETURNING op_id::text",
-                         std::string(to_text(kind)), args.dump(), batch_size, holder_name())[0]
+                         "now() + make_interval(secs => $5), now()) RETURNING op_id::text",
+                         std::string(to_text(kind)), args.dump(), batch_size, holder_name(), lease_seconds)[0]
       .as<std::string>();
 }
 
@@ -149,9 +153,9 @@ bool runner_gone(pqxx::work& tx, const std::string& op_id) {
 
 std::int64_t take_over(pqxx::work& tx, const std::string& op_id) {
   return tx.exec_params1("UPDATE shardctl.operations SET status = 'running', error = NULL, lease_holder = $2, "
-                         "lease_until = now() + interval '60 seconds', heartbeat_at = now(), "
+                         "lease_until = now() + make_interval(secs => $3), heartbeat_at = now(), "
                          "fencing_token = fencing_token + 1 WHERE op_id = $1 RETURNING fencing_token",
-                         op_id, holder_name())[0]
+                         op_id, holder_name(), lease_seconds)[0]
       .as<std::int64_t>();
 }
 
@@ -164,8 +168,8 @@ void check_fencing_token(pqxx::work& tx, const std::string& op_id, std::int64_t 
 
 void heartbeat(pqxx::work& tx, const std::string& op_id, const std::string& phase) {
   tx.exec_params("UPDATE shardctl.operations SET phase = $2, updated_at = now(), heartbeat_at = now(), "
-                 "lease_until = now() + interval '60 seconds' WHERE op_id = $1",
-                 op_id, phase);
+                 "lease_until = now() + make_interval(secs => $3) WHERE op_id = $1",
+                 op_id, phase, lease_seconds);
 }
 
 bool cancel_requested(pqxx::work& tx, const std::string& op_id) {

@@ -118,27 +118,33 @@ void ensure_guard_objects(shardio::RawConn& shard) {
   with_lock_retries(shard, {}, [&] { shardside::ensure_guard(shard); });
 }
 
-std::string transactions_older_than(shardio::RawConn& shard, const std::string& since) {
+namespace {
+
+// Up to five client sessions of the shard's database whose transaction began before `since`
+// and that pass `also` (SQL over pg_stat_activity's row), oldest first, as
+// "pid N (user U, application A, STATE); ...": what an error names as holding a step up.
+std::string sessions_in_transactions_before(shardio::RawConn& shard, const std::string& since, const char* also) {
   std::string who;
   for (const auto& r : shard.query(
-           "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?') "
-           "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-           "AND backend_type = 'client backend' AND xact_start < $1::timestamptz ORDER BY xact_start LIMIT 5",
+           std::string("SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), "
+                       "coalesce(state, '?') FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND xact_start < $1::timestamptz ") +
+               also + " ORDER BY xact_start LIMIT 5",
            {since}))
     who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " + r[3] + ")";
   return who;
 }
 
+}  // namespace
+
+std::string transactions_older_than(shardio::RawConn& shard, const std::string& since) {
+  return sessions_in_transactions_before(shard, since, "");
+}
+
 std::string cut_over_waiters(shardio::RawConn& shard, const std::string& since) {
-  std::string who;
-  for (const auto& r : shard.query(
-           "SELECT pid::text, coalesce(usename, '?'), coalesce(nullif(application_name, ''), '-'), coalesce(state, '?') "
-           "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-           "AND backend_type = 'client backend' AND xact_start < $1::timestamptz "
-           "AND NOT pg_backend_pid() = ANY (pg_blocking_pids(pid)) ORDER BY xact_start LIMIT 5",
-           {since}))
-    who += (who.empty() ? "" : "; ") + std::string("pid ") + r[0] + " (user " + r[1] + ", application " + r[2] + ", " + r[3] + ")";
-  return who;
+  // A session waiting on the cut-over's own lock is left out: it cannot finish before the
+  // cut-over does, and once the range is offline its statement is refused.
+  return sessions_in_transactions_before(shard, since, "AND NOT pg_backend_pid() = ANY (pg_blocking_pids(pid))");
 }
 
 void wait_for_older_transactions(shardio::RawConn& shard, int seconds) {

@@ -89,7 +89,7 @@ void check_index_use(shardio::RawConn& shard, const std::string& shard_name, con
 // it (in temporary files past work_mem): the first row leaves only when the sort ends, and the
 // target loads nothing until then, so the copy costs the read plus the load. Through the
 // primary key's index the rows leave as they are found, and the two overlap: the copy of a
-// scattered heap took about a fifth less (bench/README.md, issue 32, item 7). A plan that
+// scattered heap took about a fifth less (bench/README.md, "moves on a scattered heap"). A plan that
 // still sorts, or walks a whole index (a primary key that does not lead with the key column),
 // keeps sorts on.
 bool streams_in_order_without_sort(shardio::RawConn& source, const std::string& select) {

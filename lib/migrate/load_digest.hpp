@@ -7,7 +7,7 @@
 // ended (the load appends), which needs no index and finds every page still in the ring. Each
 // read ends before the table's last block, which the next part may still fill, and the next
 // read starts there, so every block is read once: the reads need not track the last row they
-// saw (max(ctid) cost a fifth of each read, bench/README.md, issue 32). Rows
+// saw (max(ctid) cost a fifth of each read, bench/README.md, "moves on a scattered heap"). Rows
 // the load put elsewhere (into free space of older pages, which PostgreSQL's free space map
 // hands out) are not in those blocks: the parts' digest then differs from the source's, and
 // the batch's whole key range is read back instead, as after a load in one statement. So a

@@ -37,9 +37,9 @@ shardio::KeyColumn key_column(const PlannedTable& t) { return shardio::KeyColumn
 // row: MATCH FULL, or every referencing column NOT NULL (under MATCH SIMPLE a NULL in another
 // column skips the check). Their keys add nothing to the distinct keys of the tables before.
 // On a heap whose rows arrived over time, reading every child's keys was a tenth of a move
-// (bench/README.md, issue 32). Only batch sizes rest on it: batches cover their whole range
-// whatever keys were counted, so rows an application loaded with its triggers disabled still
-// move.
+// (bench/README.md, "moves on a scattered heap"). Only batch sizes rest on it: batches cover
+// their whole range whatever keys were counted, so rows an application loaded with its
+// triggers disabled still move.
 std::vector<bool> keys_covered(shardio::RawConn& source, const std::vector<PlannedTable>& tables) {
   std::vector<bool> covered(tables.size(), false);
   if (tables.size() < 2) return covered;

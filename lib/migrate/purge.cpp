@@ -8,7 +8,7 @@
 // aggregates it where the verify left a server digest (server_digest.hpp), else the rows
 // stream to shardctl as the copy streamed them. Reading the rows before the DELETE costs less
 // than `DELETE ... RETURNING` them: RETURNING fetches every deleted row again and projects it
-// (bench/README.md, issue 32).
+// (bench/README.md, "moves on a scattered heap").
 //
 // Where a second session to the source is free (the purge at the end of a run, or of a group
 // that cannot wait), it takes the digests while this one deletes: it imports the purge's
@@ -27,7 +27,7 @@
 // children's tables already without rows in the batches' keys: a table with no row left to
 // delete is taken as purged (deleting nothing cannot delete an unverified row), the others are
 // held to their digests as always. In the bench this took the purge of 4.1M rows from 3.7 to
-// 3.3 s (bench/README.md, issue 32).
+// 3.3 s (bench/README.md, "moves on a scattered heap").
 //
 // The transaction that turns the ranges into fences (the only one, or the second of a split
 // purge, which commits last) also raises the source's route floor for the map to the highest
@@ -204,7 +204,7 @@ void Runner::delete_beside_digests(shardio::RawConn& src, shardio::RawConn& seco
   second.exec(splits ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   second.exec("SET TRANSACTION SNAPSHOT " + second.literal(snapshot));
   // One process for the digests: parallel workers would take the cores the DELETEs run on
-  // (measured: the split purge of 4.1M rows 3.16 -> 2.76 s, bench/README.md, issue 32).
+  // (measured: the split purge of 4.1M rows 3.16 -> 2.76 s, bench/README.md, "moves on a scattered heap").
   second.exec("SET LOCAL max_parallel_workers_per_gather = 0");
   if (splits) {
     second.exec("SET LOCAL session_replication_role = replica");

@@ -105,7 +105,7 @@ class Runner {
   // source, each holding the keys right after the one before it, every table of each with a
   // server digest. On a heap whose rows arrived over time, every batch's rows lie on nearly
   // every page: one DELETE over the group's keys reads and writes each page once, where one per
-  // batch did it once per batch (bench/README.md, issue 32).
+  // batch did it once per batch (bench/README.md, "moves on a scattered heap").
   using PurgeGroup = std::vector<Flipped>;
   // A group purges at most this many batches, of at most this many bytes copied: a bounded
   // transaction, and the operation's progress (batches done) moves on while it runs.

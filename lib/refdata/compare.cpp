@@ -88,6 +88,7 @@ class TableComparison {
     probes_.assign(n_, "");
     whole_.assign(n_, ChunkDigest{});
     chunks_.assign(n_, ChunkDigests{});
+    which_.assign(n_, false);
     locate_named_source();
   }
 
@@ -104,7 +105,8 @@ class TableComparison {
   // After step 1: false when there is nothing to compare (the named source is down, no shape).
   bool after_shapes() {
     active_ = (!named() || (src_ != n_ && up(src_))) && choose_shape();
-    if (active_) which_ = with_source();
+    if (active_)
+      for (auto i : with_source()) which_[i] = true;
     return active_;
   }
 
@@ -113,9 +115,7 @@ class TableComparison {
   // needed, and they cost the source a third more than its whole digest alone, not a second
   // scan. Its range chunks' bounds are sampled just before (the other copies are cut by them
   // in the chunk pass only).
-  bool wants_whole(std::size_t i) const {
-    return active_ && std::find(which_.begin(), which_.end(), i) != which_.end();
-  }
+  bool wants_whole(std::size_t i) const { return active_ && which_[i]; }
   void digest_whole_on(std::size_t i, shardio::RawConn& conn) {
     if (i != src_) {
       whole_[i] = whole_digest(conn, table_.quoted, key_);
@@ -282,7 +282,7 @@ class TableComparison {
   std::size_t n_;
   std::size_t src_;  // the source's reader; n_ while none is known
   bool active_ = false;
-  std::vector<std::size_t> which_;  // the readers step 2 visits
+  std::vector<bool> which_;  // the readers step 2 visits
   TableReport report_;
   std::vector<Shape> shapes_;
   std::vector<std::int64_t> estimates_;

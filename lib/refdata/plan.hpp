@@ -13,7 +13,7 @@
 // sent to every copy as a bound parameter, never written into a statement. The gain: a chunk is
 // a range of the primary key, so the last pass reads only the differing chunks' rows, through the
 // key's index, where hash chunks made it scan the whole table (1.4 s of a 7-9 s comparison of
-// 10M rows; bench/README.md, "reference tables compared (issue 31)"). A missing or extra row
+// 10M rows; bench/README.md, "reference tables compared"). A missing or extra row
 // still changes one chunk only (the bounds are fixed before any copy's chunks are digested), and bounds
 // that differ from one run to the next do not matter: a comparison uses one set throughout.
 //
@@ -34,7 +34,7 @@
 // a column of a type with a value kind hashed by its value, any other (bytea, floats, json,
 // arrays, enums, ...) by its text under shardio's session settings, so equal values give equal
 // text on every server. No row is formatted as text: formatting `row::text` was most of the
-// cost of a comparison (bench/README.md, "reference tables compared (issue 31)").
+// cost of a comparison (bench/README.md, "reference tables compared").
 //
 // A comparison first takes one whole-table digest per copy; only the source and the copies
 // whose whole digest differs are then cut into chunks, and only the differing chunks' rows are
@@ -57,7 +57,7 @@ namespace shardctl::refdata {
 inline constexpr std::int64_t rows_per_chunk = 1000;
 // The most chunks a table is cut into. The server hashes every row into its chunk's aggregate,
 // and beyond about a thousand chunks that costs far more: on 10M rows, about 1.5x a whole-table
-// digest with 1024 chunks, 3-4.5x with 10,000 (bench/README.md, "reference tables compared (issue 31)").
+// digest with 1024 chunks, 3-4.5x with 10,000 (bench/README.md, "reference tables compared").
 // Bigger chunks cost bytes instead: a differing chunk of a 1B-row table sends about 1M keys
 // and row hashes (some 55 MB), still far under 1% of the table.
 inline constexpr std::int64_t max_chunks = 1024;

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "fault/fault.hpp"
 #include "refdata/copy.hpp"
 #include "shardio/row_checksum.hpp"
 
@@ -15,6 +18,18 @@ namespace {
 
 using shardio::RawConn;
 using shardio::row_alias;
+
+// Fault point of a shard's sync (lib/fault/fault.hpp), its context the target shard:
+// "references.sync.commit" once the shard's changes are made and verified, just before its
+// COMMIT, with its copies locked and its sources' snapshots open (tests stop the process there:
+// tests/integration/t_sync_reference.sh, t_sync_reference_writer.sh, t_move_references.sh).
+// Shards sync on several threads: one injector, its calls serialized.
+void fault_point(std::string_view step, std::string_view shard) {
+  static std::mutex mutex;
+  static fault::FaultInjector faults;
+  std::lock_guard<std::mutex> lock(mutex);
+  faults.point(step, shard);
+}
 
 // A shard is refused: its transaction is rolled back and the reason reported (exit 64).
 struct Refusal {
@@ -311,6 +326,7 @@ ShardSync sync_shard(const ShardRef& target, const std::map<std::string, ShardRe
       rollback(conn);
       throw;
     }
+    if (!options.dry_run) fault_point("references.sync.commit", target.name);
     conn.exec(options.dry_run ? "ROLLBACK" : "COMMIT");
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unavailable) throw;

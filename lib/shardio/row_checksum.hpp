@@ -24,13 +24,4 @@ inline std::string row_hash_sum() {
   return std::string("coalesce(sum(('x' || substr(md5(") + row_alias + "::text), 1, 16))::bit(64)::bigint::numeric), 0)";
 }
 
-// The same kind of sum over PostgreSQL's 64-bit extended hash of each row's text (the hash
-// behind hash partitioning, stable across platforms and versions) instead of md5: about three
-// times cheaper to compute. It detects any changed, missing or extra row but for a 2^-64 chance
-// per difference; it is not meant to resist someone forging rows. sum(bigint) is already exact
-// (numeric, accumulated in 128 bits): a cast of each hash to numeric first only cost 10%.
-inline std::string row_hash_sum_fast() {
-  return std::string("coalesce(sum(hashtextextended(") + row_alias + "::text, 0)), 0)";
-}
-
 }  // namespace shardctl::shardio

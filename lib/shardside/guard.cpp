@@ -135,7 +135,7 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
         {t.quoted_table});
     bool partitioned = r[0][0] == "t";
     // Each trigger as name, '?' when it has a WHEN, '/' and its pg_trigger.tgtype (an earlier
-    // version's row trigger of a plain table also fired on DELETE: 31, now 23). The light
+    // version's row trigger of a plain table also fired on DELETE: 31; this version's, 23). The light
     // trigger (install_route_triggers), in any form, is never wanted here: it is dropped.
     const char* want = partitioned ? "shardctl_guard/31,shardctl_guard_truncate/34"
                                    : "shardctl_guard?/23,shardctl_guard_delete/8,shardctl_guard_insert/4,"
@@ -157,7 +157,7 @@ void install_guard_triggers(shardio::RawConn& shard, const std::vector<GuardedTa
     row += partitioned ? args.substr(0, args.size() - 1) + ", 'each_row')" : args;
     // Not on DELETE for a plain table: a BEFORE ROW DELETE trigger makes PostgreSQL lock every
     // row before deleting it, whether or not the trigger's WHEN lets it fire, and that was a
-    // third of the purge's DELETE on a scattered heap (bench/README.md, issue 32). The
+    // third of the purge's DELETE on a scattered heap (bench/README.md, "moves on a scattered heap"). The
     // statement trigger guards deletes.
     create_trigger(shard, t.quoted_table, guard_row_trigger,
                    partitioned ? "BEFORE INSERT OR UPDATE OR DELETE" : "BEFORE INSERT OR UPDATE", row);

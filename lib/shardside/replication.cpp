@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/words.hpp"
+#include "shardside/stream_keys.hpp"
 #include "pg/dsn.hpp"
 #include "shardside/names.hpp"
 
@@ -496,6 +497,7 @@ std::string_view to_text(ReplicationObjectKind value) {
       {ReplicationObjectKind::publication, "publication"},
       {ReplicationObjectKind::slot, "slot"},
       {ReplicationObjectKind::subscription, "subscription"},
+      {ReplicationObjectKind::stream_watch, "stream_watch"},
   });
   return table.text_or(value, "unknown");
 }
@@ -525,6 +527,7 @@ std::vector<ReplicationObject> list_replication_objects(RawConn& db) {
                                     in_current_database("subdbid") + " AND starts_with(subname::text, $1) ORDER BY 1",
                                 prefix))
     if (auto* o = add(ReplicationObjectKind::subscription, r[0])) o->enabled = r[1] == "t";
+  for (const auto& stream : watched_streams(db)) add(ReplicationObjectKind::stream_watch, stream);
   return out;
 }
 

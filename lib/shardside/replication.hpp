@@ -1,5 +1,5 @@
-// shardctl's logical replication objects on shards, the layer under online moves (issue 30:
-// `split/merge/move --online`): PostgreSQL 15 carries the changes of a moving key range from
+// shardctl's logical replication objects on shards, the layer under online moves
+// (`split/merge/move --online`): PostgreSQL 15 carries the changes of a moving key range from
 // the source shard to the target while the initial copy reads under the slot's snapshot.
 //
 // One online stream of an operation (a batch, or any part it numbers) has three objects, all
@@ -222,7 +222,9 @@ Lag replication_lag(shardio::RawConn& source, const std::string& slot, shardio::
 
 // ---- Listing ----
 
-enum class ReplicationObjectKind { publication, slot, subscription };
+// stream_watch: a target's record of the keys a stream changes (lib/shardside/stream_keys.hpp),
+// which its table triggers keep filling for as long as the watch is there.
+enum class ReplicationObjectKind { publication, slot, subscription, stream_watch };
 std::string_view to_text(ReplicationObjectKind kind);
 
 struct ReplicationObject {
@@ -234,8 +236,8 @@ struct ReplicationObject {
   bool enabled = false;           // subscription
 };
 
-// Every shardctl-named publication, logical slot and subscription of the connection's
-// database, by kind then name. Objects named otherwise are not shardctl's and are left out.
+// Every shardctl-named publication, logical slot, subscription and stream watch of the
+// connection's database, by kind then name. Objects named otherwise are not shardctl's and are left out.
 std::vector<ReplicationObject> list_replication_objects(shardio::RawConn& db);
 
 // ---- Preconditions ----

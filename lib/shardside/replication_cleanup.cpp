@@ -1,5 +1,7 @@
 #include "shardside/replication_cleanup.hpp"
 
+#include "shardside/stream_keys.hpp"
+
 namespace shardctl::shardside {
 
 namespace {
@@ -20,8 +22,9 @@ int drop_order(ReplicationObjectKind kind) noexcept {
     case ReplicationObjectKind::subscription: return 0;
     case ReplicationObjectKind::slot: return 1;
     case ReplicationObjectKind::publication: return 2;
+    case ReplicationObjectKind::stream_watch: return 3;
   }
-  return 2;
+  return 3;
 }
 
 bool drop_replication_object(shardio::RawConn& db, const ReplicationObject& object) {
@@ -29,6 +32,7 @@ bool drop_replication_object(shardio::RawConn& db, const ReplicationObject& obje
     case ReplicationObjectKind::subscription: return drop_subscription(db, object.name);
     case ReplicationObjectKind::slot: return drop_slot(db, object.name);
     case ReplicationObjectKind::publication: return drop_publication(db, object.name);
+    case ReplicationObjectKind::stream_watch: return drop_stream_watch(db, object.name);
   }
   return false;
 }
@@ -43,6 +47,12 @@ std::string drop_statement(const ReplicationObject& object) {
     }
     case ReplicationObjectKind::slot: return "SELECT pg_drop_replication_slot(" + quoted(object.name, '\'') + ");";
     case ReplicationObjectKind::publication: return "DROP PUBLICATION " + quoted(object.name, '"') + ";";
+    case ReplicationObjectKind::stream_watch: {
+      // As drop_stream_watch(): the tables' triggers record nothing without a watch.
+      auto name = quoted(object.name, '\'');
+      return "DELETE FROM shardctl.stream_watch WHERE stream = " + name +
+             "; DELETE FROM shardctl.stream_keys WHERE stream = " + name + ";";
+    }
   }
   return "";
 }

@@ -86,6 +86,20 @@ void unwatch_stream(shardio::RawConn& target, const std::string& stream) {
   target.query("DELETE FROM shardctl.stream_keys WHERE stream = $1", {stream});
 }
 
+std::vector<std::string> watched_streams(shardio::RawConn& target) {
+  std::vector<std::string> out;
+  if (!tables_exist(target)) return out;
+  for (const auto& r : target.query("SELECT DISTINCT stream FROM shardctl.stream_watch ORDER BY 1")) out.push_back(r[0]);
+  return out;
+}
+
+bool drop_stream_watch(shardio::RawConn& target, const std::string& stream) {
+  if (!tables_exist(target)) return false;
+  bool there = target.query("SELECT EXISTS (SELECT FROM shardctl.stream_watch WHERE stream = $1)", {stream})[0][0] == "t";
+  unwatch_stream(target, stream);
+  return there;
+}
+
 void drop_unwatched_trigger(shardio::RawConn& target, const GuardedTable& t) {
   if (!tables_exist(target)) return;
   if (target.query("SELECT to_regclass($1) IS NOT NULL AND NOT EXISTS (SELECT FROM shardctl.stream_watch WHERE tbl = $1) "

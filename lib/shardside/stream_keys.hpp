@@ -47,6 +47,15 @@ std::int64_t stream_key_count(shardio::RawConn& target, const std::string& strea
 // The stream's watch and record deleted. Idempotent: nothing to do on a shard without the tables.
 void unwatch_stream(shardio::RawConn& target, const std::string& stream);
 
+// The streams with a watch on any table, by name (none on a shard without the tables).
+std::vector<std::string> watched_streams(shardio::RawConn& target);
+
+// A stream's watch and record deleted as unwatch_stream() does: the cleanup of a stream whose
+// operation is over (lib/shardside/replication_cleanup.hpp). Returns whether a watch was there.
+// The tables' triggers stay: without a watch they record nothing, and dropping them takes a
+// lock the applications' writes would queue behind; the next move of the table reuses them.
+bool drop_stream_watch(shardio::RawConn& target, const std::string& stream);
+
 // The table's trigger dropped unless a stream watches the table. Its own transaction per
 // table, as install_stream_key_trigger.
 void drop_unwatched_trigger(shardio::RawConn& target, const GuardedTable& table);

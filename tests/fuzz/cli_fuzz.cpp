@@ -825,10 +825,11 @@ class Harness {
 
   // A directory archive run of a second's worth of one-row batches (each root row with the rows
   // that reference it) of the first sharded table: the `files` generator puts hostile manifests and files in its
-  // directory for `archive restore` (a manifest needs the table's DDL, which a run that archived
+  // directory for `archive restore` (a manifest needs the table's DDL and a file, which a run that archived
   // nothing lacks, for a restore to read the files it lists). Made once per workdir (kept in
-  // WORKDIR/archive_run.json, which a replay reads); a catalog without a sharded table has none,
-  // and those cases restore a run that does not exist.
+  // WORKDIR/archive_run.json, which a replay reads). Without it those cases would restore a run
+  // that does not exist and test nothing of a manifest, so a setup that cannot make one (no
+  // sharded table, a failed run, a manifest without files) stops the harness with an error.
   void setup_archive_run() {
     fs::path saved = opt_.workdir / "archive_run.json";
     std::error_code ec;
@@ -837,25 +838,40 @@ class Harness {
       auto doc = nlohmann::json::parse(f, nullptr, false);
       if (!doc.is_discarded() && doc.value("catalog", std::string()) == fleet_.catalog) return;
     }
-    auto tables = run_fixed({"table", "list", "--format", "json"});
-    if (!tables.exited || tables.code != 0) return;
-    auto doc = nlohmann::json::parse(tables.out, nullptr, false);
-    if (doc.is_discarded()) return;
-    for (const auto& t : doc.value("tables", nlohmann::json::array())) {
-      if (t.value("kind", std::string()) != "sharded") continue;
-      auto table = t.value("name", std::string());
-      fs::path dir = opt_.workdir / "arch";
-      auto r = run_fixed({"archive", "run", "--table", table, "--name", "fuzz-files", "--where", "true", "--cascade",
-                          "--batch-size", "1", "--max-runtime", "1s", "--parallel", "1", "--to", "dir:" + dir.string(),
-                          "--format", "json"});
-      if (!r.exited || r.code != 0) {
-        fmt::print("setup: no archive run for the files generator (exit {}): {}\n", r.code, first_lines(r.err, 1).empty() ? "" : first_lines(r.err, 1)[0]);
+    auto doc = json_of({"table", "list", "--format", "json"});
+    std::string table;
+    for (const auto& t : doc.value("tables", nlohmann::json::array()))
+      if (t.value("kind", std::string()) == "sharded") {
+        table = t.value("name", std::string());
+        break;
+      }
+    if (table.empty())
+      throw std::runtime_error("setup: the catalog has no sharded table to archive for the files generator (`table list`: " +
+                               doc.dump() + ")");
+    fs::path dir = opt_.workdir / "arch";
+    std::vector<std::string> args{"archive", "run", "--table", table, "--name", "fuzz-files", "--where", "true", "--cascade",
+                                  "--batch-size", "1", "--max-runtime", "1s", "--parallel", "1", "--to", "dir:" + dir.string(),
+                                  "--format", "json"};
+    // A run stopped by --max-runtime before its first batch (a loaded machine) wrote no file:
+    // the same command continues it, a second at a time.
+    for (int attempt = 1;; ++attempt) {
+      auto run = json_of(args);
+      auto id = run.value("id", std::string());
+      if (id.empty()) throw std::runtime_error("setup: the archive run printed no id: " + run.dump());
+      fs::path run_dir = dir / id;
+      std::ifstream m(run_dir / "manifest.json");
+      auto manifest = nlohmann::json::parse(m, nullptr, false);
+      if (manifest.is_discarded() || !manifest.is_object())
+        throw std::runtime_error("setup: archive run " + id + " left no readable manifest in " + run_dir.string());
+      auto files = manifest.value("files", nlohmann::json::array());
+      auto ddl = manifest.value("ddl", nlohmann::json::object());
+      if (files.is_array() && !files.empty() && ddl.is_object() && !ddl.empty()) {
+        std::ofstream(saved) << nlohmann::json{{"catalog", fleet_.catalog}, {"run", id}, {"dir", run_dir.string()}}.dump(2) << '\n';
         return;
       }
-      auto run = nlohmann::json::parse(r.out, nullptr, false);
-      if (run.is_discarded() || !run.contains("id")) return;
-      std::ofstream(saved) << nlohmann::json{{"catalog", fleet_.catalog}, {"run", run["id"]}, {"dir", (dir / run["id"].get<std::string>()).string()}}.dump(2) << '\n';
-      return;
+      if (attempt == 5)
+        throw std::runtime_error("setup: archive run " + id + " wrote no file in " + std::to_string(attempt) +
+                                 " tries of a second: " + manifest.dump());
     }
   }
 
@@ -907,9 +923,14 @@ class Harness {
           m.open(archive_dir_ / "manifest.good.json");
         }
         archive_manifest_ = nlohmann::json::parse(m, nullptr, false);
-        if (archive_manifest_.is_discarded() || !archive_manifest_.is_object()) archive_run_.clear();
+        if (archive_run_.empty() || archive_manifest_.is_discarded() || !archive_manifest_.is_object())
+          throw std::runtime_error("the setup's archive run (" + archive_saved.string() + ") has no readable manifest in " +
+                                   archive_dir_.string() + " (run with a fresh --workdir)");
       }
     }
+    // The files generator's manifest cases need the setup's run (setup_archive_run).
+    if (opt_.setup && !opt_.list_only && archive_run_.empty())
+      throw std::runtime_error("setup: no archive run recorded in " + archive_saved.string() + " for this catalog");
     // The big-lookup map: the sample fleet's customers, else any int/bigint map.
     for (const auto& m : fleet_.maps)
       if (m.name == "customers") lookup_map_ = m;
@@ -1615,7 +1636,7 @@ class Harness {
     return c;
   }
 
-  // Hostile files (issue 28, items 4 and 7): config, plan and manifest text nested far deeper
+  // Hostile files: config, plan and manifest text nested far deeper
   // than any real one (toml++ and nlohmann-json recursed to a SIGSEGV), numbers no double holds,
   // and where a file is read, things that are not regular files: a FIFO (opening one to read
   // blocks until a writer comes), /dev/zero (never ends), a directory.

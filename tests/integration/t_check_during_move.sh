@@ -22,7 +22,8 @@ holders() {
 }
 
 # 1. A split paused right after its first batch (10 keys) is done: a report check sees nothing.
-SHARDCTL_FAULT_PAUSE=journal.done:1 "$SHARDCTL_BIN/shardctl" split --map customers --at 200 --to shard_3 \
+split_app=t_check_during_move_split_$$
+PGAPPNAME=$split_app SHARDCTL_FAULT_PAUSE=journal.done:1 "$SHARDCTL_BIN/shardctl" split --map customers --at 200 --to shard_3 \
   --batch-size 10 >"$TEST_TMP/split.out" 2>&1 &
 split=$!
 wait_stopped $split "the split" "$TEST_TMP/split.out"
@@ -34,17 +35,19 @@ expect_exit 0 shardctl check --orphans --strays --format json --parallel 1
 assert_eq "$(jq -c .findings "$STDOUT")" "[]"
 
 # 2. A fix while the split's process lives: exit 75 naming the operation, nothing changed.
-# The split holds the map's data lock SHARED; until lib/migrate takes it, a psql session
-# holds it for the paused runner.
-holder=""
-if [ "$(holders ShareLock)" = 0 ]; then
-  echo "note: the split does not hold the map data lock; a psql session holds it for it" >&2
-  PGAPPNAME=shardctl_test_holder psql -X -q "$SHARDCTL_CATALOG" \
-    -c "select pg_advisory_lock_shared($lock_key)" -c "select pg_sleep(300)" >/dev/null 2>&1 &
-  holder=$!
-  for _ in $(seq 1 200); do [ "$(holders ShareLock)" != 0 ] && break; sleep 0.05; done
-  [ "$(holders ShareLock)" != 0 ] || fail "the psql session never took the shared lock"
-fi
+# The refusal rests on the split's own hold on the map's data lock (SHARED, taken by
+# Engine::hold_map_lock, lib/migrate/engine.cpp, on its catalog session): the held split's
+# session, known by its application_name, must hold it, and nothing else may.
+split_holds() {
+  psql_catalog -XAtc "select count(*) from pg_locks l join pg_stat_activity a using (pid)
+                        where l.locktype = 'advisory' and l.classid = $lock_class and l.objsubid = 2
+                        and l.database = (select oid from pg_database where datname = current_database())
+                        and l.objid::text::bigint = (hashtext('map-data:' || $map_id)::bigint & 4294967295)
+                        and l.mode = 'ShareLock' and l.granted and a.application_name = '$split_app'"
+}
+assert_eq "$(split_holds) $(holders ShareLock)" "1 1"
+assert_eq "$(psql_catalog -XAtc "select status || ' ' || lease_holder from shardctl.operations where op_id = '$op'")" \
+  "running $(hostname):$split"
 for fix in delete quarantine rehome; do
   expect_exit 75 shardctl check --fix $fix --yes --parallel 1
   expect_stderr_contains "cannot fix rows of map customers while an operation moves its data: $op (split, running)"
@@ -53,10 +56,6 @@ done
 expect_exit 75 shardctl check --restore
 expect_exit 0 shardctl check --orphans --fix delete --dry-run --parallel 1  # a dry run takes no lock
 assert_eq "$(fleet_fingerprint)" "$paused"
-if [ -n "$holder" ]; then
-  psql_catalog -qAtc "select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'shardctl_test_holder'" >/dev/null
-  wait $holder || true
-fi
 
 # 3. The split finishes between two shards' sweeps of one check: shard_3 then holds rows the
 # check's first view routed to shard_1 (cross-shard orphans, strays to a stale router). The
@@ -97,7 +96,7 @@ assert_eq "$(holders ExclusiveLock)" "1"
 assert_eq "$(psql_catalog -XAtc "select pg_try_advisory_lock_shared($lock_key)")" "f"
 kill -CONT $chk
 rc=0; wait $chk || rc=$?
-assert_eq "$rc $(jq -c '[.fixes[] | [.shard, .table, .rows]]' "$TEST_TMP/fix.json")" "2 [[\"shard_3\",\"public.order_lines\",$lines]]"
+assert_eq "$rc $(jq -c '[.fixes[] | [.shard, .table, .rows]]' "$TEST_TMP/fix.json")" "0 [[\"shard_3\",\"public.order_lines\",$lines]]"
 # The lock goes with the fix's catalog session, whose backend ends a moment after the process.
 for _ in $(seq 1 100); do [ "$(holders ExclusiveLock)" = 0 ] && break; sleep 0.1; done
 assert_eq "$(holders ExclusiveLock)" "0"

@@ -26,8 +26,10 @@ assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_namespace where nspname
 # Quarantine: the orphans leave their table for shardctl_quarantine on the same shard, a
 # transaction per batch (here of 1 row, so the lines of one order take several: every
 # quarantined row has an xmin of its own).
-expect_exit 2 shardctl check --orphans --fix quarantine --batch-size 1 --format json
+# The run reports what it found and fixed, and exits with what is left: nothing.
+expect_exit 0 shardctl check --orphans --fix quarantine --batch-size 1 --format json
 op=$(jq -r .operation "$STDOUT")
+assert_eq "$(jq -c '[.status, .exit_code, (.findings | length > 0), .left]' "$STDOUT")" '["ok",0,true,[]]'
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$((lines_5_1 + 1))"
 assert_eq "$(psql_shard 3 -XAtc "select count(*) from shardctl_quarantine.\"public.order_lines\"")" "$lines_700_1"
 for i in 1 3; do
@@ -62,11 +64,26 @@ psql_shard 1 -qc "insert into customers values (5000, 'stray', 1, now());
   insert into orders values (5000, 1, now(), 'new');
   insert into order_lines values (5000, 1, 1, 1, 1, 1.00), (5000, 1, 2, 1, 1, 1.00)"
 with_stray=$(fleet_fingerprint)
-expect_exit 2 shardctl check --strays --fix quarantine --format json
+expect_exit 0 shardctl check --strays --fix quarantine
+expect_stdout_contains "left after the fix: nothing"
+expect_stdout_contains "status after the fix: OK (0 critical, 0 warning finding(s) left;"
+expect_exit 0 shardctl check --restore
+expect_exit 0 shardctl check --strays --fix quarantine --format json
 assert_eq "$(jq -c '[.fixes[] | select(.rows > 0) | [.table, .rows]] | sort' "$STDOUT")" \
   '[["public.customers",1],["public.order_lines",1],["public.order_lines",2],["public.orders",1]]'
 expect_exit 0 shardctl check --strays
 expect_exit 0 shardctl check --restore
+# A fix leaves what it does not fix, and the run exits with that: a reference copy that
+# differs (critical) is left after the strays are quarantined.
+psql_shard 2 -qc "update product set name = name || ' (edited)' where product_id = 1"
+expect_exit 2 shardctl check --strays --references --fix quarantine
+expect_stdout_contains "quarantine 1 row(s) of public.customers on shard_1"
+expect_stdout_contains "left after the fix:"
+expect_stdout_contains "reference_differs"
+expect_stdout_contains "status after the fix: CRITICAL (1 critical, 0 warning finding(s) left;"
+expect_exit 0 shardctl check --restore
+psql_shard 2 -qc "update product set name = replace(name, ' (edited)', '') where product_id = 1"
+expect_exit 0 shardctl check --references
 assert_eq "$(fleet_fingerprint)" "$with_stray"
 psql_shard 1 -qc "delete from order_lines where customer_id = 5000; delete from orders where customer_id = 5000;
   delete from customers where customer_id = 5000"
@@ -92,8 +109,8 @@ if command -v script >/dev/null; then
 else
   skipped="script(1) (package bsdutils) is not installed: the delete's question on a terminal was not tested"
 fi
-expect_exit 2 shardctl check --orphans --fix delete --yes --batch-size 1 --format json
-assert_eq "$(jq -r '[.fixes[].rows] | add' "$STDOUT")" "$((lines_5_1 + 1 + lines_700_1))"
+expect_exit 0 shardctl check --orphans --fix delete --yes --batch-size 1 --format json
+assert_eq "$(jq -c '[.status, .exit_code, .left, ([.fixes[].rows] | add)]' "$STDOUT")" "[\"ok\",0,[],$((lines_5_1 + 1 + lines_700_1))]"
 expect_exit 0 shardctl check --orphans
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from order_lines where customer_id = 5 and order_id = 1")" "0"
 assert_eq "$(psql_shard 3 -XAtc "select count(*) from order_lines where customer_id = 700 and order_id = 1")" "0"

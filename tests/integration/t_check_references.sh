@@ -39,7 +39,8 @@ step "a copy whose whole digest matches is never cut into chunks: only the sourc
 # place of its whole digest) and the rows; on shard_3 one, the whole digest. ref_note differs
 # on shard_3, and its source is the majority, shard_1, known once every whole digest is in:
 # three scans there and on shard_3, one on shard_2. (pg_stat_user_tables: a session's scans are
-# counted by the time it has ended.)
+# counted by the time it has left pg_stat_activity, refs_lib.sh's refs_idle: counted once no
+# session but the asking one is left, the earlier checks' before the counters are read.)
 # stat_counters EXPR TABLE...: pg_stat_user_tables' EXPR of each TABLE on shards 1-3, one line.
 stat_counters() {
   local expr=$1 i t
@@ -59,11 +60,10 @@ counters_since() {
 }
 seq_scans() { stat_counters seq_scan ref_country ref_note; }
 scans_since() { counters_since "$1" seq_scan ref_country ref_note; }
-scans_done() { local d; read -ra d <<<"$(scans_since "$1")"; [ "${d[0]}" -ge 2 ] && [ "${d[1]}" -ge 3 ] && [ "${d[2]}" -ge 1 ] && [ "${d[3]}" -ge 3 ] && [ "${d[4]}" -ge 1 ] && [ "${d[5]}" -ge 3 ]; }
+wait_until "the earlier checks' sessions ended" refs_idle
 scanned=$(seq_scans)
 expect_exit 2 shardctl check --references --format json
-wait_until "the check's scans counted" scans_done "$scanned"
-sleep 1  # any later count of a session already gone
+wait_until "the check's sessions ended" refs_idle
 assert_eq "$(scans_since "$scanned")" "2 3 1 3 1 3"
 
 step "text, Nagios and Prometheus"

@@ -110,4 +110,22 @@ expect_exit 0 shardctl check --format json
 assert_eq "$(jq -c '.findings' "$STDOUT")" "[]"
 assert_eq "$(objects 2)" "$before2"
 psql_shard 2 -qAtc "select from pg_drop_replication_slot('not_shardctl')"
+
+step "a stream watch (the keys an online move's target records) of an operation that is over"
+psql_shard 1 -qX -v ON_ERROR_STOP=1 -f "$(dirname "$0")/../../lib/shardside/sql/stream_keys.sql"
+psql_shard 1 -qAtc "insert into shardctl.stream_watch values ('$D', 'public.customers'), ('$U', 'public.customers'), ('shardctl_op_manual', 'public.customers');
+  insert into shardctl.stream_keys values ('$D', 'public.customers', '7'), ('$U', 'public.customers', '8')"
+expect_exit 1 shardctl check --map-consistency --format json
+assert_eq "$(jq -c '[.findings[] | [.kind, .severity, .shard, .object]] | sort' "$STDOUT")" "$(jq -nc --arg U "$U" --arg D "$D" '[
+  ["leftover_replication", "warning", "shard_1", "stream_watch \($D)"],
+  ["leftover_replication", "warning", "shard_1", "stream_watch \($U)"]] | sort')"
+assert_eq "$(detail "stream_watch $D")" "stream_watch of operation $done_op, which is done (its tables' triggers record the keys a replica-mode write changes); \`shardctl op cancel $done_op\` drops it"
+sql=$(detail "stream_watch $U" | sed 's/.*or on this shard: //')
+assert_eq "$sql" "DELETE FROM shardctl.stream_watch WHERE stream = '$U'; DELETE FROM shardctl.stream_keys WHERE stream = '$U';"
+expect_exit 0 shardctl op cancel "$done_op"
+assert_eq "$(sed 1d "$STDOUT")" "dropped stream_watch $D on shard_1"
+psql_shard 1 -qAtc "$sql"
+assert_eq "$(psql_shard 1 -XAtc "select string_agg(stream, ',' order by stream) from (select stream from shardctl.stream_watch union all select stream from shardctl.stream_keys) s")" "shardctl_op_manual"
+expect_exit 0 shardctl check --format json
+assert_eq "$(jq -c '.findings' "$STDOUT")" "[]"
 pass

@@ -1,5 +1,5 @@
 # Output to a closed pipe ends quietly with exit 0, as `git log | head` does, on every output
-# path: text arguments, JSON, and the stdin stream (issue 9). Never SIGPIPE (141).
+# path: text arguments, JSON, and the stdin stream. Never SIGPIPE (141).
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet pipe --empty

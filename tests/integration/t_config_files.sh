@@ -1,5 +1,5 @@
 # A config is a small regular file: anything else is refused (65) at once, never read to the end
-# or hung on; every value error is 65 with file:line:col and the key's name (issue 9).
+# or hung on; every value error is 65 with file:line:col and the key's name.
 source "$(dirname "$0")/lib.sh"
 
 t0=$(date +%s)

@@ -1,5 +1,5 @@
 # A dry run runs every check the real run would and stops only before the first write: the same
-# exit code and the same message as the real run, and nothing changed (issue 9).
+# exit code and the same message as the real run, and nothing changed.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet dry --empty

@@ -1,4 +1,4 @@
-# Hostile files (issue 28, items 4 and 7), through the binary on one fleet: every file shardctl
+# Hostile files, through the binary on one fleet: every file shardctl
 # reads from the operator (config, plan, archive manifest and files, load file, migration) is a
 # regular file under its size limit, and JSON/TOML nested at most 64 levels deep; anything else
 # exits 65 naming file(:line:col), never a signal, a hang or exit 70, and changes nothing. A plan

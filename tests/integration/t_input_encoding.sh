@@ -1,5 +1,5 @@
 # Bytes that are not UTF-8 are a usage error (64) naming the argument, wherever they enter:
-# names, keys on the command line and on stdin, DSNs (not echoed). Never exit 70 (issue 9).
+# names, keys on the command line and on stdin, DSNs (not echoed). Never exit 70.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet enc --empty

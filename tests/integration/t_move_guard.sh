@@ -9,11 +9,12 @@ source "$(dirname "$0")/lib.sh"
 fresh_fleet guard --shards 3 --scale 1
 before=$(fleet_fingerprint)
 
-# refused SHARD SQL: the statement must fail with SQLSTATE 55000; prints the error.
+# refused SHARD SQL MESSAGE: the statement must fail with SQLSTATE 55000 and the guard's
+# MESSAGE (or its beginning); prints the error.
 refused() {
   local out
   out=$(psql_shard "$1" -v VERBOSITY=verbose -qc "$2" 2>&1) && fail "not refused on shard $1: $2"
-  [[ "$out" == *55000* ]] || fail "refused with another error on shard $1: $2: $out"
+  [[ "$out" == *"ERROR:  55000: $3"* ]] || fail "refused otherwise than [55000: $3] on shard $1: $2: $out"
   echo "$out"
 }
 
@@ -35,40 +36,132 @@ split_op=$(last_op)
 SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" move --map tenants --key acme --to shard_2 \
   >"$TEST_TMP/move.out" 2>&1 &
 move_pid=$!
+# A failure while they are paused must not leave them stopped (a failed test keeps its databases).
+trap 'kill -CONT $split_pid $move_pid 2>/dev/null || true' EXIT
 wait_stopped "$move_pid" "the move" "$TEST_TMP/move.out"
 move_op=$(last_op)
 
-err=$(refused 1 "insert into orders values (205, 999001, now(), 'new')")
+err=$(refused 1 "insert into orders values (205, 999001, now(), 'new')" "key 205 of public.orders is being moved by shardctl operation $split_op to shard shard_3")
 assert_contains "$err" "is being moved by shardctl operation $split_op to shard shard_3"
-refused 1 "set session_replication_role = replica; update customers set name = 'x' where customer_id = 210" >/dev/null
-refused 1 "truncate order_lines" >/dev/null
-refused 1 "update tenant_notes set note = 'x' where tenant = 'acme'" >/dev/null
+refused 1 "set session_replication_role = replica; update customers set name = 'x' where customer_id = 210" \
+  "key 210 of public.customers is being moved by shardctl operation $split_op to shard shard_3" >/dev/null
+refused 1 "truncate order_lines" \
+  "TRUNCATE of public.order_lines is refused: shardctl operation $split_op is moving rows of it to shard shard_3" >/dev/null
+refused 1 "update tenant_notes set note = 'x' where tenant = 'acme'" "key acme of public.tenant_notes is being moved by shardctl operation $move_op to shard shard_2" >/dev/null
 # Other keys, and the other map's keys that look like the first map's, stay writable.
 psql_shard 1 -qc "update customers set name = name where customer_id in (100, 250)"
 psql_shard 1 -qc "update tenant_notes set note = note where tenant = '205'"
-# No application role can bypass the guard: the range table is not theirs to write.
-psql_shard 1 -qc "create role app_writer_$$ login; grant usage on schema public to app_writer_$$;
-                  grant select, insert, update, delete on all tables in schema public to app_writer_$$"
-err=$(psql -X "$(shard_dsn 1) user=app_writer_$$" -qc "update shardctl.guard_ranges set purge_xid = pg_current_xact_id()" 2>&1) &&
-  fail "an application role could write shardctl.guard_ranges"
-err=$(psql -X "$(shard_dsn 1) user=app_writer_$$" -v VERBOSITY=verbose -qc \
-  "update customers set name = 'x' where customer_id = 205" 2>&1) && fail "app role wrote a moving key"
-assert_contains "$err" "55000"
+# No application role can bypass the guard: a login with what an application has (its tables'
+# rows, schema shardctl usable for assert_route) tries every way to write an offline key or to
+# lift or change the guard (lib/shardside/sql/guard.sql), and each fails with PostgreSQL's or the
+# guard's own error; the offline rows and the guard's state are as they were.
+app=app_writer_$$
+psql_shard 1 -qc "create role $app login; grant usage on schema public to $app;
+                  grant select, insert, update, delete on all tables in schema public to $app"
+# app_refused SQLSTATE MESSAGE SQL: the application role's SQL fails with SQLSTATE and MESSAGE.
+app_refused() {
+  local out
+  out=$(psql -X -v ON_ERROR_STOP=1 -v VERBOSITY=verbose "$(shard_dsn 1) user=$app" -qc "$3" 2>&1) &&
+    fail "the application role was let through: $3"
+  [[ "$out" == *"ERROR:  $1: $2"* ]] || fail "the application role's [$3] failed otherwise than $1 [$2]: $out"
+}
+offline_rows() {  # the offline keys' rows on shard_1, the guard's rows, bypasses, floors and triggers
+  psql_shard 1 -XAt <<'SQL'
+select md5(string_agg(r, ',' order by r)) from (
+  select c::text r from customers c where customer_id between 200 and 219 union all
+  select o::text from orders o where customer_id between 200 and 219 union all
+  select l::text from order_lines l where customer_id between 200 and 219 union all
+  select n::text from tenant_notes n where tenant = 'acme') a;
+select count(*) from customers where customer_id between 200 and 219;
+select op_id, map_id, batch_no, lo, hi, state, new_shard, purge_xid, expires_at from shardctl.guard_ranges order by range_id;
+select count(*) from shardctl.guard_bypass;
+select * from shardctl.route_floors order by map_id;
+select tgrelid::regclass, tgname, tgenabled from pg_trigger where tgname like 'shardctl%' order by 1, 2;
+SQL
+}
+guard_before=$(offline_rows)
+[ "$(psql_shard 1 -XAtc "select count(*) from customers where customer_id between 200 and 219")" -gt 0 ] ||
+  fail "no offline customer rows to guard"
+# Each write below comes after the bypass it tries, in the same transaction.
+write205="update customers set name = 'x' where customer_id = 205"
+app_refused 42501 "permission denied for table guard_ranges" \
+  "update shardctl.guard_ranges set purge_xid = pg_current_xact_id(); $write205"
+app_refused 42501 "permission denied for table guard_ranges" "delete from shardctl.guard_ranges; $write205"
+app_refused 42501 "permission denied for table guard_ranges" \
+  "insert into shardctl.guard_ranges (op_id, map_id, batch_no, state, new_shard) values (gen_random_uuid(), 1, 1, 'fenced', 'x')"
+app_refused 42501 "permission denied for table guard_bypass" \
+  "insert into shardctl.guard_bypass values (1, pg_current_xact_id()); $write205"
+app_refused 42501 "permission denied for table route_floors" "delete from shardctl.route_floors"
+app_refused 42501 "permission denied for table route_floors" \
+  "insert into shardctl.route_floors (map_id, map_name, min_version) values (99, 'x', 1)"
+app_refused 42501 "permission denied for schema shardctl" \
+  "create function shardctl.bypasses(range bigint) returns boolean language sql as 'select true'"
+# The triggers are the table owner's: an application cannot disable, re-enable for replica
+# sessions only, or drop them.
+app_refused 42501 "must be owner of table customers" "alter table customers disable trigger shardctl_guard_update; $write205"
+app_refused 42501 "must be owner of table customers" "alter table customers enable replica trigger shardctl_guard_update"
+app_refused 42501 "must be owner of relation customers" "drop trigger shardctl_guard_update on customers"
+# session_replication_role is a superuser's (the triggers are ENABLE ALWAYS for a superuser's).
+app_refused 42501 'permission denied to set parameter "session_replication_role"' \
+  "set session_replication_role = replica; $write205"
+app_refused 42501 'permission denied to set parameter "session_replication_role"' \
+  "select set_config('session_replication_role', 'replica', true); $write205"
+# Every function of schema shardctl but assert_route, the SECURITY DEFINER ones first among
+# them, is refused before it runs.
+mapfile -t functions < <(psql_shard 1 -XAtc "select p.oid::regprocedure from pg_proc p
+  where p.pronamespace = 'shardctl'::regnamespace and p.proname <> 'assert_route' order by p.prosecdef desc, 1")
+definers=$(psql_shard 1 -XAtc "select string_agg(proname, ',' order by proname) from pg_proc
+  where pronamespace = 'shardctl'::regnamespace and prosecdef")
+assert_eq "$definers" "applying_stream,assert_route,await_cutover,guard,guard_hit,guard_route,guard_rows,guard_truncate"
+for f in "${functions[@]}"; do
+  name=${f%%(*}
+  args=${f#*(}
+  args=${args%)}
+  call="select ${name}("
+  if [ -n "$args" ]; then
+    IFS=, read -ra types <<<"$args"
+    for t in "${types[@]}"; do call+="null::$t,"; done
+    call=${call%,}
+  fi
+  app_refused 42501 "permission denied for function ${name#shardctl.}" "$call); $write205"
+done
+[ "${#functions[@]}" -ge 15 ] || fail "only ${#functions[@]} guard functions found: ${functions[*]}"
+# What an application may do does not lift the guard: the early row check off, a route stated
+# (in the setting, and through assert_route, the one function it may call), the refusal is the
+# guard's own, for the moving key.
+moving205="55000: key 205 of public.customers is being moved by shardctl operation $split_op to shard shard_3"
+app_refused "${moving205%%: *}" "${moving205#*: }" "set shardctl.row_guard = off; $write205"
+app_refused "${moving205%%: *}" "${moving205#*: }" "set shardctl.route = 'customers:9223372036854775807'; $write205"
+app_refused "${moving205%%: *}" "${moving205#*: }" \
+  "select shardctl.assert_route('customers', 9223372036854775807); set shardctl.row_guard = off; $write205"
+app_refused 55000 "key acme of public.tenant_notes is being moved by shardctl operation $move_op to shard shard_2" \
+  "set shardctl.row_guard = off; delete from tenant_notes where tenant = 'acme'"
+# TRUNCATE: refused by PostgreSQL without the privilege, by the guard with it.
+app_refused 42501 "permission denied for table order_lines" "truncate order_lines"
+psql_shard 1 -qc "grant truncate on order_lines to $app"
+app_refused 55000 "TRUNCATE of public.order_lines is refused: shardctl operation $split_op is moving rows of it to shard shard_3" \
+  "truncate order_lines"
+err=$(psql -X "$(shard_dsn 1) user=$app" -v VERBOSITY=verbose -qc "$write205" 2>&1) && fail "app role wrote a moving key"
+assert_contains "$err" "ERROR:  $moving205"
+assert_contains "$err" "CONSTRAINT NAME:  shardctl_moving"
+assert_eq "$(offline_rows)" "$guard_before"
+psql_shard 1 -qc "drop owned by $app; drop role $app"
 
 # Fences of an unfinished operation are not lifted: 75, nothing changed.
 expect_exit 75 shardctl op unfence "$split_op"
 expect_stderr_contains "is running"
-refused 1 "update customers set name = 'x' where customer_id = 205" >/dev/null
+refused 1 "update customers set name = 'x' where customer_id = 205" "key 205 of public.customers is being moved by shardctl operation $split_op to shard shard_3" >/dev/null
 
 kill -CONT "$split_pid" "$move_pid"
 wait "$split_pid" || fail "split failed: $(cat "$TEST_TMP/split.out")"
 wait "$move_pid" || fail "move failed: $(cat "$TEST_TMP/move.out")"
+trap _drop_made_databases EXIT
 
 # Fences: the source refuses writes to what it gave away, naming the new shard.
-err=$(refused 1 "insert into orders values (205, 999002, now(), 'new')")
+err=$(refused 1 "insert into orders values (205, 999002, now(), 'new')" "key 205 of public.orders has moved to shard shard_3")
 assert_contains "$err" "has moved to shard shard_3"
 assert_contains "$err" "reload the shard map and write to shard shard_3"
-err=$(refused 1 "insert into tenant_notes values ('acme', 'stale')")
+err=$(refused 1 "insert into tenant_notes values ('acme', 'stale')" "key acme of public.tenant_notes has moved to shard shard_2")
 assert_contains "$err" "has moved to shard shard_2"
 psql_shard 1 -qc "update tenant_notes set note = note where tenant = '205'"  # the other point stays
 assert_fleet_consistent
@@ -79,7 +172,7 @@ assert_eq "$(fleet_fingerprint)" "$before"
 # (lib/migrate/guard.hpp).
 expect_exit 0 shardctl op unfence "$split_op" --dry-run
 expect_stdout_contains "would lift"
-refused 1 "insert into customers values (205, 'stale', 1, now())" >/dev/null
+refused 1 "insert into customers values (205, 'stale', 1, now())" "key 205 of public.customers has moved to shard shard_3" >/dev/null
 batches=$(shardctl op show "$split_op" --format json | jq -r .batches)
 expect_exit 0 shardctl op unfence "$split_op"
 expect_stdout_contains "lifted $batches fence(s) of operation $split_op on shard_1"
@@ -110,10 +203,10 @@ assert_eq "$(fleet_fingerprint)" "$before"
 # Keys moving back to a shard that fenced them: the fence on them goes after the flip.
 expect_exit 0 shardctl split --map customers --at 300 --to shard_2 --batch-size 50
 op300=$(last_op)
-refused 3 "insert into customers values (310, 'stale', 1, now())" >/dev/null
+refused 3 "insert into customers values (310, 'stale', 1, now())" "key 310 of public.customers has moved to shard shard_2" >/dev/null
 expect_exit 0 shardctl move --map customers --key 310 --to shard_3 --batch-size 50
 psql_shard 3 -qc "update customers set name = name where customer_id = 310"
-refused 2 "insert into customers values (310, 'stale', 1, now())" >/dev/null
+refused 2 "insert into customers values (310, 'stale', 1, now())" "key 310 of public.customers has moved to shard shard_3" >/dev/null
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
 expect_exit 0 shardctl op show "$op300"
@@ -122,21 +215,21 @@ expect_exit 0 shardctl op show "$op300"
 # then finds changed. A cancel leaves that fence standing; a resume lifts it after the flip.
 SHARDCTL_FAULT=journal.copied:1 expect_exit 99 shardctl move --map customers --key 310 --to shard_2 --batch-size 50
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from customers where customer_id = 310")" "1"
-refused 2 "update customers set name = 'stale' where customer_id = 310" >/dev/null
+refused 2 "update customers set name = 'stale' where customer_id = 310" "key 310 of public.customers has moved to shard shard_3" >/dev/null
 expect_exit 0 shardctl op cancel "$(last_op)"
 expect_exit 0 shardctl op resume "$(last_op)"
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from customers where customer_id = 310")" "0"
-refused 2 "insert into customers values (310, 'stale', 1, now())" >/dev/null
+refused 2 "insert into customers values (310, 'stale', 1, now())" "key 310 of public.customers has moved to shard shard_3" >/dev/null
 psql_shard 3 -qc "update customers set name = name where customer_id = 310"
 SHARDCTL_FAULT_PAUSE=journal.copied:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 310 --to shard_2 --batch-size 50 \
   >"$TEST_TMP/move_back.out" 2>&1 &
 move_pid=$!
 wait_stopped "$move_pid" "the move back" "$TEST_TMP/move_back.out"
-refused 2 "update customers set name = 'stale' where customer_id = 310" >/dev/null
+refused 2 "update customers set name = 'stale' where customer_id = 310" "key 310 of public.customers has moved to shard shard_3" >/dev/null
 kill -CONT "$move_pid"
 wait "$move_pid" || fail "the move back failed: $(cat "$TEST_TMP/move_back.out")"
 psql_shard 2 -qc "update customers set name = name where customer_id = 310"
-refused 3 "insert into customers values (310, 'stale', 1, now())" >/dev/null
+refused 3 "insert into customers values (310, 'stale', 1, now())" "key 310 of public.customers has moved to shard shard_2" >/dev/null
 assert_fleet_consistent
 assert_eq "$(fleet_fingerprint)" "$before"
 

@@ -1,4 +1,4 @@
-# Batch statements use an index on text, uuid and hash maps, as on bigint range maps (issue 8):
+# Batch statements use an index on text, uuid and hash maps, as on bigint range maps:
 # with sequential scans disabled on the shard databases, a split of each kind leaves the moved
 # table's seq_scan counters unchanged on source and target, and EXPLAIN of the filter shardctl
 # writes shows an index scan. A hash map without an expression index is refused, naming the

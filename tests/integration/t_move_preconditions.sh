@@ -1,4 +1,4 @@
-# Preconditions that see the whole schema and the operations in flight (issue 8):
+# Preconditions that see the whole schema and the operations in flight:
 #  1. reference tables copied in foreign-key order (nation REFERENCES region);
 #  2. an operation overlapping one in flight exits 75 naming it, even once the first has cut
 #     the map into its batch mappings; so does an offline mapping;

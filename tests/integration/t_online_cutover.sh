@@ -4,9 +4,12 @@
 #    pg_stat_activity), they do not fail;
 #  - a cut-over that passes --cutover-timeout gives up: the waiting READ COMMITTED write goes
 #    on where it was (and reaches the target by the stream), the REPEATABLE READ one is refused
-#    (55000: its snapshot cannot see how the cut-over ended); after 10 tries the run exits 75
-#    naming what held it, and `op resume --cutover-timeout 5` (journaled) finishes the move with
-#    the written row on the target;
+#    (SQLSTATE 55000, constraint shardctl_moving: its snapshot cannot see how the cut-over
+#    ended); a transaction older than the cut-over holds every try, and after 10 tries the run
+#    exits 75 naming that session (pid, user, application, state), and `op resume
+#    --cutover-timeout 5` (journaled) finishes the move with the written row on the target;
+#  - every run or resume that ends done leaves no publication, slot, subscription or stream-key
+#    record on any shard (zoo_lib.sh, zoo_assert_no_streams);
 #  - usage: --max-lag or --cutover-timeout without --online, a timeout of 0, and a moving table
 #    whose replica identity lacks the key column, or is FULL over a column with no equality
 #    (json, in an array or a composite too), are refused (64), nothing journaled;
@@ -21,6 +24,7 @@
 #    move waits for a better moment (deferred, -v) instead of holding writers, and cuts over,
 #    none given up, once the lock goes.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/zoo_lib.sh"
 
 fresh_fleet cutover --shards 2
 ops_before() { shardctl op list --format json | jq '.operations | length'; }
@@ -66,18 +70,34 @@ assert_eq "$(ops_before)" "$n"
 before=$(fleet_fingerprint)
 
 step "writers wait at the cut-over"
-SHARDCTL_FAULT_PAUSE=online.cutover:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 700 --to shard_1 \
-  --online --cutover-timeout 0.001 >"$TEST_TMP/move.out" 2>&1 &
+# Held after its catch-up (online.caught_up), before its cut-over begins, the move sees a
+# transaction opened on the source: older than every cut-over it tries, so each one waits for
+# it and gives up (cut_over_waiters, lib/migrate/guard.cpp). Then held at the cut-over itself
+# (online.cutover: the range in state cutover) while two writes of its keys wait there.
+SHARDCTL_FAULT_PAUSE=online.caught_up:1,online.cutover:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 700 \
+  --to shard_1 --online --cutover-timeout 0.001 >"$TEST_TMP/move.out" 2>&1 &
 pid=$!
-wait_stopped "$pid" "the move" "$TEST_TMP/move.out"
+wait_stopped "$pid" "the move after its catch-up" "$TEST_TMP/move.out"
 op=$(last_op)
+holder=t_online_cutover_holder_$$
+session_open "$holder" "$(shard_dsn 2)"
+session_send "$holder" "begin; select 1;"
+holding() { sql_true "$(shard_dsn 2)" "select count(*) = 1 from pg_stat_activity where application_name = '$holder'
+                                       and state = 'idle in transaction' and xact_start is not null"; }
+wait_until "the holder's transaction to be open on shard_2" holding
+holder_pid=$(session_pid "$holder")
+holder_user=$(psql_shard 2 -XAtc "select usename from pg_stat_activity where pid = $holder_pid")
+kill -CONT "$pid"
+wait_stopped "$pid" "the move at its cut-over" "$TEST_TMP/move.out"
 psql_shard 2 -XAtc "update customers set name = 'rc' where customer_id = 700" >"$TEST_TMP/rc.out" 2>&1 &
 rc_pid=$!
-psql_shard 2 -XAt >"$TEST_TMP/rr.out" 2>&1 <<'SQL' &
+# ON_ERROR_STOP off: after the refusal, psql prints its SQLSTATE and goes on (COMMIT rolls back).
+psql -X -At -v ON_ERROR_STOP=0 "$(shard_dsn 2)" >"$TEST_TMP/rr.out" 2>&1 <<'SQL' &
 \set VERBOSITY verbose
 begin isolation level repeatable read;
 select count(*) from customers;
 update customers set name = 'rr' where customer_id = 701;
+\echo rr-sqlstate=:SQLSTATE
 commit;
 SQL
 rr_pid=$!
@@ -92,23 +112,28 @@ kill -CONT "$pid"
 got=0
 wait "$pid" || got=$?
 [ "$got" = 75 ] || fail "the move exited $got, not 75: $(cat "$TEST_TMP/move.out")"
-grep -q "gave up 10 times; the last: " "$TEST_TMP/move.out" || fail "exit 75 without saying why: $(cat "$TEST_TMP/move.out")"
-# What held it, in one of the cut-over's words (runner_online.cpp): the lag it waited out or its
-# verify, within a 1 us cut-over; the writes waiting on it are not what holds it.
-grep -q -E "gave up 10 times; the last: (shard_1 had not applied the source's changes up to [0-9A-F]+/[0-9A-F]+ within the cut-over's time|the verify of the batch took longer than the cut-over's time|transactions older than the cut-over were still open: pid [0-9]+)" \
-  "$TEST_TMP/move.out" || fail "exit 75 names no cause: $(cat "$TEST_TMP/move.out")"
+# What held it, as runner_online.cpp words it: the holder's session, by pid, user, application
+# and state (guard.cpp, cut_over_waiters); the writes waiting on the cut-over are not what holds it.
+held_by="of operation $op gave up 10 times; the last: transactions older than the cut-over were still open: pid $holder_pid (user $holder_user, application $holder, idle in transaction)"
+grep -qF "$held_by" "$TEST_TMP/move.out" || fail "exit 75 does not name the session that held it [$held_by]: $(cat "$TEST_TMP/move.out")"
 grep -q "op resume $op" "$TEST_TMP/move.out" || fail "exit 75 without the resume hint: $(cat "$TEST_TMP/move.out")"
+session_close "$holder"
 wait "$rc_pid" || fail "the READ COMMITTED write failed: $(cat "$TEST_TMP/rc.out")"
-wait "$rr_pid" || true
-grep -q "ERROR:  55000: .*is being moved by shardctl operation $op to shard shard_1" "$TEST_TMP/rr.out" ||
-  fail "the REPEATABLE READ write was not refused as being moved (55000): $(cat "$TEST_TMP/rr.out")"
+wait "$rr_pid" || fail "psql of the REPEATABLE READ write exited $?: $(cat "$TEST_TMP/rr.out")"
+assert_eq "$(grep '^rr-sqlstate=' "$TEST_TMP/rr.out")" "rr-sqlstate=55000"
+grep -q "ERROR:  55000: key 701 of public.customers is being moved by shardctl operation $op to shard shard_1;" "$TEST_TMP/rr.out" ||
+  fail "the REPEATABLE READ write was not refused as being moved: $(cat "$TEST_TMP/rr.out")"
+grep -q "^CONSTRAINT NAME:  shardctl_moving$" "$TEST_TMP/rr.out" ||
+  fail "the REPEATABLE READ refusal names no shardctl_moving constraint: $(cat "$TEST_TMP/rr.out")"
 assert_eq "$(psql_shard 2 -XAtc "select name from customers where customer_id = 700")" "rc"
+[ "$(psql_shard 2 -XAtc "select name from customers where customer_id = 701")" != rr ] || fail "the refused REPEATABLE READ write is present"
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from shardctl.guard_ranges where op_id = '$op'")" "0"
 
 step "resume, with a cut-over time it can keep, finishes the move, the written row with it"
 expect_exit 64 shardctl op resume "$op" --cutover-timeout -1
 expect_stderr_contains "--cutover-timeout must be above 0"
 expect_exit 0 shardctl op resume "$op" --cutover-timeout 5
+zoo_assert_no_streams "resumed after the cut-over gave up"
 assert_eq "$(psql_catalog -XAtc "select args->'online'->>'cutover_timeout_ms' from shardctl.operations where op_id = '$op'")" "5000"
 assert_eq "$(psql_shard 1 -XAtc "select name from customers where customer_id = 700")" "rc"
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from customers where customer_id = 700")" "0"
@@ -133,6 +158,7 @@ wait "$pid" || got=$?
 grep -q "failed to apply batch 1's changes" "$TEST_TMP/ddl.out" || fail "no word of the failed apply: $(cat "$TEST_TMP/ddl.out")"
 psql_shard 2 -qc "alter table orders add column note text"
 expect_exit 0 shardctl op resume "$op"
+zoo_assert_no_streams "resumed after the failed apply"
 assert_eq "$(psql_shard 2 -XAtc "select note from orders where order_id = 9100001")" "x"
 assert_fleet_consistent
 
@@ -163,6 +189,7 @@ expect_stderr_contains "rolled back"
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from orders where customer_id = 300")" "$orders_300"
 slip "$status_was"
 expect_exit 0 shardctl op resume "$op"
+zoo_assert_no_streams "resumed after its last flip"
 expect_exit 0 shardctl op show "$op" --format json
 assert_eq "$(jq -r .status "$STDOUT")" "done"
 assert_eq "$(psql_shard 1 -XAtc "select note from orders where order_id = 9100001")" "x"
@@ -186,6 +213,7 @@ t_lock=$EPOCHREALTIME
 kill -CONT "$pid"
 wait "$pid" || fail "the move exited $?: $(cat "$TEST_TMP/defer.out")"
 wait "$lock_pid" || fail "the lock holder failed: $(cat "$TEST_TMP/lock.out")"
+zoo_assert_no_streams "the deferred move"
 cut=$(grep -o 'cut-overs: .*' "$TEST_TMP/defer.out") || fail "no cut-over count in -v: $(cat "$TEST_TMP/defer.out")"
 echo "# $cut (the lock held for 3 s from $(awk -v a="$t_lock" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s before the move ended)"
 [[ "$cut" == "cut-overs: 1, given up 0, deferred "[1-9]* ]] || fail "the lagging target was not waited out before the cut-over: $cut"

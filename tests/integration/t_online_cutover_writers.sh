@@ -6,7 +6,11 @@
 #   - a cut-over gave up (the move's -v count) or the move failed;
 #   - any write acknowledged during the move waited past 500 ms from its first try to its
 #     acknowledgement, retries after refusals included;
-#   - the writers did not race the cut-over: none acknowledged on shard_2 during the move, none
+#   - a write failed for a reason the test did not expect: anything but a refusal of the move
+#     on shard_2, retried (writer_harness.sh, unexpected_failures), or a replication object of
+#     the move is left on a shard (zoo_lib.sh, zoo_assert_no_streams);
+#   - the writers did not race the move: the move, held after its copy (online.copied), saw
+#     fewer than 50 writes to its keys acknowledged on shard_2 meanwhile; none
 #     refused shardctl_moving (held at the cut-over, then refused and retried on shard_4), none
 #     acknowledged on shard_4 during the move, or under 200 writes a second during it;
 #   - an acknowledged write is lost, duplicated, misplaced or not its last value
@@ -37,12 +41,27 @@ started() { [ "$(writer_acks 1)" -ge 100 ] && [ "$(writer_acks 2)" -ge 100 ]; }
 wait_until "both writers to acknowledge 100 writes" started
 
 step "move --online with default options"
+# Held after its copy (online.copied: the slot's snapshot taken, the keys still served by
+# shard_2) until 50 more writes to the moving keys were acknowledged there: they reach shard_4
+# only through the stream the cut-over then catches up.
+acked_on_source() { cat "$TEST_TMP"/writer.*.log | grep -c $'^ACK\t[a-z_]*\t[0-9]*\t[0-9]*\tshard_2\t' || true; }
 t0=$EPOCHREALTIME
-shardctl move --map customers --key 300 --to shard_4 --online -v >"$TEST_TMP/move.out" 2>&1 ||
-  fail "the move exited $?: $(cat "$TEST_TMP/move.out")"
+SHARDCTL_FAULT_PAUSE=online.copied:1 "$SHARDCTL_BIN/shardctl" move --map customers --key 300 --to shard_4 --online -v \
+  >"$TEST_TMP/move.out" 2>&1 &
+pid=$!
+wait_stopped "$pid" "the move after its copy" "$TEST_TMP/move.out"
+op=$(last_op)
+n_held=$(acked_on_source)
+held() { [ "$(acked_on_source)" -ge $((n_held + 50)) ]; }
+wait_until "50 writes to the moving keys acknowledged on shard_2 while the move is held" held
+kill -CONT "$pid"
+wait "$pid" || fail "the move exited $?: $(cat "$TEST_TMP/move.out")"
 t1=$EPOCHREALTIME
-sleep 0.5
+# The writers go on until each has been acknowledged on shard_4, where the map now routes them.
+on_target() { local w; for w in 1 2; do grep -q $'^ACK\t[a-z_]*\t[0-9]*\t[0-9]*\tshard_4\t' "$TEST_TMP/writer.$w.log" || return 1; done; }
+wait_until "both writers to be acknowledged on shard_4" on_target
 stop_writers
+writer_move "$op" 251 501 shard_2 shard_4
 cut=$(grep -o 'cut-overs: .*' "$TEST_TMP/move.out") || fail "the move's -v output has no cut-over count: $(cat "$TEST_TMP/move.out")"
 echo "# $cut"
 [[ "$cut" == *"given up 0,"* ]] || fail "a cut-over gave up under steady writes: $cut; $(grep 'last cut-over given up' "$TEST_TMP/move.out")"
@@ -68,7 +87,10 @@ grep -q $'^ACK\tins_order\t[0-9]*\t[0-9]*\tshard_2\t' "$TEST_TMP/all.log" || fai
 grep -q $'^ACK\tins_order\t[0-9]*\t[0-9]*\tshard_4\t' "$TEST_TMP/all.log" || fail "no write acknowledged on the target"
 
 step "verify"
+# No write failed but by a refusal of the move on shard_2 (writer_harness.sh): none given up,
+# none unclassified, none ambiguous, no error.
 verify_writes_controlled "$TEST_TMP/all.log" 4 ins_order
+zoo_assert_no_streams "after the move"
 after=$(zoo_fingerprint "${old_rows[@]}")
 [ "$after" = "$before" ] || { diff <(echo "$before") <(echo "$after") >&2; fail "pre-existing rows changed"; }
 zoo_assert_settled "after the move"

@@ -1,8 +1,11 @@
 # shardctl query runs reads only: as a role that can only read ([query] user; a login that can
 # do more is refused with 64 unless --allow-privileged), only a statement the server parses as
 # a read (anything else: 64, before any shard runs it), read-only and rolled back. Each hostile
-# statement of issue 28 is tried and its effect looked for: a file a COPY would write, a
-# replication slot, a session it would kill, a table dblink would create.
+# statement man/shardctl-query.1 names (WHAT IS AND IS NOT PREVENTED) is tried as the read role
+# and its effect looked for: a file COPY or lo_export would write, a server file read, a large
+# object imported, a replication slot, a session of another role cancelled or killed, a sequence
+# advanced, a connection through dblink or postgres_fdw, a table either would create, an
+# advisory lock left behind.
 source "$(dirname "$0")/lib.sh"
 
 fresh_fleet query_ro
@@ -16,7 +19,7 @@ customers=$(psql_shard 1 -XAtc "select count(*) from customers")
 accepted="SELECT, WITH, VALUES, TABLE, SHOW or EXPLAIN"
 # Roles made for this test (cluster-wide: unique names, dropped when it passes).
 u=$$
-roles="qr_super_$u qr_member_$u qr_signal_$u qr_mixed_$u"
+roles="qr_super_$u qr_member_$u qr_signal_$u qr_mixed_$u qr_app_$u"
 on_shard_clusters() { for port in 6401 6402; do psql -X -q -v ON_ERROR_STOP=1 "host=$SANDBOX_RUN port=$port user=postgres dbname=postgres" -c "$1"; done; }
 
 # 1. The read role answers like any other.
@@ -74,16 +77,88 @@ expect_stderr_contains "partial result: 4 of 4 shard(s) failed"
 assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_replication_slots where slot_name = '$slot'")" 0
 assert_eq "$(psql_shard 2 -XAtc "select count(*) from pg_replication_slots where slot_name = '$slot'")" 0
 
-# Another session, held open by the test: it survives.
+# Sessions of an ordinary role the read role is no member of: neither cancelled nor terminated.
+# The victim waits on an advisory lock a holder keeps, so a cancel would end its statement.
 victim="victim_$u"
-session_open "$victim" "$(shard_dsn 1)"
-victim_connected() { [ -n "$(session_pid "$victim")" ]; }
-wait_until "the victim session to connect" victim_connected
+holder="holder_$u"
+on_shard_clusters "create role qr_app_$u login"
+session_open "$holder" "$(shard_dsn 1)"
+session_send "$holder" "select pg_advisory_lock(4242);"
+wait_until "the holder's advisory lock" sql_true "$(shard_dsn 1)" \
+  "select exists (select from pg_locks l join pg_stat_activity a using (pid) where a.application_name = '$holder'
+                  and l.locktype = 'advisory' and l.granted)"
+session_open "$victim" "$(shard_dsn 1) user=qr_app_$u"
+session_send "$victim" "select pg_advisory_lock(4242); select 'victim ' || 'went on' as v;"
+wait_until "the victim waiting on the holder's lock" sql_true "$(shard_dsn 1)" \
+  "select exists (select from pg_stat_activity where application_name = '$victim' and usename = 'qr_app_$u'
+                  and wait_event_type = 'Lock' and wait_event = 'advisory')"
 victim_pid=$(session_pid "$victim")
+expect_exit 3 shardctl query "select pg_cancel_backend(pid) from pg_stat_activity where application_name = '$victim'" --shards shard_1
+assert_eq "$(head -1 "$STDERR")" "shardctl query: shard shard_1 failed: must be a member of the role whose query is being canceled or member of pg_signal_backend"
 expect_exit 3 shardctl query "select pg_terminate_backend(pid) from pg_stat_activity where application_name = '$victim'" --shards shard_1
-expect_stderr_contains "must be a superuser to terminate superuser process"
+assert_eq "$(head -1 "$STDERR")" "shardctl query: shard shard_1 failed: must be a member of the role whose process is being terminated or member of pg_signal_backend"
+# Still the same backend, still in its statement; once the lock is free it goes on.
+assert_eq "$(psql_shard 1 -XAtc "select pid || ' ' || wait_event from pg_stat_activity where application_name = '$victim'")" "$victim_pid advisory"
+session_close "$holder"
+victim_went_on() { grep -q "victim went on" "$TEST_TMP/session.$victim.out"; }
+wait_until "the victim's statement to finish" victim_went_on
+! grep -E "ERROR|FATAL|terminat|cancel" "$TEST_TMP/session.$victim.out" || fail "the victim session was hit: $(cat "$TEST_TMP/session.$victim.out")"
 assert_eq "$(session_pid "$victim")" "$victim_pid"
 session_close "$victim"
+
+# Server files: not read, not written; large objects neither imported nor exported (the
+# functions are not granted to the role).
+psql_shard 1 -XAtc "select lo_from_bytea(0, 'large object of shard_1')" > "$TEST_TMP/lo_oid"
+lo=$(cat "$TEST_TMP/lo_oid")
+largeobjects=$(psql_shard 1 -XAtc "select count(*) from pg_largeobject_metadata")
+for f in "pg_read_file('postgresql.conf')" "pg_read_binary_file('postgresql.conf')" "lo_import('/etc/hostname')" \
+         "lo_export($lo, '$TEST_TMP/srv/lo_export')"; do
+  expect_exit 3 shardctl query "select $f" --shards shard_1,shard_2
+  expect_stderr_contains "shardctl query: shard shard_1 failed: permission denied for function ${f%%(*}"
+  expect_stderr_contains "shardctl query: shard shard_2 failed: permission denied for function ${f%%(*}"
+  expect_stderr_contains "partial result: 2 of 2 shard(s) failed"
+done
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_largeobject_metadata")" "$largeobjects"
+[ ! -e "$TEST_TMP/srv/lo_export" ] || fail "lo_export wrote a server file"
+
+# A sequence: the role may not use it (it reads every table, nothing more); granted USAGE and UPDATE, the
+# read-only transaction still stops nextval and setval. Its value is as it was.
+psql_shard 1 -qc "create sequence qr_seq"
+expect_exit 3 shardctl query "select nextval('qr_seq')" --shards shard_1
+assert_eq "$(head -1 "$STDERR")" "shardctl query: shard shard_1 failed: permission denied for sequence qr_seq"
+psql_shard 1 -qc "grant usage, update on sequence qr_seq to $read_role"
+expect_exit 3 shardctl query "select nextval('qr_seq')" --shards shard_1
+assert_eq "$(head -1 "$STDERR")" "shardctl query: shard shard_1 failed: cannot execute nextval() in a read-only transaction"
+expect_exit 3 shardctl query "select setval('qr_seq', 1000)" --shards shard_1
+assert_eq "$(head -1 "$STDERR")" "shardctl query: shard shard_1 failed: cannot execute setval() in a read-only transaction"
+assert_eq "$(psql_shard 1 -XAtc "select last_value || ' ' || is_called from qr_seq")" "1 false"
+
+# postgres_fdw: the role cannot make an extension, a server or a user mapping (no read), and
+# through a foreign table an administrator made, with a user mapping without a password, it
+# cannot connect (PostgreSQL requires a password of a non-superuser); the administrator can.
+for sql in "create extension postgres_fdw" "create server qr_fdw foreign data wrapper postgres_fdw" \
+           "create user mapping for current_user server qr_fdw" "import foreign schema public from server qr_fdw into public"; do
+  expect_exit 64 shardctl query "$sql"
+  assert_eq "$(head -1 "$STDERR")" "shardctl query: error: the statement begins with $(first=${sql%% *}; echo "${first^^}"), not with $accepted"
+done
+psql_shard 1 -q <<SQL
+create extension postgres_fdw;
+select format('create server qr_fdw foreign data wrapper postgres_fdw options (host %L, port %L, dbname %L)',
+              split_part(current_setting('unix_socket_directories'), ',', 1), current_setting('port'), current_database())
+\\gexec
+create user mapping for public server qr_fdw options (user 'postgres');
+create foreign table qr_remote (customer_id bigint) server qr_fdw options (table_name 'customers');
+SQL
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from qr_remote")" "$customers"
+expect_exit 3 shardctl query "select count(*) from qr_remote" --shards shard_1
+assert_eq "$(head -1 "$STDERR")" "shardctl query: shard shard_1 failed: password is required"
+[ -z "$(tail -n +2 "$STDOUT")" ] || fail "the foreign table answered the read role: $(cat "$STDOUT")"
+expect_exit 3 shardctl query "select count(*) from qr_remote where customer_id in (select customer_id from customers)" --shards shard_1
+expect_stderr_contains "password is required"
+
+# Advisory locks the statement took go with its session: none is left.
+expect_exit 0 shardctl query "select pg_advisory_lock(4343) is null as locked" --shards shard_1
+assert_eq "$(psql_shard 1 -XAtc "select count(*) from pg_locks where locktype = 'advisory' and objid = 4343")" "0"
 
 # set_config('role', ...) back to a superuser: the read role is a member of none.
 expect_exit 3 shardctl query "select set_config('role', 'postgres', true)"

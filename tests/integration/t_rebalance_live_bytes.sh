@@ -1,4 +1,4 @@
-# The planner balances live bytes, not dead space (issue 28 item 8). Two of three shards lose 7
+# The planner balances live bytes, not dead space. Two of three shards lose 7
 # of every 8 orders and order lines, as after an archive run or a move's purge, with no VACUUM
 # FULL: their databases take as much disk as the full shard's. stats collect records live bytes
 # beside physical ones, stats show prints both, and rebalance plan moves data off the full shard

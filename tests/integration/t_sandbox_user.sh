@@ -12,7 +12,15 @@ id "$user" >/dev/null 2>&1 || fail "no user $user to run as"
 dir="$TEST_TMP/user-sb"
 mkdir -p "$dir"
 chown "$user" "$dir" "$TEST_TMP"
-as_user() { runuser -u "$user" -- env HOME="$TEST_TMP" PATH="$PATH" "$SHARDCTL_BIN/shardctl" "$@"; }
+# The user runs the binaries from where it can: a copy when the build directory is closed to it
+# (a clone under a mode-700 home).
+bin=$SHARDCTL_BIN
+if ! runuser -u "$user" -- test -x "$bin/shardctl"; then
+  mkdir -p "$TEST_TMP/bin"
+  cp "$bin"/shardctl "$bin"/shardctl-* "$TEST_TMP/bin/"
+  bin=$TEST_TMP/bin
+fi
+as_user() { runuser -u "$user" -- env HOME="$TEST_TMP" PATH="$PATH" "$bin/shardctl" "$@"; }
 trap 'as_user sandbox down --dir "$dir/sb" >/dev/null 2>&1 || true' EXIT
 
 cd "$TEST_TMP"

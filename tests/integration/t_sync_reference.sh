@@ -1,11 +1,20 @@
 # table sync-reference makes every shard's copy of the reference tables identical to the
 # source's by changing only the rows of differing chunks, one transaction per shard, in
-# foreign-key order, and verifies the digests (man/shardctl-table.1): --dry-run changes
-# nothing; a reference row that sharded rows still reference is never deleted (64, nothing
-# changes on that shard); a table without a primary key only with --allow-no-pk; copies
-# without a majority need a named source; an unreachable shard is skipped and named (69).
+# foreign-key order, and verifies the digests before it commits (man/shardctl-table.1):
+# --dry-run changes nothing; a copy that still differs after its changes is rolled back (a
+# trigger alters the rows the sync writes: 70, the shard unchanged); held at a shard's commit
+# (SHARDCTL_FAULT_PAUSE=references.sync.commit@SHARD, lib/refdata/sync.cpp), the shard's
+# copies are all locked by one backend in one transaction and another session still sees them
+# unchanged, and every row it wrote carries that transaction's id; a reference row that
+# sharded rows still reference is never deleted (64, nothing changes on that shard); a table
+# without a primary key only with --allow-no-pk; copies without a majority need a named
+# source; an unreachable shard is skipped and named (69).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/refs_lib.sh"
+
+# A failing test leaves no stopped sync behind: it holds locks and snapshots.
+sync=""
+trap 'status=$?; [ -z "$sync" ] || kill -KILL "$sync" 2>/dev/null; (exit "$status"); _drop_made_databases' EXIT
 
 refs_fleet sync_refs
 good=$(refs_fingerprint 1)
@@ -34,12 +43,60 @@ expect_stdout_contains "shard_2: public.ref_site from shard_1: would insert 1, u
 expect_stdout_contains "  would update: (1000) (5)"
 assert_eq "$(refs_all_fingerprints)" "$damaged"
 
-step "without a primary key only with --allow-no-pk: shard_3 refused (64), shard_2 synced"
-expect_exit 64 shardctl table sync-reference
+step "verified before its commit: a copy that still differs after its changes is rolled back (70), the shard unchanged"
+# A trigger on shard_2's copy of ref_site alters every row the sync writes there, so the copy
+# cannot match the source's digests; a sequence, which no rollback resets, counts those writes.
+psql_shard 2 -q <<'SQL'
+create sequence ref_site_written;
+create function ref_site_alter() returns trigger language plpgsql as $$
+begin
+  perform nextval('ref_site_written');
+  new.note := coalesce(new.note, '') || ' (altered on shard_2)';
+  return new;
+end $$;
+create trigger ref_site_alter before insert or update on ref_site for each row execute function ref_site_alter();
+SQL
+expect_exit 70 shardctl table sync-reference ref_site
+expect_stderr_contains "the copy of public.ref_site on shard_2 still differs from the source after the sync; it was rolled back"
+# Written (17 inserted, then 17, 5 and 1000 updated: the update phase finds 17 altered), then
+# rolled back: shard_2 is as it was.
+assert_eq "$(psql_shard 2 -XAtc "select last_value from ref_site_written")" 4
+assert_eq "$(refs_all_fingerprints)" "$damaged"
+psql_shard 2 -qc "drop trigger ref_site_alter on ref_site; drop function ref_site_alter(); drop sequence ref_site_written"
+
+step "without a primary key only with --allow-no-pk: shard_3 refused (64), shard_2 synced in one transaction"
+SHARDCTL_FAULT_PAUSE=references.sync.commit@shard_2 "$SHARDCTL_BIN/shardctl" table sync-reference >"$STDOUT" 2>"$STDERR" &
+sync=$!
+wait_stopped "$sync" "the sync" "$STDERR"
+# Held just before shard_2's commit, its changes made and verified: another session still sees
+# shard_2's copies as they were (reads go on), and one backend holds every copy the sync
+# compares there locked (EXCLUSIVE), in one transaction that has written.
+assert_eq "$(refs_fingerprint 2)" "$(echo "$damaged" | cut -d'|' -f2)"
+held=$(psql_shard 2 -XAtc "select count(distinct l.pid), count(*), string_agg(distinct a.backend_xid::text, ' ')
+  from pg_locks l join pg_stat_activity a using (pid)
+  where l.locktype = 'relation' and l.mode = 'ExclusiveLock' and l.granted
+    and l.database = (select oid from pg_database where datname = current_database())
+    and l.relation in ('product'::regclass, 'region'::regclass, 'ref_country'::regclass, 'ref_city'::regclass,
+                       'ref_site'::regclass, 'ref_note'::regclass)")
+xid=${held##*|}
+assert_eq "$held" "1|6|$xid"
+[ -n "$xid" ] || fail "the sync's transaction on shard_2 has no transaction id"
+kill -CONT "$sync"
+rc=0
+wait "$sync" || rc=$?
+sync=""
+[ "$rc" = 64 ] || { cat "$STDOUT" "$STDERR" >&2; fail "expected exit 64, got $rc"; }
 expect_stderr_contains "refused on shard_3: public.ref_note has no primary key and its copy differs from the source shard_1; pass --allow-no-pk to replace the whole table"
 expect_stdout_contains "shard_2: public.ref_site from shard_1: inserted 1, updated 2, deleted 0"
 assert_eq "$(refs_fingerprint 2)" "$good"
 [ "$(refs_fingerprint 3)" = "$(echo "$damaged" | cut -d'|' -f3)" ] || fail "shard_3 changed although refused"
+# Every row shard_2's sync wrote (ref_site's 17 inserted, 5 and 1000 updated; the rest were
+# deletions) is that one transaction's, and nothing else is.
+assert_eq "$(psql_shard 2 -XAtc "select string_agg(t || ':' || k, ' ' order by t, k) from (
+    select 'ref_site' t, site_id::text k, xmin from ref_site union all select 'ref_city', country || city_no, xmin from ref_city
+    union all select 'ref_country', code, xmin from ref_country union all select 'product', product_id::text, xmin from product
+    union all select 'region', region_id::text, xmin from region union all select 'ref_note', line, xmin from ref_note) r
+  where xmin::text = '$xid'")" "ref_site:1000 ref_site:17 ref_site:5"
 
 step "with --allow-no-pk every copy is the source's, and check is clean"
 expect_exit 0 shardctl table sync-reference --allow-no-pk

@@ -1,4 +1,4 @@
-# Verify by value digest (issue 13): for a table whose columns are integers, booleans, dates,
+# Verify by value digest: for a table whose columns are integers, booleans, dates,
 # timestamps, text, uuid or numeric, the target's server sums a hash per row and shardctl sums
 # the same over the source's COPY stream; a table with another type (jsonb, double precision)
 # is read back. Edge values of every covered type move and verify, over one connection and

@@ -1,4 +1,4 @@
-# Schema zoo, part 2b (issue 8): a hash map over bigint keys, with the expression index
+# Schema zoo, part 2b: a hash map over bigint keys, with the expression index
 # `((hashint8extended(key, 0)))` on every sharded table that hash batches need, and a sharded
 # table without a primary key or any unique index (a plain index on the key, duplicate rows).
 # Split, split, merge and move over hash values with several batches, check after each.

@@ -1,4 +1,4 @@
-# Schema zoo, part 3 (issue 8): identifiers and table shapes unlike the sample. A mixed-case
+# Schema zoo, part 3: identifiers and table shapes unlike the sample. A mixed-case
 # schema "Sales" with tables "Customers" and "Order Lines" keyed by column "Tenant Id", a
 # table with a doubled quote in its name, a table named bestellpositionen_ü, an unquoted
 # mixed-case name that folds to lower case, a partitioned sharded table (range partitions, key

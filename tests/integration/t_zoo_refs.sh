@@ -1,4 +1,4 @@
-# Schema zoo, part 1 (issue 8): a foreign-key chain among reference tables, declared in the
+# Schema zoo, part 1: a foreign-key chain among reference tables, declared in the
 # wrong order; composite keys; a self-referencing foreign key; identity and stored generated
 # columns; each through split, split, merge and move with several batches, and check after
 # each. Then what must be refused with nothing changed: a NULL key (with a count) and an

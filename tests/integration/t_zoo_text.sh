@@ -1,4 +1,4 @@
-# Schema zoo, part 2 (issue 8): a range map over text keys (byte order, default-collation btree
+# Schema zoo, part 2: a range map over text keys (byte order, default-collation btree
 # in a locale-C database; keys in upper and lower case, with spaces and non-ASCII letters), with
 # a sharded table without a primary key (a unique index holds the key). Split, split, merge and
 # move with several batches, check after each. (uuid keys: t_zoo_uuid.sh; hash: t_zoo_hash.sh.)

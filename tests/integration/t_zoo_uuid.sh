@@ -1,4 +1,4 @@
-# Schema zoo, part 2c (issue 8): a range map over uuid keys (spread over the whole key space,
+# Schema zoo, part 2c: a range map over uuid keys (spread over the whole key space,
 # split points spelled in upper and lower case), with an ON DELETE CASCADE child among the
 # moving tables and double precision values. Split, split, merge and move with several
 # batches, check after each.

@@ -22,7 +22,11 @@
 #   REF  KIND CID OID SHARD SQLSTATE MESSAGE   refused with SQLSTATE 55000
 #   ERR  KIND CID OID SHARD SQLSTATE MESSAGE   anything else: the test fails on it
 # KIND is ins_order, upd_order or ins_customer; OID is 0 for customers. VALUE is the order's
-# status or the customer's name as written.
+# status or the customer's name as written. Every line ends with two more fields, START and END:
+# when the attempt's statement was sent and when its outcome came back (Unix seconds, to the
+# microsecond: $EPOCHREALTIME), so a test can tell which attempts a held operation made wait.
+# The writer's sessions carry application_name shardctl_writer_ID (pg_stat_activity shows
+# which writer waits on what).
 set -uo pipefail
 mode=$1 id=$2 log=$3 stopfile=$4
 : "${WRITER_ORDER_BASE:?}" "${WRITER_CUSTOMER_BASE:?}" "${WRITER_CUSTOMERS:?}"
@@ -59,7 +63,7 @@ declare -A to=() from=()
 open_session() {  # open_session SHARD
   local s=$1 fi fo
   mkfifo "$sessions/$s.in" "$sessions/$s.out"
-  "$PSQL" -X -q -At -v ON_ERROR_STOP=0 "${dsn[$s]}" <"$sessions/$s.in" >"$sessions/$s.out" 2>>"$sessions/$s.err" &
+  PGAPPNAME=shardctl_writer_$id "$PSQL" -X -q -At -v ON_ERROR_STOP=0 "${dsn[$s]}" <"$sessions/$s.in" >"$sessions/$s.out" 2>>"$sessions/$s.err" &
   exec {fi}>"$sessions/$s.in"
   exec {fo}<"$sessions/$s.out"
   to[$s]=$fi from[$s]=$fo
@@ -67,13 +71,14 @@ open_session() {  # open_session SHARD
 for s in "${!dsn[@]}"; do open_session "$s"; done
 
 # run SHARD SQL: sets $rc (0 done, 1 failed), $rows (rows affected), $state and $msg (SQLSTATE
-# and message of a failure).
+# and message of a failure), $t_sent and $t_back (EPOCHREALTIME when it was sent and answered).
 run() {
   local shard=$1 sql=$2 line=""
-  state="" msg="" rows=0
+  state="" msg="" rows=0 t_sent=$EPOCHREALTIME t_back=$EPOCHREALTIME
   if [ -z "$shard" ] || [ -z "${dsn[$shard]:-}" ]; then rc=1; state=none; msg="no shard for key (lookup gave '$shard')"; return; fi
   printf '%s;\n\\echo __R :SQLSTATE :ROW_COUNT :LAST_ERROR_MESSAGE\n' "$sql" >&"${to[$shard]}" 2>/dev/null
   while IFS= read -r -t 60 -u "${from[$shard]}" line; do [[ "$line" == "__R "* ]] && break; done
+  t_back=$EPOCHREALTIME
   if [[ "$line" != "__R "* ]]; then rc=1; state=none; msg="session to $shard lost: $(tail -c 300 "$sessions/$shard.err" | tr '\n\t' '  ')"; return; fi
   read -r _ state rows msg <<<"$line"
   if [ "$state" = 00000 ]; then rc=0 msg=""; else rc=1; fi
@@ -94,15 +99,15 @@ attempt() {
   run "$shard" "$sql"
   if [ $rc = 0 ]; then
     if [ "$kind" = upd_order ] && [ "$rows" = 0 ]; then
-      printf 'MISS\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$cid" "$oid" "$shard" "$value" >>"$log"
+      printf 'MISS\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$cid" "$oid" "$shard" "$value" "$t_sent" "$t_back" >>"$log"
       return 3
     fi
-    printf 'ACK\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$cid" "$oid" "$shard" "$value" >>"$log"
+    printf 'ACK\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$cid" "$oid" "$shard" "$value" "$t_sent" "$t_back" >>"$log"
     return 0
   fi
   local tag=ERR
   [ "$state" = 55000 ] && tag=REF
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tag" "$kind" "$cid" "$oid" "$shard" "$state" "$msg" >>"$log"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tag" "$kind" "$cid" "$oid" "$shard" "$state" "${msg//$'\t'/ }" "$t_sent" "$t_back" >>"$log"
   [ $tag = REF ] && return 1
   return 2
 }

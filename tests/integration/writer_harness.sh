@@ -18,10 +18,23 @@
 #                                   the map routes its key to (shards 1..SHARDS); no refused
 #                                   insert is present; nothing else is
 #   verify_writes_controlled LOG SHARDS KIND
-#                                   no write in LOG failed with anything but SQLSTATE 55000;
+#                                   no write in LOG failed for a reason the test did not expect
+#                                   (expect_only_move_failures, when the test declared its moves
+#                                   with writer_move; else: nothing but SQLSTATE 55000);
 #                                   verify_writes can fail (a control with an acknowledged write
 #                                   added, one with the first row KIND left out: each fails with
 #                                   its own message); then verify_writes LOG SHARDS
+#   writer_move OP LO HI SOURCE TARGET
+#                                   declares that operation OP moves keys LO <= k < HI (an empty
+#                                   LO or HI: unbounded) from SOURCE to TARGET while the writers run
+#   unexpected_failures LOG         the lines of LOG recording a failure no declared move explains
+#   expect_only_move_failures LOG   fails, listing them, unless there is none; proves first that
+#                                   it can fail (a refusal naming no declared move must be listed)
+#   hold_start / hold_end           brackets a time the test holds an operation stopped (kept in
+#                                   writer_holds as "START END", $EPOCHREALTIME)
+#   longest_attempt_ms LOG...       the longest time a writer.sh attempt took from sending its
+#                                   statement to its answer, less the part of it that fell within
+#                                   the test's holds: what shardctl made it wait
 WRITER="$(dirname "${BASH_SOURCE[0]}")/writer.sh"
 stopfile="$TEST_TMP/stop"
 pids=()
@@ -102,9 +115,93 @@ verify_writes() {  # LOG SHARDS
   [ -z "$wrong" ] || fail "new rows on a shard the map does not route them to (kind cid oid on routed): $(echo "$wrong" | tr '\n\t' '; ')"
 }
 
+writer_moves=()
+writer_move() { writer_moves+=("$1 ${2:--} ${3:--} $4 $5"); }
+
+# The rules (writer.sh's log format, and writer.py's and routing_writer.sh's):
+#   ACK                       never a failure
+#   REF, SQLSTATE 55000       writer.sh: refused by a declared OP's guard on its SOURCE for a key of
+#                             its range: "is being moved by shardctl operation OP to shard TARGET;"
+#                             (a batch in flight, or a cut-over's) or "has moved to shard TARGET
+#                             (shardctl operation OP)" (its fence); sql/guard.sql, refuse_range
+#   RET                       writer.py: a refusal Router.run retried, classified by constraint:
+#                             shardctl_moving or shardctl_fenced on OP's SOURCE for a key of its
+#                             range; shardctl_stale_route on any OP's SOURCE (its route floor refuses
+#                             an older map version, whatever the key)
+#   MISS                      an update that matched no row: on OP's SOURCE for a key of its range
+#                             (the row left with the purge while the update waited for its lock)
+#   UNC                       only with WRITER_ALLOW_UNC=1 (a fleet whose guards predate the
+#                             contract's constraint names)
+#   anything else             ERR, AMB, REF of writer.py (given up): unexpected
+unexpected_failures() {  # LOG
+  local moves
+  moves=$(printf '%s;' "${writer_moves[@]}")
+  awk -F'\t' -v moves="$moves" -v allow_unc="${WRITER_ALLOW_UNC:-0}" '
+    BEGIN { n = split(moves, m, ";"); k = 0
+            for (i = 1; i <= n; i++) if (m[i] != "") { split(m[i], f, " "); k++; op[k] = f[1]; lo[k] = f[2]; hi[k] = f[3]; src[k] = f[4]; dst[k] = f[5] } }
+    function covers(i, key) { return (lo[i] == "-" || key + 0 >= lo[i] + 0) && (hi[i] == "-" || key + 0 < hi[i] + 0) }
+    function ok() {
+      if ($1 == "ACK") return 1
+      if ($1 == "UNC") return allow_unc == 1
+      for (i = 1; i <= k; i++) {
+        if ($5 != src[i]) continue
+        if ($1 == "RET" && $6 == "shardctl_stale_route") return 1
+        if (!covers(i, $3)) continue
+        if ($1 == "MISS") return 1
+        if ($1 == "RET" && ($6 == "shardctl_moving" || $6 == "shardctl_fenced")) return 1
+        if ($1 == "REF" && $6 == "55000" &&
+            (index($7, "is being moved by shardctl operation " op[i] " to shard " dst[i] ";") ||
+             index($7, "has moved to shard " dst[i] " (shardctl operation " op[i] ")"))) return 1
+      }
+      return 0
+    }
+    !ok() { print }' "$1"
+}
+
+expect_only_move_failures() {  # LOG
+  local log=$1 bad src
+  if [ -z "${_move_failures_proven:-}" ]; then
+    _move_failures_proven=1
+    read -r _ _ _ src _ <<<"${writer_moves[0]}"
+    # A refusal naming an operation the test never ran, on a declared source: must be listed.
+    printf 'REF\tins_order\t7\t1999998\t%s\t55000\tkey 7 of public.orders is being moved by shardctl operation 00000000-0000-0000-0000-000000000000 to shard shard_9; writes to it are refused until its batch is done\t1\t2\n' \
+      "$src" > "$TEST_TMP/control_unexpected.log"
+    must_fail "a refusal no declared move explains" \
+      "1 write(s) failed for a reason no operation of the test explains: REF ins_order 7 1999998" \
+      expect_only_move_failures "$TEST_TMP/control_unexpected.log"
+  fi
+  bad=$(unexpected_failures "$log")
+  [ -z "$bad" ] || {
+    head -5 <<<"$bad" >&2
+    fail "$(wc -l <<<"$bad") write(s) failed for a reason no operation of the test explains: $(head -1 <<<"$bad" | cut -f1-4 | tr '\t' ' ')"
+  }
+}
+
+writer_holds=()
+hold_start() { _hold_t0=$EPOCHREALTIME; }
+hold_end() { writer_holds+=("$_hold_t0 $EPOCHREALTIME"); }
+
+longest_attempt_ms() {  # LOG...
+  local holds
+  holds=$(printf '%s;' "${writer_holds[@]}")
+  cat "$@" | awk -F'\t' -v holds="$holds" '
+    BEGIN { n = split(holds, h, ";") }
+    NF >= 8 && $(NF - 1) ~ /^[0-9]+\.[0-9]+$/ && $NF ~ /^[0-9]+\.[0-9]+$/ {
+      a = $(NF - 1); b = $NF; d = b - a
+      for (i = 1; i <= n; i++) if (h[i] != "") {
+        split(h[i], t, " "); lo = (a > t[1]) ? a : t[1]; hi = (b < t[2]) ? b : t[2]
+        if (hi > lo) d -= hi - lo
+      }
+      if (d > max) max = d
+    }
+    END { printf "%d\n", max * 1000 }'
+}
+
 verify_writes_controlled() {  # LOG SHARDS KIND
   local log=$1 shards=$2 kind=$3 forgotten
-  if grep -q '^ERR' "$log"; then
+  if [ "${#writer_moves[@]}" -gt 0 ]; then
+    expect_only_move_failures "$log"
+  elif grep -q '^ERR' "$log"; then
     grep '^ERR' "$log" | cut -f2- | sort | uniq -c | sort -rn | head -5 >&2
     fail "$(grep -c '^ERR' "$log") write(s) failed with something other than SQLSTATE 55000 (above)"
   fi

@@ -254,15 +254,33 @@ zoo_op() {
   [ "$flips" -ge 2 ] || fail "$label: ran in $flips batch(es), the test needs more than one"
   echo "# $label: $flips batches, $rows rows; mappings now $(zoo_mappings "$map")"
   zoo_verify "$label"
-  # An online operation done leaves none of its streams (publications, slots, subscriptions,
-  # the target's record of keys) on any shard.
-  if [ -n "${ZOO_ONLINE:-}" ]; then
-    local i left
-    for ((i = 1; i <= ZOO_SHARDS; i++)); do
-      left=$(shardctl_streams "$i")
-      [ -z "$left" ] || fail "$label: replication objects of shardctl left on shard_$i: $left"
-    done
+  # An online operation done leaves none of its streams on any shard.
+  if [ -n "${ZOO_ONLINE:-}" ]; then zoo_assert_no_streams "$label"; fi
+}
+
+# zoo_assert_no_streams LABEL: no shard of the fleet holds anything of an online move's streams:
+# publication, replication slot, subscription (lib.sh, shardctl_streams, by their shardctl_op_
+# names), the stream-key trigger on a target's table or its records of a stream's keys
+# (shardctl.stream_watch, shardctl.stream_keys). Every online operation that ends done (a run,
+# or a resume after a cut-over gave up or a run was killed) must leave this so (shardctl-split(1),
+# "Online moves": each object is dropped on finish). The first call of a test proves it can
+# fail: a publication of shardctl's name made on shard_1 must be reported, exactly.
+_zoo_streams_proven=""
+zoo_assert_no_streams() {
+  local label=$1 i left n
+  n=$(fleet_shards)
+  if [ -z "$_zoo_streams_proven" ]; then
+    _zoo_streams_proven=1
+    psql_shard 1 -qc "create publication shardctl_op_negative_control"
+    must_fail "a publication left on shard_1" \
+      "control: replication objects of shardctl left on $(shard_name 1): shardctl_op_negative_control" \
+      zoo_assert_no_streams control
+    psql_shard 1 -qc "drop publication shardctl_op_negative_control"
   fi
+  for ((i = 1; i <= n; i++)); do
+    left=$(shardctl_streams "$i")
+    [ -z "$left" ] || fail "$label: replication objects of shardctl left on $(shard_name "$i"): $left"
+  done
 }
 
 # Writes through an online batch's stream. A zoo that sets ZOO_STREAM_KEYS (SQL: the key, as

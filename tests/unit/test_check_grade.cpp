@@ -94,6 +94,22 @@ TEST_CASE("status and exit code") {
   CHECK(exit_code_of(status_of(only_down)) == 3);
 }
 
+TEST_CASE("after a fix, the status is what is left, not what was found") {
+  Report r;
+  Finding c = finding(Kind::orphans, 12);
+  c.severity = Severity::critical;
+  r.findings.push_back(c);
+  CHECK(status_of(r) == Status::critical);
+  r.left.emplace();
+  CHECK(status_of(r) == Status::ok);
+  Finding w = finding(Kind::reference_tie, 1);
+  w.severity = Severity::warning;
+  r.left->push_back(w);
+  CHECK(status_of(r) == Status::warning);
+  r.unreachable.push_back({"shard_9", "connection refused"});
+  CHECK(status_of(r) == Status::unknown);
+}
+
 TEST_CASE("totals sum counts per kind in kind order") {
   Report r;
   r.findings = {finding(Kind::orphans, 5), finding(Kind::orphans, 7, "shard_2"), finding(Kind::strays, 1)};

@@ -94,3 +94,18 @@ TEST_CASE("drops: subscription, then slot, then publication; the subscription wi
   slot.name = "a'b";
   CHECK(shardside::drop_statement(slot) == "SELECT pg_drop_replication_slot('a''b');");
 }
+
+TEST_CASE("a stream watch: a warning, dropped last, its rows deleted by hand") {
+  CHECK(shardside::drop_order(ReplicationObjectKind::publication) < shardside::drop_order(ReplicationObjectKind::stream_watch));
+  auto watch = object(ReplicationObjectKind::stream_watch);
+  auto f = replication_leftover("shard_2", watch, OperationStatus::cancelled);
+  REQUIRE(f);
+  CHECK(f->kind == Kind::leftover_replication);
+  CHECK(f->object == "stream_watch " + watch.name);
+  CHECK(f->detail == "stream_watch of operation " + op +
+                         ", which is cancelled (its tables' triggers record the keys a replica-mode write changes); "
+                         "`shardctl op cancel " + op + "` drops it");
+  watch.name = "a'b";
+  CHECK(shardside::drop_statement(watch) ==
+        "DELETE FROM shardctl.stream_watch WHERE stream = 'a''b'; DELETE FROM shardctl.stream_keys WHERE stream = 'a''b';");
+}

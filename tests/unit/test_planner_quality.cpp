@@ -1,5 +1,5 @@
 // The planner against a Citus-style greedy rebalancer on small fleets shaped like the bench's
-// (bench/rebalance_quality.cpp, issue 12 item 5): at the same threshold (0.1) a plan moves no
+// (bench/rebalance_quality.cpp; bench/README.md, "rebalance planner quality and scale"): at the same threshold (0.1) a plan moves no
 // more bytes than the greedy one and ends at least as balanced, or as balanced as any plan moving
 // that few bytes can be. Each shape is a fleet where the
 // planner used to fill shards to their target and so moved more than greedy, which stops as

@@ -1,5 +1,5 @@
 // What the planner is given from a stats snapshot (rebalance::measured_sizes): live bytes, not
-// the physical sizes that keep the dead space of deleted rows. The fleet of issue 28 item 8:
+// the physical sizes that keep the dead space of deleted rows. The fleet of t_rebalance_live_bytes:
 // three shards whose databases take the same disk, two of them after most of their rows were
 // deleted (no VACUUM FULL). Planned on physical sizes it was "balanced"; on live bytes the full
 // shard gives data to the other two.
