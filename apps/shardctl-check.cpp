@@ -52,7 +52,7 @@ struct CheckCommand {
     const auto& cfg = ctx.config();
     opt.parallel = ctx.parallel(parallel);
     opt.sample = sample ? *sample : static_cast<int>(cfg.check.sample);
-    opt.fix = check::parse_fix_mode(fix);
+    opt.fix = parse_word<check::FixMode>(fix);
     opt.dry_run = ctx.dry_run();
     auto report = restore ? restore_rows(ctx) : sweep(ctx);
     if (prometheus) {

@@ -21,7 +21,7 @@ struct Args {
 void create_map(cli::Context& ctx, const Args& a) {
   const auto& [name, kind, key_type, shards, force] = a;
   catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-  auto made = store.create_map(name, routing::parse_map_kind(kind), routing::parse_key_type(key_type), shards);
+  auto made = store.create_map(name, parse_word<routing::MapKind>(kind), routing::parse_key_type(key_type), shards);
   if (ctx.json()) {
     auto doc = catalog::to_json(made.map);
     doc["mappings"] = nlohmann::json::array();
@@ -57,7 +57,7 @@ void list_maps(cli::Context& ctx) {
   }
   output::TextTable t({"NAME", "KIND", "KEY TYPE", "MAPPINGS"});
   for (const auto& m : maps)
-    t.add_row({m.name, std::string(routing::map_kind_name(m.kind)), std::string(routing::key_type_name(m.key_type)),
+    t.add_row({m.name, std::string(to_text(m.kind)), std::string(to_text(m.key_type)),
                std::to_string(count(m.name))});
   t.print(ctx.out());
 }
@@ -77,8 +77,8 @@ void show_map(cli::Context& ctx, const std::string& name) {
     for (const auto& t : tables) doc["tables"].push_back(catalog::to_json(t));
     return ctx.print_json(doc);
   }
-  ctx.out() << "map:      " << map.name << "\nkind:     " << routing::map_kind_name(map.kind)
-            << "\nkey type: " << routing::key_type_name(map.key_type) << "\n\n";
+  ctx.out() << "map:      " << map.name << "\nkind:     " << to_text(map.kind)
+            << "\nkey type: " << to_text(map.key_type) << "\n\n";
   output::TextTable t({map.kind == routing::MapKind::list ? "POINT" : "RANGE", "SHARD", "STATUS"});
   for (const auto& m : mappings) t.add_row({catalog::mapping_key_text(m), m.shard, std::string(catalog::to_text(m.status))});
   t.print(ctx.out());

@@ -94,7 +94,7 @@ struct QueryCommand {
         if (r.limited) ctx.verbose("shard " + r.outcome.shard + ": stopped at --limit " + std::to_string(*opt.limit));
         return;
       }
-      std::cerr << "shardctl query: shard " << r.outcome.shard << ' ' << fanout::state_name(r.outcome.state) << ": "
+      std::cerr << "shardctl query: shard " << r.outcome.shard << ' ' << to_text(r.outcome.state) << ": "
                 << r.outcome.error << '\n';
     });
     for (const auto& s : summary.offline) ctx.note("shard " + s + " is offline: left out (name it in --shards to query it)");

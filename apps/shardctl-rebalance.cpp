@@ -50,7 +50,7 @@ struct Commands {
   // The planner's options from the command line, every shard named in them checked first.
   planner::Options planner_options(catalog::Store& store) const {
     planner::Options opt;
-    opt.objective = planner::parse_objective(objective);
+    opt.objective = parse_word<planner::Objective>(objective);
     opt.batch_bytes = migrate::default_batch_bytes;  // what apply's steps batch by: their estimate
     opt.map = map;
     opt.max_moves = max_moves;

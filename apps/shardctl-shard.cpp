@@ -38,7 +38,7 @@ struct Commands {
 
   void add(cli::Context& ctx) {
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));
-    auto s = store.add_shard(name, dsn, catalog::parse_shard_status(status), replication_dsn, app_dsn);
+    auto s = store.add_shard(name, dsn, parse_word<catalog::ShardStatus>(status), replication_dsn, app_dsn);
     // The new shard gets shardctl's shard-side objects when it answers; one that does not (not
     // created yet, down) is registered all the same, and `shard prepare` does it later.
     std::optional<prepare::Change> prepared;
@@ -81,12 +81,12 @@ struct Commands {
       // A shard refused for too many connections did not answer either (exit 69), named "refused".
       if (fanout::not_reached(o.state)) unreachable.push_back(o.shard);
       else if (!o.ok() && !failed) failed = &o;
-      std::string what = !o.ok()                                  ? std::string(fanout::state_name(o.state))
+      std::string what = !o.ok()                                  ? std::string(to_text(o.state))
                          : r.change == prepare::Change::current   ? "up to date"
                          : ctx.dry_run()                          ? (r.change == prepare::Change::installed ? "would install" : "would upgrade")
                                                                   : std::string(prepare::to_text(r.change));
       docs.push_back({{"shard", o.shard},
-                      {"state", std::string(fanout::state_name(o.state))},
+                      {"state", std::string(to_text(o.state))},
                       {"change", o.ok() ? nlohmann::json(std::string(prepare::to_text(r.change))) : nlohmann::json(nullptr)},
                       {"error", o.ok() ? nlohmann::json(nullptr) : nlohmann::json(o.error)}});
       if (!ctx.json()) ctx.out() << o.shard << '\t' << what << (o.ok() ? "" : ": " + o.error) << '\n';
@@ -132,7 +132,7 @@ struct Commands {
 
   void set(cli::Context& ctx) {
     catalog::ShardChange change;
-    if (new_status) change.status = catalog::parse_shard_status(*new_status);
+    if (new_status) change.status = parse_word<catalog::ShardStatus>(*new_status);
     change.replication_dsn = replication_dsn;
     change.app_dsn = app_dsn;
     catalog::Store store(ctx.catalog(), catalog::writes_for(ctx.dry_run()));

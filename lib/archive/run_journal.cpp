@@ -7,21 +7,6 @@
 
 namespace shardctl::archive {
 
-// An out-of-range value prints as it always has: pending, selected.
-std::string_view to_text(ShardState state) noexcept { return shard_state_words.text_or(state, "pending"); }
-std::string_view to_text(BatchStep step) noexcept { return batch_step_words.text_or(step, "selected"); }
-
-ShardState shard_state_from_text(std::string_view word) {
-  return shard_state_words.read(word, "archive shard state", "shardctl.archive_shards");
-}
-
-BatchStep batch_step_from_text(std::string_view word) {
-  return batch_step_words.read(word, "archive batch step", "shardctl.archive_batches");
-}
-
-std::ostream& operator<<(std::ostream& out, ShardState state) { return out << to_text(state); }
-std::ostream& operator<<(std::ostream& out, BatchStep step) { return out << to_text(step); }
-
 namespace {
 
 // A state or step as a statement's parameter.
@@ -64,7 +49,7 @@ std::vector<ShardRunState> run_shards(pqxx::work& tx, const std::string& run) {
     s.shard = r[1].as<std::string>();
     s.upper = array_field(r[2]);
     s.cursor = array_field(r[3]);
-    s.state = shard_state_from_text(r[4].as<std::string>());
+    s.state = read_word<ShardState>(r[4].as<std::string>());
     s.batches_done = r[5].as<int>();
     s.rows = nlohmann::json::parse(r[6].as<std::string>());
     s.refused = r[7].as<std::int64_t>();
@@ -85,7 +70,7 @@ std::optional<BatchState> pending_batch(pqxx::work& tx, const std::string& run, 
   b.low = array_field(r[0][1]);
   b.high = *array_field(r[0][2]);
   b.archived_at = r[0][3].as<std::string>();
-  b.step = batch_step_from_text(r[0][4].as<std::string>());
+  b.step = read_word<BatchStep>(r[0][4].as<std::string>());
   b.tables = nlohmann::json::parse(r[0][5].as<std::string>());
   return b;
 }

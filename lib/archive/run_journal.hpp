@@ -27,22 +27,22 @@ using KeyValues = std::vector<std::string>;
 // Its words only in the table below.
 enum class ShardState { pending, running, done };
 inline constexpr auto shard_state_words =
-    words<ShardState>({{ShardState::pending, "pending"}, {ShardState::running, "running"}, {ShardState::done, "done"}});
-std::string_view to_text(ShardState state) noexcept;
-// The state a catalog word names; an unknown word is an internal Error (70) naming it.
-ShardState shard_state_from_text(std::string_view word);
-std::ostream& operator<<(std::ostream& out, ShardState state);
+    words<ShardState>({{ShardState::pending, "pending"}, {ShardState::running, "running"}, {ShardState::done, "done"}})
+        .otherwise("pending")  // a value out of range prints as pending
+        .stored_as("archive shard state", "shardctl.archive_shards");
+constexpr const auto& words_of(ShardState) noexcept { return shard_state_words; }
 
 // The step a batch reached (shardctl.archive_batches.step): selected (bounds and timestamp
 // journaled, nothing delivered), delivered (the destination committed it), deleted (the source
 // committed its DELETE: the batch is done). Its words only in the table below.
 enum class BatchStep { selected, delivered, deleted };
 inline constexpr auto batch_step_words =
-    words<BatchStep>({{BatchStep::selected, "selected"}, {BatchStep::delivered, "delivered"}, {BatchStep::deleted, "deleted"}});
-std::string_view to_text(BatchStep step) noexcept;
-// The step a catalog word names; an unknown word is an internal Error (70) naming it.
-BatchStep batch_step_from_text(std::string_view word);
-std::ostream& operator<<(std::ostream& out, BatchStep step);
+    words<BatchStep>({{BatchStep::selected, "selected"}, {BatchStep::delivered, "delivered"}, {BatchStep::deleted, "deleted"}})
+        .otherwise("selected")  // a value out of range prints as selected
+        .stored_as("archive batch step", "shardctl.archive_batches");
+constexpr const auto& words_of(BatchStep) noexcept { return batch_step_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 struct ShardRunState {
   std::int64_t shard_id = 0;

@@ -122,7 +122,7 @@ class ShardWorker {
       if (r.empty()) return;
       map_id_ = r[0][0].as<std::int64_t>();
       key_column_ = "t0." + catalog::quote_ident(r[0][1].as<std::string>());
-      space_ = shardio::RouteSpace{routing::parse_map_kind(r[0][2].as<std::string>()),
+      space_ = shardio::RouteSpace{parse_word<routing::MapKind>(r[0][2].as<std::string>()),
                                    routing::parse_key_type(r[0][3].as<std::string>())};
     });
   }

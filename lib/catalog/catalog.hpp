@@ -31,31 +31,27 @@ struct InitResult {
 
 // A shard's and a mapping's status (shardctl.shards.status, shardctl.mappings.status). The
 // catalog's words are the contract (JSON, text, the columns' CHECKs); code compares the enums.
-// Their text only in status.cpp.
+// Their words only in these tables (core/words.hpp: to_text, read_word<E> of a catalog word, parse_word<E>
+// of operator input such as `shard add|set --status`, operator<<).
 enum class ShardStatus { online, readonly, offline };
 enum class MappingStatus { online, offline };
 inline constexpr auto shard_status_words =
-    words<ShardStatus>({{ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}});
+    words<ShardStatus>({{ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}})
+        .stored_as("shard status", "shardctl.shards");
 inline constexpr auto mapping_status_words =
-    words<MappingStatus>({{MappingStatus::online, "online"}, {MappingStatus::offline, "offline"}});
-std::string_view to_text(ShardStatus status) noexcept;
-std::string_view to_text(MappingStatus status) noexcept;
-std::ostream& operator<<(std::ostream& out, ShardStatus status);
-std::ostream& operator<<(std::ostream& out, MappingStatus status);
-// The status a catalog word names; an unknown word is an internal Error (70) naming it.
-ShardStatus shard_status_from_text(std::string_view word);
-MappingStatus mapping_status_from_text(std::string_view word);
-// Operator input (`shard add|set --status`): an unknown word is a usage Error (64).
-ShardStatus parse_shard_status(std::string_view word);
+    words<MappingStatus>({{MappingStatus::online, "online"}, {MappingStatus::offline, "offline"}})
+        .stored_as("mapping status", "shardctl.mappings");
+constexpr const auto& words_of(ShardStatus) noexcept { return shard_status_words; }
+constexpr const auto& words_of(MappingStatus) noexcept { return mapping_status_words; }
 
 // What a registered table is (shardctl.tables.kind): sharded tables move with their keys,
-// reference tables are copied to every shard. Text only in status.cpp.
+// reference tables are copied to every shard.
 enum class TableKind { sharded, reference };
-inline constexpr auto table_kind_words = words<TableKind>({{TableKind::sharded, "sharded"}, {TableKind::reference, "reference"}});
-std::string_view to_text(TableKind kind) noexcept;
-std::ostream& operator<<(std::ostream& out, TableKind kind);
-// The kind a catalog word names; an unknown word is an internal Error (70) naming it.
-TableKind table_kind_from_text(std::string_view word);
+inline constexpr auto table_kind_words =
+    words<TableKind>({{TableKind::sharded, "sharded"}, {TableKind::reference, "reference"}}).stored_as("table kind", "shardctl.tables");
+constexpr const auto& words_of(TableKind) noexcept { return table_kind_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 struct Shard {
   std::int64_t id = 0;

@@ -33,7 +33,7 @@ nlohmann::json route_json(const LoadedMap& loaded, std::int32_t entry) {
 }
 
 nlohmann::json to_json(const Map& m) {
-  return {{"name", m.name}, {"kind", routing::map_kind_name(m.kind)}, {"key_type", routing::key_type_name(m.key_type)}};
+  return {{"name", m.name}, {"kind", to_text(m.kind)}, {"key_type", to_text(m.key_type)}};
 }
 
 nlohmann::json to_json(const Mapping& m) {

@@ -26,7 +26,7 @@ std::optional<std::string> opt_text(const pqxx::field& f) {
 
 Shard shard_from(const pqxx::row& r) {
   return Shard{r["shard_id"].as<std::int64_t>(), r["name"].as<std::string>(), r["dsn"].as<std::string>(),
-               shard_status_from_text(r["status"].as<std::string>()), opt_text(r["replication_dsn"]),
+               read_word<ShardStatus>(r["status"].as<std::string>()), opt_text(r["replication_dsn"]),
                opt_text(r["app_dsn"])};
 }
 
@@ -49,7 +49,7 @@ std::optional<std::string> stored_app_dsn(const std::optional<std::string>& dsn,
 
 Map map_from(const pqxx::row& r) {
   return Map{r["map_id"].as<std::int64_t>(), r["name"].as<std::string>(),
-             routing::parse_map_kind(r["kind"].as<std::string>()),
+             parse_word<routing::MapKind>(r["kind"].as<std::string>()),
              routing::parse_key_type(r["key_type"].as<std::string>())};
 }
 
@@ -111,9 +111,9 @@ Mapping mapping_from(const pqxx::row& r) {
   m.id = r["mapping_id"].as<std::int64_t>();
   m.map = r["map"].as<std::string>();
   m.shard = r["shard"].as<std::string>();
-  m.status = mapping_status_from_text(r["status"].as<std::string>());
+  m.status = read_word<MappingStatus>(r["status"].as<std::string>());
   m.is_point = r["is_point"].as<bool>();
-  KeyType type = bound_type(routing::parse_map_kind(r["kind"].as<std::string>()),
+  KeyType type = bound_type(parse_word<routing::MapKind>(r["kind"].as<std::string>()),
                             routing::parse_key_type(r["key_type"].as<std::string>()));
   if (auto low = opt_text(r["low"])) m.range.low = routing::parse_key(type, *low);
   if (auto high = opt_text(r["high"]); high && !m.is_point) m.range.high = routing::parse_key(type, *high);
@@ -217,7 +217,7 @@ CreatedMap Store::create_map(const std::string& name, MapKind kind, KeyType key_
   require_name("map", name);
   if (!hash_shards.empty() && kind != MapKind::hash)
     throw usage_error("--shards spreads the hash space of a hash map; map " + name + " is a " +
-                          std::string(routing::map_kind_name(kind)) + " map",
+                          std::string(to_text(kind)) + " map",
                       "add ranges or points with `shardctl mapping add`");
   auto buckets = hash_shards.empty() ? std::vector<routing::KeyRange>{}
                                      : routing::even_hash_ranges(static_cast<int>(hash_shards.size()));
@@ -232,7 +232,7 @@ CreatedMap Store::create_map(const std::string& name, MapKind kind, KeyType key_
       out.map = map_from(tx.exec_params1(
           "INSERT INTO shardctl.maps (name, kind, key_type) VALUES ($1, $2, $3) "
           "RETURNING map_id, name, kind, key_type",
-          name, std::string(routing::map_kind_name(kind)), std::string(routing::key_type_name(key_type))));
+          name, std::string(to_text(kind)), std::string(to_text(key_type))));
     for (std::size_t i = 0; i < buckets.size(); ++i)
       out.mappings.push_back(
           insert_mapping(tx, out.map, shards[i], range_params(buckets[i]), false, buckets[i], previewing()));
@@ -322,7 +322,7 @@ Mapping insert_mapping(pqxx::work& tx, const Map& map, const Shard& shard, const
 Mapping Store::add_point(const std::string& map_name, const std::string& key_text, const std::string& shard_name) {
   Map map = get_map(map_name);
   if (map.kind != MapKind::list)
-    throw usage_error("map " + map_name + " is a " + std::string(routing::map_kind_name(map.kind)) +
+    throw usage_error("map " + map_name + " is a " + std::string(to_text(map.kind)) +
                           " map; --point is for list maps",
                       "use --range LOW..HIGH");
   routing::Key key = routing::parse_key(map.key_type, key_text);

@@ -17,7 +17,7 @@ namespace {
 TableDef table_from(const pqxx::row& r) {
   TableDef t;
   t.name = display_stored(r["name"].as<std::string>());
-  t.kind = table_kind_from_text(r["kind"].as<std::string>());
+  t.kind = read_word<TableKind>(r["kind"].as<std::string>());
   if (!r["map"].is_null()) t.map = r["map"].as<std::string>();
   if (!r["key_column"].is_null()) t.key_column = r["key_column"].as<std::string>();
   if (!r["source"].is_null()) t.source = r["source"].as<std::string>();

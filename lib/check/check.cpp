@@ -26,21 +26,6 @@ namespace shardctl::check {
 
 namespace {
 
-constexpr auto fix_mode_words = words<FixMode>(
-    {{FixMode::report, "report"}, {FixMode::quarantine, "quarantine"}, {FixMode::remove, "delete"}, {FixMode::rehome, "rehome"}});
-
-}  // namespace
-
-FixMode parse_fix_mode(const std::string& text) {
-  if (auto mode = fix_mode_words.find(text)) return *mode;
-  throw usage_error("unknown --fix '" + text + "'", "use report, quarantine, delete or rehome");
-}
-
-// An out-of-range value prints as it always has: report.
-std::string_view fix_mode_name(FixMode mode) noexcept { return fix_mode_words.text_or(mode, "report"); }
-
-namespace {
-
 // The kind of fix a --fix mode (not report) journals.
 FixKind fix_kind_of(FixMode mode) noexcept {
   switch (mode) {

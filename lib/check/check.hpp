@@ -10,9 +10,14 @@
 
 namespace shardctl::check {
 
+// --fix's words: parse_word<FixMode>(text) reads one, a usage Error naming the choices.
 enum class FixMode { report, quarantine, remove, rehome };
-FixMode parse_fix_mode(const std::string& text);  // usage Error naming the choices
-std::string_view fix_mode_name(FixMode mode) noexcept;
+inline constexpr auto fix_mode_words =
+    words<FixMode>({{FixMode::report, "report"}, {FixMode::quarantine, "quarantine"}, {FixMode::remove, "delete"},
+                    {FixMode::rehome, "rehome"}})
+        .otherwise("report")
+        .named("--fix");
+constexpr const auto& words_of(FixMode) noexcept { return fix_mode_words; }
 
 struct Options {
   bool orphans = false;

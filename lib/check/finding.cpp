@@ -7,23 +7,6 @@
 
 namespace shardctl::check {
 
-namespace {
-
-// The words reports and JSON use; a *_name keeps the word it has always printed for a value
-// out of range. (kind_words, which all_kinds lists, is in finding.hpp.)
-constexpr auto fix_kind_words = words<FixKind>(
-    {{FixKind::quarantine, "quarantine"}, {FixKind::remove, "delete"}, {FixKind::rehome, "rehome"}, {FixKind::restore, "restore"}});
-constexpr auto severity_words = words<Severity>({{Severity::warning, "warning"}, {Severity::critical, "critical"}});
-constexpr auto status_words = words<Status>(
-    {{Status::ok, "OK"}, {Status::warning, "WARNING"}, {Status::critical, "CRITICAL"}, {Status::unknown, "UNKNOWN"}});
-
-}  // namespace
-
-std::string_view kind_name(Kind kind) noexcept { return kind_words.text_or(kind, "?"); }
-std::string_view fix_kind_name(FixKind kind) noexcept { return fix_kind_words.text_or(kind, "quarantine"); }
-std::string_view severity_name(Severity s) noexcept { return severity_words.text_or(s, "warning"); }
-std::string_view status_name(Status s) noexcept { return status_words.text_or(s, "UNKNOWN"); }
-
 bool is_reference(Kind kind) noexcept {
   return kind == Kind::reference_differs || kind == Kind::reference_tie || kind == Kind::reference_drift;
 }
@@ -58,7 +41,7 @@ Severity default_severity(Kind kind) noexcept {
 
 void grade(std::vector<Finding>& findings, const config::CheckConfig& cfg) {
   auto listed = [](const std::vector<std::string>& list, Kind k) {
-    return std::find(list.begin(), list.end(), kind_name(k)) != list.end();
+    return std::find(list.begin(), list.end(), to_text(k)) != list.end();
   };
   std::erase_if(findings, [&](const Finding& f) { return listed(cfg.ignore, f.kind); });
   for (auto& f : findings) {

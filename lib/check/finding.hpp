@@ -41,16 +41,20 @@ inline constexpr auto kind_words = words<Kind>(
      {Kind::expired_lease, "expired_lease"}, {Kind::missing_table, "missing_table"},
      {Kind::leftover_slot, "leftover_slot"}, {Kind::leftover_replication, "leftover_replication"},
      {Kind::reference_differs, "reference_differs"}, {Kind::reference_tie, "reference_tie"},
-     {Kind::reference_drift, "reference_drift"}});
+     {Kind::reference_drift, "reference_drift"}})
+        .otherwise("?");  // a value out of range prints as ?
 inline constexpr auto all_kinds = kind_words.values();
-
-std::string_view kind_name(Kind kind) noexcept;
+constexpr const auto& words_of(Kind) noexcept { return kind_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 // The check family a kind belongs to: orphans, strays, references, or map-consistency.
 bool is_map_consistency(Kind kind) noexcept;
 bool is_reference(Kind kind) noexcept;
 
 enum class Severity { warning, critical };
-std::string_view severity_name(Severity s) noexcept;
+inline constexpr auto severity_words =
+    words<Severity>({{Severity::warning, "warning"}, {Severity::critical, "critical"}}).otherwise("warning");
+constexpr const auto& words_of(Severity) noexcept { return severity_words; }
 Severity default_severity(Kind kind) noexcept;
 
 struct Finding {
@@ -72,7 +76,11 @@ struct Unreachable {
 
 // What a fix does to rows: the words are what reports and the journal show.
 enum class FixKind { quarantine, remove, rehome, restore };
-std::string_view fix_kind_name(FixKind kind) noexcept;  // quarantine, delete, rehome, restore
+inline constexpr auto fix_kind_words =
+    words<FixKind>({{FixKind::quarantine, "quarantine"}, {FixKind::remove, "delete"}, {FixKind::rehome, "rehome"},
+                    {FixKind::restore, "restore"}})
+        .otherwise("quarantine");
+constexpr const auto& words_of(FixKind) noexcept { return fix_kind_words; }
 
 // What a --fix did (or, with --dry-run, would do) about one finding.
 struct FixAction {
@@ -101,7 +109,10 @@ struct Report {
 };
 
 enum class Status { ok, warning, critical, unknown };
-std::string_view status_name(Status s) noexcept;  // OK, WARNING, CRITICAL, UNKNOWN
+inline constexpr auto status_words =
+    words<Status>({{Status::ok, "OK"}, {Status::warning, "WARNING"}, {Status::critical, "CRITICAL"}, {Status::unknown, "UNKNOWN"}})
+        .otherwise("UNKNOWN");
+constexpr const auto& words_of(Status) noexcept { return status_words; }
 
 // Applies the [check] config: drops ignored kinds, sets each finding's severity from its
 // default, the warning/critical lists, and the *_critical_at row counts.

@@ -20,11 +20,11 @@ std::string journal_fixes(pg::Connection& catalog, FixKind fix, const Report& re
   nlohmann::json actions = nlohmann::json::array();
   std::int64_t rows = 0;
   for (const auto& a : report.fixes) {
-    actions.push_back({{"action", std::string(fix_kind_name(a.action))}, {"shard", a.shard}, {"table", a.table}, {"target", a.target},
+    actions.push_back({{"action", std::string(to_text(a.action))}, {"shard", a.shard}, {"table", a.table}, {"target", a.target},
                        {"rows", a.rows}, {"detail", a.detail}});
     rows += a.rows;
   }
-  nlohmann::json args = {{"fix", std::string(fix_kind_name(fix))}, {"actions", actions}};
+  nlohmann::json args = {{"fix", std::string(to_text(fix))}, {"actions", actions}};
   nlohmann::json progress = {{"rows", rows}};
   std::string id;
   catalog.transact([&](pqxx::work& tx) {

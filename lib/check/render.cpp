@@ -85,7 +85,7 @@ void print_findings(std::ostream& out, const std::vector<Finding>& findings) {
       std::string samples;
       for (std::size_t i = 0; i < f.samples.size() && i < 3; ++i) samples += (i ? " " : "") + f.samples[i];
       if (f.samples.size() > 3) samples += " ...";
-      t.add_row({std::string(severity_name(f.severity)), std::string(kind_name(f.kind)), f.shard.empty() ? "-" : f.shard,
+      t.add_row({std::string(to_text(f.severity)), std::string(to_text(f.kind)), f.shard.empty() ? "-" : f.shard,
                  f.table.empty() ? "-" : f.table, f.object.empty() ? "-" : f.object, std::to_string(f.count),
                  samples.empty() ? "-" : samples, f.detail});
     }
@@ -102,7 +102,7 @@ void print_text(std::ostream& out, const Report& report) {
     out << "shard " << u.shard << (u.refused ? " refused: too many connections: " : " unreachable: ") << u.error << '\n';
   for (const auto& u : report.undetermined) out << "shard " << u.shard << " not determined: " << u.error << '\n';
   for (const auto& a : report.fixes)
-    out << (a.dry_run ? "would " : "") << fix_kind_name(a.action) << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
+    out << (a.dry_run ? "would " : "") << to_text(a.action) << " " << a.rows << " row(s) of " << a.table << " on " << a.shard
         << (a.target.empty() ? "" : " to " + a.target) << (a.detail.empty() ? "" : " (" + a.detail + ")") << '\n';
   if (!report.operation.empty()) out << "journaled as operation " << report.operation << '\n';
   if (report.left) {
@@ -113,7 +113,7 @@ void print_text(std::ostream& out, const Report& report) {
   std::size_t critical = 0;
   for (const auto& f : graded) critical += f.severity == Severity::critical;
   auto refused = refused_count(report);
-  out << "status" << (report.left ? " after the fix" : "") << ": " << status_name(status) << " (" << critical << " critical, "
+  out << "status" << (report.left ? " after the fix" : "") << ": " << to_text(status) << " (" << critical << " critical, "
       << graded.size() - critical << " warning finding(s)" << (report.left ? " left" : "") << "; " << report.shards.size() << " shard(s) checked, " << report.unreachable.size() - refused
       << " unreachable" << (refused ? ", " + std::to_string(refused) + " refused: too many connections" : "") << ")\n";
 }
@@ -122,8 +122,8 @@ namespace {
 
 nlohmann::json finding_json(const Finding& f) {
   using nlohmann::json;
-  return {{"kind", kind_name(f.kind)},
-          {"severity", severity_name(f.severity)},
+  return {{"kind", to_text(f.kind)},
+          {"severity", to_text(f.severity)},
           {"shard", f.shard.empty() ? json(nullptr) : json(f.shard)},
           {"table", f.table.empty() ? json(nullptr) : json(f.table)},
           {"object", f.object.empty() ? json(nullptr) : json(f.object)},
@@ -138,10 +138,10 @@ nlohmann::json to_json(const Report& report) {
   using nlohmann::json;
   Status status = status_of(report);
   json doc;
-  doc["status"] = lowercase(status_name(status));
+  doc["status"] = lowercase(to_text(status));
   doc["exit_code"] = exit_code_of(status);
   doc["checks"] = json::array();
-  for (Kind k : report.checked) doc["checks"].push_back(kind_name(k));
+  for (Kind k : report.checked) doc["checks"].push_back(to_text(k));
   doc["shards"] = report.shards;
   // A shard whose server was out of connection slots is "refused", not "unreachable".
   doc["unreachable"] = json::array();
@@ -151,7 +151,7 @@ nlohmann::json to_json(const Report& report) {
   doc["undetermined"] = json::array();
   for (const auto& u : report.undetermined) doc["undetermined"].push_back({{"shard", u.shard}, {"error", u.error}});
   doc["summary"] = json::object();
-  for (const auto& [k, n] : totals(report)) doc["summary"][std::string(kind_name(k))] = n;
+  for (const auto& [k, n] : totals(report)) doc["summary"][std::string(to_text(k))] = n;
   doc["findings"] = json::array();
   for (const auto& f : report.findings) doc["findings"].push_back(finding_json(f));
   doc["left"] = json(nullptr);
@@ -161,7 +161,7 @@ nlohmann::json to_json(const Report& report) {
   }
   doc["fixes"] = json::array();
   for (const auto& a : report.fixes)
-    doc["fixes"].push_back({{"action", std::string(fix_kind_name(a.action))},
+    doc["fixes"].push_back({{"action", std::string(to_text(a.action))},
                             {"shard", a.shard},
                             {"table", a.table},
                             {"target", a.target.empty() ? json(nullptr) : json(a.target)},
@@ -195,11 +195,11 @@ std::string nagios_line(const Report& report) {
   for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
   if (text.empty()) text = "no findings on " + plural(static_cast<std::int64_t>(report.shards.size()), "shard", "shards");
   std::string perf;
-  for (const auto& [k, n] : totals(report)) perf += fmt::format("{}{}={}", perf.empty() ? "" : " ", kind_name(k), n);
+  for (const auto& [k, n] : totals(report)) perf += fmt::format("{}{}={}", perf.empty() ? "" : " ", to_text(k), n);
   auto refused = refused_count(report);
   perf += fmt::format(" unreachable_shards={}", report.unreachable.size() - refused);
   if (refused) perf += fmt::format(" refused_shards={}", refused);
-  return one_line("SHARDCTL " + std::string(status_name(status)) + " - " + text) + " | " + perf;
+  return one_line("SHARDCTL " + std::string(to_text(status)) + " - " + text) + " | " + perf;
 }
 
 std::string prometheus_text(const Report& report, double now_seconds) {
@@ -211,10 +211,10 @@ std::string prometheus_text(const Report& report, double now_seconds) {
   // empty shard label.
   std::map<std::pair<std::string, std::string>, std::int64_t> values;
   for (Kind k : report.checked) {
-    if (is_map_consistency(k) || k == Kind::reference_tie) values[{std::string(kind_name(k)), ""}] += 0;
-    for (const auto& s : report.shards) values[{std::string(kind_name(k)), s}] += 0;
+    if (is_map_consistency(k) || k == Kind::reference_tie) values[{std::string(to_text(k)), ""}] += 0;
+    for (const auto& s : report.shards) values[{std::string(to_text(k)), s}] += 0;
   }
-  for (const auto& f : report.findings) values[{std::string(kind_name(f.kind)), f.shard}] += f.count;
+  for (const auto& f : report.findings) values[{std::string(to_text(f.kind)), f.shard}] += f.count;
   for (const auto& [key, v] : values)
     out += fmt::format("shardctl_check_findings{{kind=\"{}\",shard=\"{}\"}} {}\n", prom_escape(key.first),
                        prom_escape(key.second), v);

@@ -511,7 +511,7 @@ std::map<std::string, journal::OperationStatus> operation_statuses(pg::Connectio
     catalog.read([&](pqxx::work& tx) {
       for (const auto& r : tx.exec_params("SELECT op_id::text, status FROM shardctl.operations WHERE op_id = ANY($1::uuid[])",
                                           catalog::text_array_literal(ids)))
-        status[r[0].as<std::string>()] = journal::operation_status_from_text(r[1].as<std::string>());
+        status[r[0].as<std::string>()] = read_word<journal::OperationStatus>(r[1].as<std::string>());
     });
   return status;
 }

@@ -59,13 +59,13 @@ constexpr KeyDef known_keys[] = {
     {"query.user", Type::string},
 };
 
-std::string_view type_name(Type t) {
-  static constexpr auto table = words<Type>(
-      {{Type::string, "a string"}, {Type::integer, "an integer"}, {Type::number, "a number"},
-       {Type::boolean, "true or false"}, {Type::table, "a table"},
-       {Type::array_of_tables, "an array of tables ([[...]])"}, {Type::string_array, "an array of strings"}});
-  return table.text_or(t, "?");
-}
+// What a key of each type must be, as an error message says it.
+constexpr auto type_words = words<Type>({{Type::string, "a string"}, {Type::integer, "an integer"}, {Type::number, "a number"},
+                                         {Type::boolean, "true or false"}, {Type::table, "a table"},
+                                         {Type::array_of_tables, "an array of tables ([[...]])"},
+                                         {Type::string_array, "an array of strings"}})
+                                .otherwise("?");
+constexpr const auto& words_of(Type) noexcept { return type_words; }
 
 std::string_view node_type_name(const toml::node& n) {
   switch (n.type()) {
@@ -141,7 +141,7 @@ class Reader {
       const KeyDef* def = find(schema_path);
       if (!def) fail_at_key(key, "unknown key \"" + shown + "\"", suggestion(schema_path, prefix));
       if (!matches(def->type, node))
-        fail(node, "\"" + shown + "\" must be " + std::string(type_name(def->type)) + ", not " +
+        fail(node, "\"" + shown + "\" must be " + std::string(to_text(def->type)) + ", not " +
                        std::string(node_type_name(node)));
       if (def->type == Type::table) check_table(*node.as_table(), schema_path, shown);
       if (def->type == Type::array_of_tables) {

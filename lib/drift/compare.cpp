@@ -12,12 +12,6 @@
 
 namespace shardctl::drift {
 
-std::string_view change_name(Change c) noexcept {
-  static constexpr auto table =
-      words<Change>({{Change::missing, "missing"}, {Change::extra, "extra"}, {Change::different, "different"}});
-  return table.text_or(c, "different");
-}
-
 namespace {
 
 bool key_matches(const std::string& key, const std::vector<std::string>& patterns) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/words.hpp"
 #include "drift/object.hpp"
 
 namespace shardctl::drift {
@@ -19,7 +20,11 @@ struct Snapshot {
 };
 
 enum class Change { missing, extra, different };
-std::string_view change_name(Change c) noexcept;  // "missing", "extra", "different"
+inline constexpr auto change_words =
+    words<Change>({{Change::missing, "missing"}, {Change::extra, "extra"}, {Change::different, "different"}}).otherwise("different");
+constexpr const auto& words_of(Change) noexcept { return change_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 struct Difference {
   Change change;

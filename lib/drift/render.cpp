@@ -18,7 +18,7 @@ std::string diff_text(const Report& r, const ShardReport& s) {
   };
   std::string out;
   for (const auto& d : s.differences) {
-    std::string change(change_name(d.change));
+    std::string change(to_text(d.change));
     change.resize(10, ' ');
     out += "  ";
     out += change;
@@ -41,7 +41,7 @@ std::string diff_text(const Report& r, const ShardReport& s) {
 }
 
 std::string status_of(const ShardReport& s) {
-  if (!s.outcome.ok()) return std::string(fanout::state_name(s.outcome.state));
+  if (!s.outcome.ok()) return std::string(to_text(s.outcome.state));
   return s.differences.empty() ? "ok" : "drift";
 }
 
@@ -51,7 +51,7 @@ void print_text(std::ostream& out, const Report& r) {
   std::vector<std::string> same;
   for (const auto& s : r.shards) {
     if (!s.outcome.ok()) {
-      out << s.outcome.shard << ": " << fanout::state_name(s.outcome.state) << ": " << s.outcome.error << '\n';
+      out << s.outcome.shard << ": " << to_text(s.outcome.state) << ": " << s.outcome.error << '\n';
       continue;
     }
     if (s.differences.empty()) {
@@ -88,7 +88,7 @@ nlohmann::json to_json(const Report& r) {
   for (const auto& s : r.shards) {
     nlohmann::json diffs = nlohmann::json::array();
     for (const auto& d : s.differences) {
-      diffs.push_back({{"change", change_name(d.change)},
+      diffs.push_back({{"change", to_text(d.change)},
                        {"object", d.key},
                        {"kind", kind_of(d.key)},
                        {"name", name_of(d.key)},
@@ -121,7 +121,7 @@ std::vector<output::JunitCase> junit_cases(const Report& r) {
     c.name = s.outcome.shard;
     c.seconds = static_cast<double>(s.outcome.elapsed.count()) / 1000.0;
     if (!s.outcome.ok()) {
-      c.failure = std::string(fanout::state_name(s.outcome.state)) + ": " + s.outcome.error;
+      c.failure = std::string(to_text(s.outcome.state)) + ": " + s.outcome.error;
     } else if (!r.compared) {
       c.skipped = true;
     } else if (!s.differences.empty()) {

@@ -46,13 +46,6 @@ Outcome run_one(const Target& t, const Work& work) {
 
 }  // namespace
 
-std::string_view state_name(State s) noexcept {
-  static constexpr auto table = words<State>(
-      {{State::ok, "ok"}, {State::failed, "failed"}, {State::unreachable, "unreachable"}, {State::refused, "refused"},
-       {State::skipped, "skipped"}});
-  return table.text_or(s, "failed");
-}
-
 std::vector<std::string> split_shard_list(const std::string& text) {
   std::vector<std::string> out;
   std::size_t start = 0;

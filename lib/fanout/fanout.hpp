@@ -12,6 +12,7 @@
 
 #include "catalog/catalog.hpp"
 #include "core/error.hpp"
+#include "core/words.hpp"
 
 namespace shardctl::fanout {
 
@@ -51,7 +52,13 @@ struct Policy {
 // until the connect timeout was spent (TooManyConnections); like unreachable, the shard was
 // not reached, and exit codes count it as unreachable.
 enum class State { ok, failed, unreachable, refused, skipped };
-std::string_view state_name(State s) noexcept;  // "ok", "failed", "unreachable", "refused", "skipped"
+inline constexpr auto state_words =
+    words<State>({{State::ok, "ok"}, {State::failed, "failed"}, {State::unreachable, "unreachable"}, {State::refused, "refused"},
+                  {State::skipped, "skipped"}})
+        .otherwise("failed");
+constexpr const auto& words_of(State) noexcept { return state_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 // Whether the shard was not reached (unreachable or refused).
 constexpr bool not_reached(State s) noexcept { return s == State::unreachable || s == State::refused; }
 

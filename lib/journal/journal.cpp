@@ -9,22 +9,6 @@
 
 namespace shardctl::journal {
 
-std::string_view to_text(OperationStatus status) noexcept { return operation_status_words.text(status); }
-
-OperationStatus operation_status_from_text(std::string_view word) {
-  return operation_status_words.read(word, "operation status", "shardctl.operations");
-}
-
-std::ostream& operator<<(std::ostream& out, OperationStatus status) { return out << to_text(status); }
-
-std::string_view to_text(OperationKind kind) noexcept { return operation_kind_words.text(kind); }
-
-OperationKind operation_kind_from_text(std::string_view word) {
-  return operation_kind_words.read(word, "operation kind", "shardctl.operations");
-}
-
-std::ostream& operator<<(std::ostream& out, OperationKind kind) { return out << to_text(kind); }
-
 namespace {
 
 // How long a runner's lease lasts past its last heartbeat: once it runs out, a run killed without
@@ -64,9 +48,9 @@ constexpr const char* op_select =
 OpStatus op_from(const pqxx::row& r) {
   OpStatus o;
   o.id = r["op_id"].as<std::string>();
-  o.kind = operation_kind_from_text(r["kind"].as<std::string>());
+  o.kind = read_word<OperationKind>(r["kind"].as<std::string>());
   o.map = r["map"].is_null() ? "" : r["map"].as<std::string>();
-  o.status = operation_status_from_text(r["status"].as<std::string>());
+  o.status = read_word<OperationStatus>(r["status"].as<std::string>());
   o.phase = r["phase"].as<std::string>();
   o.range = r["range"].as<std::string>();
   o.source = r["source"].as<std::string>();

@@ -34,11 +34,8 @@ inline constexpr auto operation_status_words = words<OperationStatus>({
     {OperationStatus::failed, "failed"},
     {OperationStatus::cancelled, "cancelled"},
     {OperationStatus::done, "done"},
-});
-std::string_view to_text(OperationStatus status) noexcept;
-// The status a catalog word names; an unknown word is an internal Error (70) naming it.
-OperationStatus operation_status_from_text(std::string_view word);
-std::ostream& operator<<(std::ostream& out, OperationStatus status);
+}).stored_as("operation status", "shardctl.operations");
+constexpr const auto& words_of(OperationStatus) noexcept { return operation_status_words; }
 // Whether the operation is over (done or cancelled): nothing runs or resumes it.
 inline bool is_over(OperationStatus s) noexcept { return s == OperationStatus::done || s == OperationStatus::cancelled; }
 
@@ -65,11 +62,10 @@ inline constexpr auto operation_kind_words = words<OperationKind>({
     {OperationKind::check_delete, "check-delete"},
     {OperationKind::check_rehome, "check-rehome"},
     {OperationKind::check_restore, "check-restore"},
-});
-std::string_view to_text(OperationKind kind) noexcept;
-// The kind a catalog word names; an unknown word is an internal Error (70) naming it.
-OperationKind operation_kind_from_text(std::string_view word);
-std::ostream& operator<<(std::ostream& out, OperationKind kind);
+}).stored_as("operation kind", "shardctl.operations");
+constexpr const auto& words_of(OperationKind) noexcept { return operation_kind_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 // split, merge or move: an operation of lib/migrate, with batches.
 inline bool is_migration(OperationKind k) noexcept {
   return k == OperationKind::split || k == OperationKind::merge || k == OperationKind::move;

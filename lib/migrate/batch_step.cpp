@@ -2,13 +2,6 @@
 
 namespace shardctl::migrate {
 
-// An out-of-range value prints as it always has: planned.
-std::string_view to_text(BatchStep step) noexcept { return batch_step_words.text_or(step, "planned"); }
-
-BatchStep batch_step_from_text(std::string_view word) {
-  return batch_step_words.read(word, "batch step", "shardctl.op_batches");
-}
-
 ResumeFrom resume_from(BatchStep step) noexcept {
   switch (step) {
     case BatchStep::planned: return ResumeFrom::take_offline;

@@ -17,11 +17,12 @@ namespace shardctl::migrate {
 enum class BatchStep { planned, streaming, offline, copied, flipped, done };  // in the protocols' order
 inline constexpr auto batch_step_words =
     words<BatchStep>({{BatchStep::planned, "planned"}, {BatchStep::streaming, "streaming"}, {BatchStep::offline, "offline"},
-                      {BatchStep::copied, "copied"}, {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
-
-std::string_view to_text(BatchStep step) noexcept;
-// The step a catalog word names; an unknown word is an internal Error (70) naming it.
-BatchStep batch_step_from_text(std::string_view word);
+                      {BatchStep::copied, "copied"}, {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}})
+        .otherwise("planned")  // a value out of range prints as planned
+        .stored_as("batch step", "shardctl.op_batches");
+constexpr const auto& words_of(BatchStep) noexcept { return batch_step_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 // What a run does first with a batch journaled at `step` (Runner::run): nothing (done), take it
 // offline (planned), guard it again and copy (offline, copied: the guard may not have

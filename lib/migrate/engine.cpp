@@ -66,9 +66,9 @@ Journaled read_and_take_over(pg::Connection& catalog, const std::string& op_id, 
                             "FROM shardctl.operations WHERE op_id = $1 FOR UPDATE",
                             op_id);
     if (r.empty()) throw usage_error("no operation " + op_id, "`shardctl op list` shows the operations");
-    op.state = journal::operation_status_from_text(r[0][1].as<std::string>());
+    op.state = read_word<journal::OperationStatus>(r[0][1].as<std::string>());
     if (journal::is_over(op.state)) return;
-    auto kind = journal::operation_kind_from_text(r[0][0].as<std::string>());
+    auto kind = read_word<journal::OperationKind>(r[0][0].as<std::string>());
     if (!journal::is_migration(kind))
       throw usage_error("operation " + op_id + " is a " + std::string(journal::to_text(kind)) + ", not a split, merge or move");
     op.target_id = r[0][3].as<std::int64_t>();

@@ -81,7 +81,7 @@ void Engine::check_cancellable(const std::string& op_id) {
         op_id);
     if (r.empty()) return;
     if (!online_from_args(nlohmann::json::parse(r[0][0].as<std::string>()))) return;
-    if (journal::is_over(journal::operation_status_from_text(r[0][1].as<std::string>()))) return;
+    if (journal::is_over(read_word<journal::OperationStatus>(r[0][1].as<std::string>()))) return;
     auto batches = r[0][3].as<std::int64_t>(), flipped = r[0][4].as<std::int64_t>();
     if (batches == 0 || flipped < batches) return;
     throw usage_error("operation " + op_id + " has flipped every batch: the map routes its keys to " + r[0][2].as<std::string>() +

@@ -102,7 +102,7 @@ std::vector<Runner::Batch> Runner::batches() {
              "(SELECT m.version FROM shardctl.maps m WHERE m.map_id = $2)) END "
              "FROM shardctl.op_batches b JOIN shardctl.operations o USING (op_id) WHERE b.op_id = $1 ORDER BY b.batch_no",
              ctx_.op_id, ctx_.map.id)) {
-      Batch b{r[0].as<int>(), {}, batch_step_from_text(r[3].as<std::string>()), r[4].as<std::int64_t>(), r[5].as<std::string>(),
+      Batch b{r[0].as<int>(), {}, read_word<BatchStep>(r[3].as<std::string>()), r[4].as<std::int64_t>(), r[5].as<std::string>(),
               std::nullopt};
       if (!r[6].is_null()) b.flip_version = r[6].as<std::int64_t>();
       if (!r[1].is_null()) b.range.low = routing::parse_key(bt, r[1].as<std::string>());
@@ -489,8 +489,8 @@ void Runner::coalesce() {
     while (i < rows.size()) {
       std::size_t j = i;
       while (j + 1 < rows.size() && rows[j + 1][1].as<std::int64_t>() == rows[i][1].as<std::int64_t>() &&
-             catalog::mapping_status_from_text(rows[j + 1][2].as<std::string>()) == catalog::MappingStatus::online &&
-             catalog::mapping_status_from_text(rows[i][2].as<std::string>()) == catalog::MappingStatus::online &&
+             read_word<catalog::MappingStatus>(rows[j + 1][2].as<std::string>()) == catalog::MappingStatus::online &&
+             read_word<catalog::MappingStatus>(rows[i][2].as<std::string>()) == catalog::MappingStatus::online &&
              !rows[j][4].is_null() && !rows[j + 1][3].is_null() &&
              routing::compare_keys(routing::parse_key(bt, rows[j][4].as<std::string>()),
                                    routing::parse_key(bt, rows[j + 1][3].as<std::string>())) == 0)

@@ -42,7 +42,7 @@ Fleet apply_plan(const Fleet& fleet, const Plan& plan) {
       }
     }
     if (found == out.mappings.size())
-      throw data_error("plan step " + std::to_string(n + 1) + " (" + std::string(step_kind_name(s.kind)) + " " +
+      throw data_error("plan step " + std::to_string(n + 1) + " (" + std::string(to_text(s.kind)) + " " +
                        routing::format_range(s.range) + " of map " + s.map + ") names no mapping on shard " + s.from);
     if (s.kind == StepKind::merge)
       throw data_error("plan step " + std::to_string(n + 1) + ": merge steps are not produced by this planner");

@@ -16,14 +16,14 @@ namespace {
 json key_json(const std::optional<routing::Key>& key) { return key ? json(routing::format_key(*key)) : json(nullptr); }
 
 json map_json(const Map& m) {
-  return {{"name", m.name}, {"kind", routing::map_kind_name(m.kind)}, {"bound_type", routing::key_type_name(m.bound_type)}};
+  return {{"name", m.name}, {"kind", to_text(m.kind)}, {"bound_type", to_text(m.bound_type)}};
 }
 
 Map map_from(const FieldReader& r) {
   Map m;
   m.name = r.str("name");
   try {
-    m.kind = routing::parse_map_kind(r.str("kind"));
+    m.kind = parse_word<routing::MapKind>(r.str("kind"));
   } catch (const Error& e) {
     r.fail("kind", e.what());
   }
@@ -46,7 +46,7 @@ routing::KeyType type_of(const Types& types, const FieldReader& r) {
 
 Objective objective_from(const FieldReader& r) {
   auto s = r.str("objective");
-  if (auto o = objective_named(s)) return *o;
+  if (auto o = from_text<Objective>(s)) return *o;
   r.fail("objective", "expected size, load or both, not '" + s + "'");
 }
 
@@ -64,7 +64,7 @@ Types map_types_from(const FieldReader& r, std::vector<Map>& maps) {
 Step step_from(const FieldReader& s, const Types& types, std::size_t i) {
   Step step;
   auto kind = s.str("kind");
-  if (auto k = step_kind_named(kind)) step.kind = *k;
+  if (auto k = from_text<StepKind>(kind)) step.kind = *k;
   else s.fail("kind", "expected split, move or merge, not '" + kind + "'");
   step.map = s.str("map");
   auto type = type_of(types, s);
@@ -212,7 +212,7 @@ FieldReader FieldReader::object(const std::string& field) const {
 json to_json(const Plan& plan) {
   json steps = json::array();
   for (const auto& s : plan.steps) {
-    json j = {{"kind", step_kind_name(s.kind)},
+    json j = {{"kind", to_text(s.kind)},
               {"map", s.map},
               {"from", s.from},
               {"to", s.to},
@@ -241,7 +241,7 @@ json to_json(const Plan& plan) {
     hot.push_back({{"map", u.map}, {"key", routing::format_key(u.key)}, {"shard", u.shard}, {"bytes", u.bytes}, {"isolated", u.isolated}});
   json maps = json::array();
   for (const auto& m : plan.maps) maps.push_back(map_json(m));
-  return {{"objective", objective_name(plan.objective)},
+  return {{"objective", to_text(plan.objective)},
           {"maps", maps},
           {"steps", steps},
           {"shards", shards},
@@ -272,7 +272,7 @@ json to_json(const Fleet& fleet) {
   json shards = json::array();
   for (const auto& s : fleet.shards)
     shards.push_back({{"name", s.name},
-                      {"status", shard_status_name(s.status)},
+                      {"status", to_text(s.status)},
                       {"capacity_bytes", s.capacity_bytes},
                       {"weight", s.weight},
                       {"fixed_bytes", s.fixed_bytes},
@@ -305,7 +305,7 @@ Fleet fleet_from_json(const json& j) {
     auto s = r.at("shards", i);
     Shard shard;
     shard.name = s.str("name");
-    auto status = shard_status_named(s.str("status"));
+    auto status = from_text<ShardStatus>(s.str("status"));
     if (!status) s.fail("status", "expected online, readonly or offline");
     shard.status = *status;
     shard.capacity_bytes = s.integer("capacity_bytes");

@@ -12,13 +12,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/words.hpp"
 #include "routing/key.hpp"
 
 namespace shardctl::planner {
 
 // A shard's status as the planner sees it (the catalog's, mapped by the caller): only online
-// shards receive data; offline ones cannot be read, so they cannot give either. Its words
-// (online, readonly, offline) only in words.cpp.
+// shards receive data; offline ones cannot be read, so they cannot give either.
 enum class ShardStatus { online, readonly, offline };
 
 // One shard as the planner sees it.
@@ -159,17 +159,28 @@ struct Usage {
 };
 std::vector<Usage> shard_usage(const Fleet& fleet);
 
-// The words of the planner's enums, as plan and fleet files and the text output spell them
-// (words.cpp holds them all). A `..._named` function returns nothing for an unknown word: the
-// caller says what was wrong and where.
-std::string_view objective_name(Objective objective) noexcept;  // size | load | both
-std::optional<Objective> objective_named(std::string_view name);
-Objective parse_objective(std::string_view name);               // usage Error naming the choices
-std::string_view step_kind_name(StepKind kind) noexcept;        // split | move | merge
-std::optional<StepKind> step_kind_named(std::string_view name);
-std::string_view shard_status_name(ShardStatus status) noexcept;  // online | readonly | offline
-std::optional<ShardStatus> shard_status_named(std::string_view name);
-// A split's moving side (Step::move_upper): upper | lower.
+// The words of the planner's enums, as plan and fleet files and the text output spell them: a
+// contract (a plan written by one version is applied by the next), so spelled here once, one
+// core/words.hpp table each. from_text<E> returns nothing for an unknown word (the caller says
+// what was wrong and where); parse_word<Objective> is a usage Error naming the choices. A value out
+// of range prints as it always has: ? for an objective or step kind, online for a status.
+inline constexpr auto objective_words =
+    words<Objective>({{Objective::size, "size"}, {Objective::load, "load"}, {Objective::both, "both"}})
+        .otherwise("?")
+        .named("objective");
+inline constexpr auto step_kind_words =
+    words<StepKind>({{StepKind::split, "split"}, {StepKind::move, "move"}, {StepKind::merge, "merge"}}).otherwise("?");
+inline constexpr auto shard_status_words =
+    words<ShardStatus>({{ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}})
+        .otherwise("online");
+constexpr const auto& words_of(Objective) noexcept { return objective_words; }
+constexpr const auto& words_of(StepKind) noexcept { return step_kind_words; }
+constexpr const auto& words_of(ShardStatus) noexcept { return shard_status_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
+
+// A split's moving side (Step::move_upper): upper | lower. (A bool, not an enum: words.cpp
+// keeps its table and these two functions.)
 std::string_view moving_side_name(bool move_upper) noexcept;
 std::optional<bool> moving_side_named(std::string_view name);  // true: upper
 

@@ -50,7 +50,7 @@ void print_steps(std::ostream& out, const std::vector<Step>& steps) {
     const auto& s = steps[i];
     std::string after;
     for (auto a : s.after) after += (after.empty() ? "#" : ", #") + std::to_string(a + 1);
-    std::string kind(step_kind_name(s.kind));
+    std::string kind(to_text(s.kind));
     std::string cut =
         s.at ? " (cut at " + routing::format_key(*s.at) + ", " + std::string(moving_side_name(s.move_upper)) + " moves)" : "";
     out << fmt::format("  {:>4}  {:<5}  {:<{}}  {:<{}}  {:<{}}  {:>9}  {:>10}  {:>7}  {:>12.1f}s  {}{}\n", i + 1, kind, s.map,
@@ -85,7 +85,7 @@ void print_balances(std::ostream& out, const std::vector<Balance>& shards) {
 
 void print_text(std::ostream& out, const Plan& plan) {
   out << fmt::format("Rebalance plan ({}): {} step{}, {} moved, imbalance {:.2f} -> {:.2f} (max/mean)\n",
-                     objective_name(plan.objective), plan.steps.size(), plan.steps.size() == 1 ? "" : "s",
+                     to_text(plan.objective), plan.steps.size(), plan.steps.size() == 1 ? "" : "s",
                      pretty_bytes(plan.bytes_moved), plan.imbalance_before, plan.imbalance_after);
   if (!plan.steps.empty()) print_steps(out, plan.steps);
   if (!plan.shards.empty()) print_balances(out, plan.shards);

@@ -2,18 +2,11 @@
 
 #include <optional>
 
-#include "core/words.hpp"
 #include "shardio/raw_conn.hpp"
 #include "shardio/server_pool.hpp"
 #include "shardside/guard.hpp"
 
 namespace shardctl::prepare {
-
-std::string_view to_text(Change change) noexcept {
-  static constexpr auto table =
-      words<Change>({{Change::current, "current"}, {Change::installed, "installed"}, {Change::upgraded, "upgraded"}});
-  return table.text_or(change, "current");
-}
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/words.hpp"
 #include "fanout/fanout.hpp"
 
 namespace shardctl::prepare {
@@ -15,7 +16,12 @@ namespace shardctl::prepare {
 // What a shard needed: nothing (its objects are this version's), a first install, or an upgrade
 // of objects another shardctl version installed.
 enum class Change { current, installed, upgraded };
-std::string_view to_text(Change change) noexcept;  // "current", "installed", "upgraded"
+inline constexpr auto change_words =
+    words<Change>({{Change::current, "current"}, {Change::installed, "installed"}, {Change::upgraded, "upgraded"}})
+        .otherwise("current");
+constexpr const auto& words_of(Change) noexcept { return change_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 // Prepares one shard through `dsn` (no password: libpq finds it), connecting for at most
 // `connect_timeout` seconds; `preview` only reads what it would change. `role` names the

@@ -151,7 +151,7 @@ class JsonSink : public Sink {
     for (const auto& s : summary.shards) {
       nlohmann::ordered_json error = s.outcome.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.outcome.error);
       shards.push_back({{"shard", s.outcome.shard},
-                        {"status", fanout::state_name(s.outcome.state)},
+                        {"status", to_text(s.outcome.state)},
                         {"rows", s.rows},
                         {"limited", s.limited},
                         {"error", error},

@@ -188,7 +188,7 @@ std::vector<StepResult> step_results(const PlanFile& pf, const std::vector<routi
     const auto& s = steps[i];
     StepResult r;
     r.step = i + 1;
-    r.kind = planner::step_kind_name(s.kind);
+    r.kind = to_text(s.kind);
     r.map = s.map;
     r.from = s.from;
     r.to = s.to;
@@ -312,11 +312,7 @@ class StepScheduler {
 }  // namespace
 
 std::string status_text(const StepResult& s) {
-  static constexpr auto table = words<StepOutcome>(
-      {{StepOutcome::pending, "pending"}, {StepOutcome::skipped, "skipped"}, {StepOutcome::done, "done"},
-       {StepOutcome::failed, "failed"}, {StepOutcome::would_run, "would run"}, {StepOutcome::would_resume, "would resume"},
-       {StepOutcome::would_run_after, "would run after step"}, {StepOutcome::would_fail, "would fail"}});
-  std::string text(table.text_or(s.status, "pending"));
+  std::string text(to_text(s.status));
   // The step it waits for is part of the words.
   if (s.status == StepOutcome::would_run_after) text += " " + std::to_string(s.after);
   return text;

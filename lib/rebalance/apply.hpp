@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/words.hpp"
 #include "migrate/operation.hpp"
 #include "pg/connection.hpp"
 #include "rebalance/plan_file.hpp"
@@ -34,7 +35,17 @@ struct ApplyOptions {
 
 // What became of a step in this apply: done, skipped (already done, or nothing changes shard),
 // failed, pending (not reached); with --dry-run, what would become of it.
+// Their words (`rebalance apply` text and JSON; status_text adds would_run_after's step).
 enum class StepOutcome { pending, skipped, done, failed, would_run, would_resume, would_run_after, would_fail };
+inline constexpr auto step_outcome_words =
+    words<StepOutcome>({{StepOutcome::pending, "pending"}, {StepOutcome::skipped, "skipped"}, {StepOutcome::done, "done"},
+                        {StepOutcome::failed, "failed"}, {StepOutcome::would_run, "would run"},
+                        {StepOutcome::would_resume, "would resume"}, {StepOutcome::would_run_after, "would run after step"},
+                        {StepOutcome::would_fail, "would fail"}})
+        .otherwise("pending");
+constexpr const auto& words_of(StepOutcome) noexcept { return step_outcome_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 struct StepResult {
   std::size_t step = 0;  // 1-based

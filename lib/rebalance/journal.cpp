@@ -2,13 +2,6 @@
 
 namespace shardctl::rebalance {
 
-// An out-of-range value prints as it always has: pending.
-std::string_view to_text(StepStatus status) noexcept { return step_status_words.text_or(status, "pending"); }
-
-StepStatus step_status_from_text(std::string_view word) {
-  return step_status_words.read(word, "rebalance step status", "shardctl.rebalance_steps");
-}
-
 bool run_exists(pg::Connection& catalog, const std::string& fingerprint) {
   bool found = false;
   catalog.read([&](pqxx::work& tx) {
@@ -35,7 +28,7 @@ std::vector<JournalStep> read_steps(pg::Connection& catalog, const std::string& 
              "SELECT step_no, status, coalesce(op_id::text, '') FROM shardctl.rebalance_steps WHERE plan_fingerprint = $1", fingerprint)) {
       auto i = r[0].as<std::size_t>();
       if (i < 1 || i > steps) continue;
-      out[i - 1] = JournalStep{step_status_from_text(r[1].as<std::string>()), r[2].as<std::string>()};
+      out[i - 1] = JournalStep{read_word<StepStatus>(r[1].as<std::string>()), r[2].as<std::string>()};
     }
   });
   return out;

@@ -14,13 +14,17 @@
 
 namespace shardctl::rebalance {
 
-// A step's status in shardctl.rebalance_steps; the catalog's words, text only in this table.
+// A step's status in shardctl.rebalance_steps; the catalog's words, text only in this table (a
+// value out of range prints as pending).
 enum class StepStatus { pending, running, done, failed };
-inline constexpr auto step_status_words = words<StepStatus>(
-    {{StepStatus::pending, "pending"}, {StepStatus::running, "running"}, {StepStatus::done, "done"}, {StepStatus::failed, "failed"}});
-std::string_view to_text(StepStatus status) noexcept;
-// The status a catalog word names; an unknown word is an internal Error (70) naming it.
-StepStatus step_status_from_text(std::string_view word);
+inline constexpr auto step_status_words =
+    words<StepStatus>(
+        {{StepStatus::pending, "pending"}, {StepStatus::running, "running"}, {StepStatus::done, "done"}, {StepStatus::failed, "failed"}})
+        .otherwise("pending")
+        .stored_as("rebalance step status", "shardctl.rebalance_steps");
+constexpr const auto& words_of(StepStatus) noexcept { return step_status_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 struct JournalStep {
   StepStatus status = StepStatus::pending;

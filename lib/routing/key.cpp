@@ -11,21 +11,10 @@
 namespace shardctl::routing {
 
 KeyType parse_key_type(std::string_view name) {
-  if (name == "int" || name == "int4" || name == "integer") return KeyType::int4;
-  if (name == "bigint" || name == "int8") return KeyType::int8;
-  if (name == "text") return KeyType::text;
-  if (name == "uuid") return KeyType::uuid;
-  throw usage_error("unknown key type '" + std::string(name) + "'", "use int, bigint, text or uuid");
+  if (name == "int4" || name == "integer") return KeyType::int4;
+  if (name == "int8") return KeyType::int8;
+  return key_type_words.parse(name);
 }
-
-std::string_view key_type_name(KeyType type) noexcept { return key_type_words.text(type); }
-
-MapKind parse_map_kind(std::string_view name) {
-  if (auto kind = map_kind_words.find(name)) return *kind;
-  throw usage_error("unknown map kind '" + std::string(name) + "'", "use list, range or hash");
-}
-
-std::string_view map_kind_name(MapKind kind) noexcept { return map_kind_words.text(kind); }
 
 bool try_parse_int64(std::string_view text, std::int64_t& out) noexcept {
   if (text.empty()) return false;
@@ -96,7 +85,7 @@ Key parse_key(KeyType type, std::string_view text) {
       bool ok = try_parse_int64(text, v);
       if (ok && type == KeyType::int4) ok = fits_int4(v);
       if (!ok)
-        throw usage_error("'" + shown(text) + "' is not a valid " + std::string(key_type_name(type)) + " key",
+        throw usage_error("'" + shown(text) + "' is not a valid " + std::string(to_text(type)) + " key",
                           type == KeyType::int4 ? "int keys are whole numbers from -2147483648 to 2147483647"
                                                 : "bigint keys are whole numbers from -9223372036854775808 to "
                                                   "9223372036854775807");

@@ -17,13 +17,18 @@ namespace shardctl::routing {
 enum class KeyType { int4, int8, text, uuid };  // spelled int, bigint, text, uuid
 enum class MapKind { list, range, hash };
 inline constexpr auto key_type_words =
-    words<KeyType>({{KeyType::int4, "int"}, {KeyType::int8, "bigint"}, {KeyType::text, "text"}, {KeyType::uuid, "uuid"}});
-inline constexpr auto map_kind_words = words<MapKind>({{MapKind::list, "list"}, {MapKind::range, "range"}, {MapKind::hash, "hash"}});
+    words<KeyType>({{KeyType::int4, "int"}, {KeyType::int8, "bigint"}, {KeyType::text, "text"}, {KeyType::uuid, "uuid"}})
+        .named("key type");
+inline constexpr auto map_kind_words =
+    words<MapKind>({{MapKind::list, "list"}, {MapKind::range, "range"}, {MapKind::hash, "hash"}}).named("map kind");
+constexpr const auto& words_of(KeyType) noexcept { return key_type_words; }
+constexpr const auto& words_of(MapKind) noexcept { return map_kind_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
-KeyType parse_key_type(std::string_view name);  // throws usage Error naming the choices
-std::string_view key_type_name(KeyType type) noexcept;
-MapKind parse_map_kind(std::string_view name);  // throws usage Error naming the choices
-std::string_view map_kind_name(MapKind kind) noexcept;
+// A key type's word, or PostgreSQL's own spelling of it (int4, integer, int8); throws a usage
+// Error naming the choices. (A map kind has only its words: parse_word<MapKind>.)
+KeyType parse_key_type(std::string_view name);
 
 using Uuid = std::array<std::uint8_t, 16>;
 

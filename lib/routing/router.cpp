@@ -55,7 +55,7 @@ typename ValueTraits<ValueOf<K>>::View parse_view(std::string_view text, Uuid& u
 template <KeyType K>
 const ValueOf<K>& checked_value(const Key& key) {
   if (!key_matches_type(K, key))
-    throw usage_error("'" + format_key(key) + "' is not a valid " + std::string(key_type_name(K)) + " key");
+    throw usage_error("'" + format_key(key) + "' is not a valid " + std::string(to_text(K)) + " key");
   return std::get<ValueOf<K>>(key);
 }
 
@@ -175,7 +175,7 @@ void check_points(KeyType key_type, const std::vector<MappingEntry>& entries) {
     if (!e.is_point || !e.range.low) throw data_error("a list map holds only points, not the range " + shown(e));
     if (!key_matches_type(key_type, *e.range.low))
       throw data_error("point '" + format_key(*e.range.low) + "' is not a valid " +
-                       std::string(key_type_name(key_type)) + " key");
+                       std::string(to_text(key_type)) + " key");
   }
 }
 
@@ -193,11 +193,11 @@ RangeTable<T> build_table(MapKind kind, KeyType bound_type, const std::vector<Ma
   items.reserve(entries.size());
   for (const auto& e : entries) {
     if (e.is_point)
-      throw data_error("a " + std::string(map_kind_name(kind)) + " map holds only ranges, not the point " + shown(e));
+      throw data_error("a " + std::string(to_text(kind)) + " map holds only ranges, not the point " + shown(e));
     for (const auto* bound : {&e.range.low, &e.range.high})
       if (*bound && !key_matches_type(bound_type, **bound))
         throw data_error("bound '" + format_key(**bound) + "' of mapping " + shown(e) + " is not a valid " +
-                         std::string(key_type_name(bound_type)) + (kind == MapKind::hash ? " hash value" : " key"));
+                         std::string(to_text(bound_type)) + (kind == MapKind::hash ? " hash value" : " key"));
     if (e.range.low && e.range.high && compare_keys(*e.range.low, *e.range.high) >= 0)
       throw data_error("mapping " + shown(e) + " is empty: its low bound must be below its high bound");
     Item item{e.range.low ? std::get<T>(*e.range.low) : ValueTraits<T>::lowest(), std::nullopt, &e};

@@ -45,11 +45,6 @@ std::optional<Version> parse_version(std::string_view text) {
   return v;
 }
 
-std::string_view kind_name(Kind k) noexcept {
-  static constexpr auto table = words<Kind>({{Kind::versioned, "versioned"}, {Kind::repeatable, "repeatable"}});
-  return table.text_or(k, "repeatable");
-}
-
 std::optional<ParsedName> parse_file_name(std::string_view name) {
   constexpr std::string_view ext = ".sql";
   if (name.size() <= ext.size() || name.substr(name.size() - ext.size()) != ext) return std::nullopt;

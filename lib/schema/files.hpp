@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/words.hpp"
 #include "schema/statements.hpp"
 
 namespace shardctl::schema {
@@ -25,7 +26,11 @@ struct Version {
 std::optional<Version> parse_version(std::string_view text);
 
 enum class Kind { versioned, repeatable };
-std::string_view kind_name(Kind k) noexcept;  // "versioned" | "repeatable"
+inline constexpr auto kind_words =
+    words<Kind>({{Kind::versioned, "versioned"}, {Kind::repeatable, "repeatable"}}).otherwise("repeatable");
+constexpr const auto& words_of(Kind) noexcept { return kind_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 struct Migration {
   Kind kind = Kind::versioned;

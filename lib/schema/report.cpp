@@ -57,7 +57,7 @@ nlohmann::json shard_json(const ShardReport& s) {
   for (const auto& f : s.files)
     files.push_back({{"file", f.file},
                      {"version", f.version.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.version)},
-                     {"kind", kind_name(f.kind)},
+                     {"kind", to_text(f.kind)},
                      {"state", to_text(f.state)},
                      {"duration_ms", f.duration_ms},
                      {"error", f.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.error)}});
@@ -141,7 +141,7 @@ nlohmann::json to_json(const ApplyResult& r) {
 
 nlohmann::json to_json(const StatusMatrix& m) {
   nlohmann::json cols = nlohmann::json::array();
-  for (const auto& c : m.columns) cols.push_back({{"name", c.label}, {"kind", kind_name(c.kind)}});
+  for (const auto& c : m.columns) cols.push_back({{"name", c.label}, {"kind", to_text(c.kind)}});
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : m.rows) {
     nlohmann::json cells = nlohmann::json::object();

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/words.hpp"
 #include "schema/files.hpp"
 #include "shardside/schema_history_row.hpp"
 
@@ -53,25 +54,50 @@ struct Cell {
   bool operator==(const Cell&) const = default;
 };
 
-std::string_view to_text(RecordedState state) noexcept;
-std::string_view to_text(FileRunState state) noexcept;
-std::string_view to_text(ShardState state) noexcept;
-std::string_view to_text(RepairState state) noexcept;
-std::string_view to_text(RepairMark mark) noexcept;  // "applied" | "failed"
-std::string_view to_text(PlannedState state) noexcept;
-std::string_view to_text(StatusState state) noexcept;
-std::string_view to_text(CellState state) noexcept;  // none: ""
+// Each state's words (JSON, JUnit and text output), one core/words.hpp table per state; a state
+// out of range prints the word it always has (the table's otherwise()). CellState::none is "".
+inline constexpr auto recorded_state_words =
+    words<RecordedState>({{RecordedState::applied, "applied"}, {RecordedState::failed, "failed"},
+                          {RecordedState::started, "started"}, {RecordedState::not_run, "not_run"}}).otherwise("not_run");
+inline constexpr auto file_run_state_words =
+    words<FileRunState>({{FileRunState::applied, "applied"}, {FileRunState::failed, "failed"},
+                         {FileRunState::locked, "locked"}, {FileRunState::unreachable, "unreachable"}}).otherwise("failed");
+inline constexpr auto shard_state_words =
+    words<ShardState>({{ShardState::ok, "ok"}, {ShardState::failed, "failed"}, {ShardState::locked, "locked"},
+                       {ShardState::unreachable, "unreachable"}, {ShardState::refused, "refused"},
+                       {ShardState::skipped, "skipped"}}).otherwise("skipped");
+inline constexpr auto repair_state_words =
+    words<RepairState>({{RepairState::ok, "ok"}, {RepairState::refused, "refused"}, {RepairState::locked, "locked"},
+                        {RepairState::unreachable, "unreachable"}, {RepairState::skipped, "skipped"}}).otherwise("skipped");
+inline constexpr auto repair_mark_words = words<RepairMark>({{RepairMark::applied, "applied"}, {RepairMark::failed, "failed"}}).otherwise("failed");
+inline constexpr auto planned_state_words =
+    words<PlannedState>({{PlannedState::up_to_date, "up_to_date"}, {PlannedState::pending, "pending"},
+                         {PlannedState::unreachable, "unreachable"}, {PlannedState::refused, "refused"},
+                         {PlannedState::interrupted, "interrupted"},
+                         {PlannedState::running, "running"}, {PlannedState::invalid_index, "invalid_index"}}).otherwise("pending");
+inline constexpr auto status_state_words = words<StatusState>(
+    {{StatusState::current, "current"}, {StatusState::pending, "pending"}, {StatusState::running, "running"},
+     {StatusState::failed, "failed"}, {StatusState::interrupted, "interrupted"}, {StatusState::invalid_index, "invalid_index"},
+     {StatusState::changed, "changed"}, {StatusState::different, "different"}, {StatusState::unreachable, "unreachable"},
+     {StatusState::refused, "refused"}}).otherwise("pending");
+inline constexpr auto cell_state_words = words<CellState>(
+    {{CellState::none, ""}, {CellState::ok, "ok"}, {CellState::baseline, "baseline"}, {CellState::pending, "pending"},
+     {CellState::failed, "failed"}, {CellState::changed, "changed"}, {CellState::started, "started"},
+     {CellState::invalid, "invalid"}, {CellState::differs, "differs"}});
+constexpr const auto& words_of(RecordedState) noexcept { return recorded_state_words; }
+constexpr const auto& words_of(FileRunState) noexcept { return file_run_state_words; }
+constexpr const auto& words_of(ShardState) noexcept { return shard_state_words; }
+constexpr const auto& words_of(RepairState) noexcept { return repair_state_words; }
+constexpr const auto& words_of(RepairMark) noexcept { return repair_mark_words; }
+constexpr const auto& words_of(PlannedState) noexcept { return planned_state_words; }
+constexpr const auto& words_of(StatusState) noexcept { return status_state_words; }
+constexpr const auto& words_of(CellState) noexcept { return cell_state_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
+
 // A cell's word: its state's, or for differs the checksum it shows.
 std::string to_text(const Cell& cell);
 
-std::ostream& operator<<(std::ostream& out, RecordedState state);
-std::ostream& operator<<(std::ostream& out, FileRunState state);
-std::ostream& operator<<(std::ostream& out, ShardState state);
-std::ostream& operator<<(std::ostream& out, RepairState state);
-std::ostream& operator<<(std::ostream& out, RepairMark mark);
-std::ostream& operator<<(std::ostream& out, PlannedState state);
-std::ostream& operator<<(std::ostream& out, StatusState state);
-std::ostream& operator<<(std::ostream& out, CellState state);
 std::ostream& operator<<(std::ostream& out, const Cell& cell);
 
 }  // namespace shardctl::schema

@@ -92,7 +92,7 @@ const std::string& guard_version() {
 }
 
 std::string guard_key_kind(const shardio::RouteSpace& space) {
-  std::string type(routing::key_type_name(space.key_type));
+  std::string type(to_text(space.key_type));
   if (space.kind == routing::MapKind::hash) return "hash_" + type;
   if (space.key_type == routing::KeyType::int4 || space.key_type == routing::KeyType::int8) return "int";
   return type;

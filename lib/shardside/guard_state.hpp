@@ -13,5 +13,8 @@ namespace shardctl::shardside {
 enum class GuardState { offline, fenced, cutover };
 inline constexpr auto guard_state_words = words<GuardState>(
     {{GuardState::offline, "offline"}, {GuardState::fenced, "fenced"}, {GuardState::cutover, "cutover"}});
+constexpr const auto& words_of(GuardState) noexcept { return guard_state_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 }  // namespace shardctl::shardside

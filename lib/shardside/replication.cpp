@@ -445,15 +445,6 @@ SubscriptionProgress subscription_progress(RawConn& target, const std::string& n
   return p;
 }
 
-std::string_view to_text(WaitOutcome value) {
-  static constexpr auto table = words<WaitOutcome>({
-      {WaitOutcome::applied, "applied"},
-      {WaitOutcome::timed_out, "timed_out"},
-      {WaitOutcome::stopped, "stopped"},
-  });
-  return table.text_or(value, "unknown");
-}
-
 WaitResult wait_applied(RawConn& target, const std::string& name, std::uint64_t position,
                         std::chrono::milliseconds timeout, std::chrono::milliseconds poll) {
   auto start = Clock::now();
@@ -492,16 +483,6 @@ Lag replication_lag(RawConn& source, const std::string& slot, RawConn& target, c
 
 // ---- Listing ----
 
-std::string_view to_text(ReplicationObjectKind value) {
-  static constexpr auto table = words<ReplicationObjectKind>({
-      {ReplicationObjectKind::publication, "publication"},
-      {ReplicationObjectKind::slot, "slot"},
-      {ReplicationObjectKind::subscription, "subscription"},
-      {ReplicationObjectKind::stream_watch, "stream_watch"},
-  });
-  return table.text_or(value, "unknown");
-}
-
 std::vector<ReplicationObject> list_replication_objects(RawConn& db) {
   const std::vector<std::string> prefix{std::string(replication_name_prefix)};
   std::vector<ReplicationObject> out;
@@ -532,22 +513,6 @@ std::vector<ReplicationObject> list_replication_objects(RawConn& db) {
 }
 
 // ---- Preconditions ----
-
-std::string_view to_text(Requirement value) {
-  static constexpr auto table = words<Requirement>({
-      {Requirement::server_version, "server_version"},
-      {Requirement::wal_level, "wal_level"},
-      {Requirement::replication_slots, "replication_slots"},
-      {Requirement::wal_senders, "wal_senders"},
-      {Requirement::slot_wal_keep_size, "slot_wal_keep_size"},
-      {Requirement::replication_role, "replication_role"},
-      {Requirement::replica_identity, "replica_identity"},
-      {Requirement::subscription_role, "subscription_role"},
-      {Requirement::replication_origins, "replication_origins"},
-      {Requirement::replication_workers, "replication_workers"},
-  });
-  return table.text_or(value, "unknown");
-}
 
 bool PreconditionReport::has(Requirement r) const noexcept {
   for (const auto& u : unmet)

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/words.hpp"
 #include "shardio/raw_conn.hpp"
 
 namespace shardctl::shardside {
@@ -193,7 +194,12 @@ enum class WaitOutcome {
   timed_out,  // it did not within the time given (see `last` for why: no worker, errors, lag)
   stopped,    // the subscription is gone or disabled: waiting longer changes nothing
 };
-std::string_view to_text(WaitOutcome outcome);
+inline constexpr auto wait_outcome_words = words<WaitOutcome>({
+    {WaitOutcome::applied, "applied"},
+    {WaitOutcome::timed_out, "timed_out"},
+    {WaitOutcome::stopped, "stopped"},
+}).otherwise("unknown");
+constexpr const auto& words_of(WaitOutcome) noexcept { return wait_outcome_words; }
 
 struct WaitResult {
   WaitOutcome outcome = WaitOutcome::timed_out;
@@ -225,7 +231,13 @@ Lag replication_lag(shardio::RawConn& source, const std::string& slot, shardio::
 // stream_watch: a target's record of the keys a stream changes (lib/shardside/stream_keys.hpp),
 // which its table triggers keep filling for as long as the watch is there.
 enum class ReplicationObjectKind { publication, slot, subscription, stream_watch };
-std::string_view to_text(ReplicationObjectKind kind);
+inline constexpr auto replication_object_kind_words = words<ReplicationObjectKind>({
+    {ReplicationObjectKind::publication, "publication"},
+    {ReplicationObjectKind::slot, "slot"},
+    {ReplicationObjectKind::subscription, "subscription"},
+    {ReplicationObjectKind::stream_watch, "stream_watch"},
+}).otherwise("unknown");
+constexpr const auto& words_of(ReplicationObjectKind) noexcept { return replication_object_kind_words; }
 
 struct ReplicationObject {
   ReplicationObjectKind kind = ReplicationObjectKind::publication;
@@ -254,7 +266,21 @@ enum class Requirement {
   replication_origins,  // the target has a free replication origin (max_replication_slots)
   replication_workers,  // the target has a free apply worker (max_logical_replication_workers)
 };
-std::string_view to_text(Requirement requirement);
+inline constexpr auto requirement_words = words<Requirement>({
+    {Requirement::server_version, "server_version"},
+    {Requirement::wal_level, "wal_level"},
+    {Requirement::replication_slots, "replication_slots"},
+    {Requirement::wal_senders, "wal_senders"},
+    {Requirement::slot_wal_keep_size, "slot_wal_keep_size"},
+    {Requirement::replication_role, "replication_role"},
+    {Requirement::replica_identity, "replica_identity"},
+    {Requirement::subscription_role, "subscription_role"},
+    {Requirement::replication_origins, "replication_origins"},
+    {Requirement::replication_workers, "replication_workers"},
+}).otherwise("unknown");
+constexpr const auto& words_of(Requirement) noexcept { return requirement_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 struct Unmet {
   Requirement requirement;

@@ -28,12 +28,12 @@ std::vector<SchemaHistoryRow> read_schema_history(shardio::RawConn& conn) {
     h.id = std::stoll(r[0]);
     if (r[2] != "t") h.version = r[1];
     h.name = r[3];
-    h.kind = schema_history_kind_from_text(r[4]);
+    h.kind = read_word<SchemaHistoryKind>(r[4]);
     h.checksum = r[5];
     h.applied_at = r[6];
     h.duration_ms = std::stoll(r[7]);
     h.applied_by = r[8];
-    h.outcome = schema_history_outcome_from_text(r[9]);
+    h.outcome = read_word<SchemaHistoryOutcome>(r[9]);
     out.push_back(std::move(h));
   }
   return out;

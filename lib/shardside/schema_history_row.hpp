@@ -18,11 +18,10 @@ namespace shardctl::shardside {
 enum class SchemaHistoryKind { versioned, repeatable, baseline };
 inline constexpr auto schema_history_kind_words =
     words<SchemaHistoryKind>({{SchemaHistoryKind::versioned, "versioned"}, {SchemaHistoryKind::repeatable, "repeatable"},
-                              {SchemaHistoryKind::baseline, "baseline"}});
-std::string_view to_text(SchemaHistoryKind kind) noexcept;
-std::ostream& operator<<(std::ostream& out, SchemaHistoryKind kind);
-// The kind a shard's word names; an unknown word is an internal Error (70) naming it.
-SchemaHistoryKind schema_history_kind_from_text(std::string_view word);
+                              {SchemaHistoryKind::baseline, "baseline"}})
+        .otherwise("versioned")  // a value out of range prints as versioned
+        .stored_as("kind", "shardctl.schema_history");
+constexpr const auto& words_of(SchemaHistoryKind) noexcept { return schema_history_kind_words; }
 
 // How an attempt ended (column success): true, false, or NULL while a no-transaction file
 // runs (and for good when its run was killed or lost its connection: its statements may have
@@ -31,11 +30,12 @@ enum class SchemaHistoryOutcome { succeeded, failed, unfinished };
 // The column's value as text (`success::text`, NULL as "null").
 inline constexpr auto schema_history_outcome_words =
     words<SchemaHistoryOutcome>({{SchemaHistoryOutcome::succeeded, "true"}, {SchemaHistoryOutcome::failed, "false"},
-                                 {SchemaHistoryOutcome::unfinished, "null"}});
-std::string_view to_text(SchemaHistoryOutcome outcome) noexcept;
-std::ostream& operator<<(std::ostream& out, SchemaHistoryOutcome outcome);
-// The outcome a shard's value names; an unknown one is an internal Error (70) naming it.
-SchemaHistoryOutcome schema_history_outcome_from_text(std::string_view word);
+                                 {SchemaHistoryOutcome::unfinished, "null"}})
+        .otherwise("false")  // a value out of range prints as false
+        .stored_as("success value", "shardctl.schema_history");
+constexpr const auto& words_of(SchemaHistoryOutcome) noexcept { return schema_history_outcome_words; }
+using shardctl::operator<<;
+using shardctl::to_text;
 
 // One row as read.
 struct SchemaHistoryRow {

@@ -25,8 +25,8 @@ nlohmann::json opt_bytes(const std::optional<std::int64_t>& b) { return b ? nloh
 
 nlohmann::json to_json(const MapInfo& m) {
   return {{"name", m.name},
-          {"kind", std::string(routing::map_kind_name(m.kind))},
-          {"key_type", std::string(routing::key_type_name(m.key_type))},
+          {"kind", std::string(to_text(m.kind))},
+          {"key_type", std::string(to_text(m.key_type))},
           {"version", m.version}};
 }
 

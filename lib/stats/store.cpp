@@ -45,7 +45,7 @@ std::optional<Snapshot> read_head(pqxx::work& tx, const std::optional<std::strin
   if (!h[3].is_null()) s.load_file = h[3].as<std::string>();
   s.fingerprint = h[4].as<std::string>();
   for (const auto& m : nlohmann::json::parse(h[5].as<std::string>()))
-    s.maps.push_back(MapInfo{m.at("name").get<std::string>(), routing::parse_map_kind(m.at("kind").get<std::string>()),
+    s.maps.push_back(MapInfo{m.at("name").get<std::string>(), parse_word<routing::MapKind>(m.at("kind").get<std::string>()),
                              routing::parse_key_type(m.at("key_type").get<std::string>()), m.at("version").get<std::int64_t>()});
   s.age_seconds = h[6].as<double>();
   return s;

@@ -13,17 +13,17 @@ using archive::BatchStep;
 using archive::ShardState;
 
 TEST_CASE("archive shard states and batch steps round-trip through the catalog's words") {
-  check_column_words(archive::shard_state_words, archive::shard_state_from_text,
+  check_column_words(archive::shard_state_words, read_as<archive::ShardState>,
                      {{ShardState::pending, "pending"}, {ShardState::running, "running"}, {ShardState::done, "done"}});
   check_column_words(
-      archive::batch_step_words, archive::batch_step_from_text,
+      archive::batch_step_words, read_as<archive::BatchStep>,
       {{BatchStep::selected, "selected"}, {BatchStep::delivered, "delivered"}, {BatchStep::deleted, "deleted"}});
 }
 
 TEST_CASE("an unknown archive state or step from the catalog is an internal error naming it") {
-  check_unknown_words(archive::shard_state_from_text, {"", "Done", "done ", "paused"},
+  check_unknown_words(read_as<archive::ShardState>, {"", "Done", "done ", "paused"},
                       "unknown archive shard state '{}' in shardctl.archive_shards");
-  check_unknown_words(archive::batch_step_from_text, {"", "Deleted", "deleted ", "done"},
+  check_unknown_words(read_as<archive::BatchStep>, {"", "Deleted", "deleted ", "done"},
                       "unknown archive batch step '{}' in shardctl.archive_batches");
 }
 

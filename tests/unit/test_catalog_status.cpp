@@ -15,21 +15,21 @@ using catalog::ShardStatus;
 TEST_CASE("shard and mapping statuses round-trip through the catalog's words") {
   const std::pair<ShardStatus, const char*> shard_words[] = {
       {ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}};
-  check_column_words(catalog::shard_status_words, catalog::shard_status_from_text, shard_words);
+  check_column_words(catalog::shard_status_words, read_as<catalog::ShardStatus>, shard_words);
   // An operator gives the same words (`shard add|set --status`).
-  check_words(shard_words, catalog::parse_shard_status);
-  check_column_words(catalog::mapping_status_words, catalog::mapping_status_from_text,
+  check_words(shard_words, parse_as<catalog::ShardStatus>);
+  check_column_words(catalog::mapping_status_words, read_as<catalog::MappingStatus>,
                      {{MappingStatus::online, "online"}, {MappingStatus::offline, "offline"}});
 }
 
 TEST_CASE("an unknown status word from the catalog is an internal error naming it") {
-  check_unknown_words(catalog::shard_status_from_text, {"sleeping"}, "unknown shard status '{}' in shardctl.shards");
+  check_unknown_words(read_as<catalog::ShardStatus>, {"sleeping"}, "unknown shard status '{}' in shardctl.shards");
   // readonly: a shard's word, never a mapping's.
-  check_unknown_words(catalog::mapping_status_from_text, {"readonly"}, "unknown mapping status '{}' in shardctl.mappings");
+  check_unknown_words(read_as<catalog::MappingStatus>, {"readonly"}, "unknown mapping status '{}' in shardctl.mappings");
 }
 
 TEST_CASE("an unknown shard status from an operator is a usage error") {
-  check_refused_words(catalog::parse_shard_status, {"Online"}, ErrorKind::usage, "unknown shard status '{}'",
+  check_refused_words(parse_as<catalog::ShardStatus>, {"Online"}, ErrorKind::usage, "unknown shard status '{}'",
                       "use online, readonly or offline");
 }
 

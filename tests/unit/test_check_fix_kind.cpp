@@ -22,7 +22,7 @@ TEST_CASE("each fix kind has its word and is journaled as check-<word>") {
                                                           {check::FixKind::rehome, "rehome"},
                                                           {check::FixKind::restore, "restore"}};
   for (const auto& [kind, word] : words) {
-    CHECK(check::fix_kind_name(kind) == word);
+    CHECK(to_text(kind) == word);
     CHECK(shardctl::journal::to_text(check::fix_operation_kind(kind)) == "check-" + std::string(word));
   }
 }
@@ -32,9 +32,9 @@ TEST_CASE("each --fix mode reads back from its word; an unknown word is a usage 
                                                           {check::FixMode::quarantine, "quarantine"},
                                                           {check::FixMode::remove, "delete"},
                                                           {check::FixMode::rehome, "rehome"}};
-  test::check_words(words, check::fix_mode_name, check::parse_fix_mode);
-  test::check_refused_words(check::parse_fix_mode, {"remove", "Delete", ""}, shardctl::ErrorKind::usage, "unknown --fix '{}'",
-                            "use report, quarantine, delete or rehome");
+  test::check_words(words, test::parse_as<check::FixMode>);
+  test::check_refused_words(test::parse_as<check::FixMode>, {"remove", "Delete", ""}, shardctl::ErrorKind::usage,
+                            "unknown --fix '{}'", "use report, quarantine, delete or rehome");
 }
 
 }  // namespace test_check_fix_kind

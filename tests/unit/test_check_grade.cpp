@@ -21,7 +21,7 @@ Finding finding(Kind k, std::int64_t count, std::string shard = "shard_1") {
 TEST_CASE("every finding kind is one the config may name, and the other way round") {
   std::size_t n = 0;
   for (Kind k : all_kinds) {
-    auto name = kind_name(k);
+    auto name = to_text(k);
     CHECK(std::find(std::begin(config::check_finding_kinds), std::end(config::check_finding_kinds), name) !=
           std::end(config::check_finding_kinds));
     ++n;

@@ -108,7 +108,7 @@ TEST_CASE("kind and name of a key") {
 }
 
 TEST_CASE("each change has the word reports and JSON have always shown") {
-  CHECK(change_name(Change::missing) == "missing");
-  CHECK(change_name(Change::extra) == "extra");
-  CHECK(change_name(Change::different) == "different");
+  CHECK(to_text(Change::missing) == "missing");
+  CHECK(to_text(Change::extra) == "extra");
+  CHECK(to_text(Change::different) == "different");
 }

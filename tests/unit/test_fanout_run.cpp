@@ -86,8 +86,8 @@ TEST_CASE("dsn_with_timeout sets the connect timeout last, so it wins") {
 }
 
 TEST_CASE("each shard's outcome has the word reports and JSON have always shown") {
-  CHECK(state_name(State::ok) == "ok");
-  CHECK(state_name(State::failed) == "failed");
-  CHECK(state_name(State::unreachable) == "unreachable");
-  CHECK(state_name(State::skipped) == "skipped");
+  CHECK(to_text(State::ok) == "ok");
+  CHECK(to_text(State::failed) == "failed");
+  CHECK(to_text(State::unreachable) == "unreachable");
+  CHECK(to_text(State::skipped) == "skipped");
 }

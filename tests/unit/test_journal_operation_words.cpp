@@ -13,7 +13,7 @@ using journal::OperationKind;
 using journal::OperationStatus;
 
 TEST_CASE("operation statuses round-trip through the catalog's words") {
-  check_column_words(journal::operation_status_words, journal::operation_status_from_text,
+  check_column_words(journal::operation_status_words, read_as<journal::OperationStatus>,
                      {{OperationStatus::planned, "planned"}, {OperationStatus::running, "running"},
                       {OperationStatus::interrupted, "interrupted"}, {OperationStatus::paused, "paused"},
                       {OperationStatus::failed, "failed"}, {OperationStatus::cancelled, "cancelled"},
@@ -31,15 +31,15 @@ TEST_CASE("operation kinds round-trip through the catalog's words") {
       {OperationKind::archive, "archive"}, {OperationKind::archive_restore, "archive-restore"},
       {OperationKind::check_quarantine, "check-quarantine"}, {OperationKind::check_delete, "check-delete"},
       {OperationKind::check_rehome, "check-rehome"}, {OperationKind::check_restore, "check-restore"}};
-  check_column_words(journal::operation_kind_words, journal::operation_kind_from_text, words);
+  check_column_words(journal::operation_kind_words, read_as<journal::OperationKind>, words);
   for (const auto& [kind, word] : words)
     CHECK(journal::is_migration(kind) == (kind == OperationKind::split || kind == OperationKind::merge ||
                                           kind == OperationKind::move));
 }
 
 TEST_CASE("an unknown operation status or kind from the catalog is an internal error naming it") {
-  check_unknown_words(journal::operation_status_from_text, {"finished"}, "unknown operation status '{}' in shardctl.operations");
-  check_unknown_words(journal::operation_kind_from_text, {"check-fix"}, "unknown operation kind '{}' in shardctl.operations");
+  check_unknown_words(read_as<journal::OperationStatus>, {"finished"}, "unknown operation status '{}' in shardctl.operations");
+  check_unknown_words(read_as<journal::OperationKind>, {"check-fix"}, "unknown operation kind '{}' in shardctl.operations");
 }
 
 }  // namespace shardctl::test::journal_operation_words

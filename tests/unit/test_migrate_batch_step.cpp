@@ -13,13 +13,13 @@ using migrate::BatchStep;
 using migrate::ResumeFrom;
 
 TEST_CASE("batch steps round-trip through the journal's words") {
-  check_column_words(migrate::batch_step_words, migrate::batch_step_from_text,
+  check_column_words(migrate::batch_step_words, read_as<migrate::BatchStep>,
                      {{BatchStep::planned, "planned"}, {BatchStep::streaming, "streaming"}, {BatchStep::offline, "offline"},
                       {BatchStep::copied, "copied"}, {BatchStep::flipped, "flipped"}, {BatchStep::done, "done"}});
 }
 
 TEST_CASE("an unknown batch step from the catalog is an internal error naming it") {
-  check_unknown_words(migrate::batch_step_from_text, {"", "Done", "flipped ", "purged"},
+  check_unknown_words(read_as<migrate::BatchStep>, {"", "Done", "flipped ", "purged"},
                       "unknown batch step '{}' in shardctl.op_batches");
 }
 

@@ -34,7 +34,7 @@ TEST_CASE("a cancel rolls an online batch back until its flip, and finishes it a
 TEST_CASE("streaming comes after planned and before copied in the journal's order") {
   CHECK(migrate::has_reached(BatchStep::streaming, BatchStep::planned));
   CHECK_FALSE(migrate::has_reached(BatchStep::streaming, BatchStep::copied));
-  CHECK(migrate::batch_step_from_text("streaming") == BatchStep::streaming);
+  CHECK(read_word<migrate::BatchStep>("streaming") == BatchStep::streaming);
 }
 
 }  // namespace test_migrate_online_steps

@@ -1,4 +1,4 @@
-// The planner's words (planner/words.cpp): each enum value reads back as itself, the words are
+// The planner's words (planner/planner.hpp): each enum value reads back as itself, the words are
 // the ones plan and fleet files have always held, and an unknown word in a file is a data
 // error (exit 65) with the message it has always had.
 #include <doctest/doctest.h>
@@ -21,18 +21,18 @@ using nlohmann::json;
 TEST_CASE("every planner enum reads back from its word, and only from it") {
   const std::pair<ShardStatus, const char*> statuses[] = {
       {ShardStatus::online, "online"}, {ShardStatus::readonly, "readonly"}, {ShardStatus::offline, "offline"}};
-  test::check_words(statuses, shard_status_name, shard_status_named);
+  test::check_words(statuses, test::find_as<ShardStatus>);
   const std::pair<StepKind, const char*> kinds[] = {{StepKind::split, "split"}, {StepKind::move, "move"}, {StepKind::merge, "merge"}};
-  test::check_words(kinds, step_kind_name, step_kind_named);
+  test::check_words(kinds, test::find_as<StepKind>);
   const std::pair<Objective, const char*> objectives[] = {
       {Objective::size, "size"}, {Objective::load, "load"}, {Objective::both, "both"}};
-  test::check_words(objectives, objective_name, objective_named);
+  test::check_words(objectives, test::find_as<Objective>);
   const std::pair<bool, const char*> sides[] = {{true, "upper"}, {false, "lower"}};
   test::check_words(sides, moving_side_name, moving_side_named);
   for (const char* unknown : {"", "Online", "bogus", "upper ", "READONLY"}) {
-    CHECK_FALSE(shard_status_named(unknown));
-    CHECK_FALSE(step_kind_named(unknown));
-    CHECK_FALSE(objective_named(unknown));
+    CHECK_FALSE(shardctl::from_text<ShardStatus>(unknown));
+    CHECK_FALSE(shardctl::from_text<StepKind>(unknown));
+    CHECK_FALSE(shardctl::from_text<Objective>(unknown));
   }
   CHECK_FALSE(moving_side_named("Upper"));
 }

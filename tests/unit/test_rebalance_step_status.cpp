@@ -14,10 +14,10 @@ using rebalance::StepStatus;
 
 TEST_CASE("rebalance step statuses round-trip through the catalog's words") {
   check_column_words(
-      rebalance::step_status_words, rebalance::step_status_from_text,
+      rebalance::step_status_words, read_as<rebalance::StepStatus>,
       {{StepStatus::pending, "pending"}, {StepStatus::running, "running"}, {StepStatus::done, "done"}, {StepStatus::failed, "failed"}});
   // skipped: a report's word, never journaled.
-  check_unknown_words(rebalance::step_status_from_text, {"skipped"},
+  check_unknown_words(read_as<rebalance::StepStatus>, {"skipped"},
                       "unknown rebalance step status '{}' in shardctl.rebalance_steps");
 }
 

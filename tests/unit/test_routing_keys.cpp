@@ -39,9 +39,9 @@ TEST_CASE("key types by name, with PostgreSQL's aliases") {
   CHECK(parse_key_type("text") == KeyType::text);
   CHECK(parse_key_type("uuid") == KeyType::uuid);
   for (KeyType t : {KeyType::int4, KeyType::int8, KeyType::text, KeyType::uuid})
-    CHECK(parse_key_type(key_type_name(t)) == t);
-  CHECK(key_type_name(KeyType::int4) == "int");
-  CHECK(key_type_name(KeyType::int8) == "bigint");
+    CHECK(parse_key_type(to_text(t)) == t);
+  CHECK(to_text(KeyType::int4) == "int");
+  CHECK(to_text(KeyType::int8) == "bigint");
   for (const char* bad : {"", "float", "Int", "int2", "varchar", "int "}) {
     CAPTURE(bad);
     try {
@@ -56,11 +56,11 @@ TEST_CASE("key types by name, with PostgreSQL's aliases") {
 }
 
 TEST_CASE("map kinds by name") {
-  for (MapKind k : {MapKind::list, MapKind::range, MapKind::hash}) CHECK(parse_map_kind(map_kind_name(k)) == k);
-  CHECK(map_kind_name(MapKind::list) == "list");
-  CHECK_THROWS_WITH_AS(parse_map_kind("tree"), "unknown map kind 'tree'", Error);
-  CHECK_THROWS_AS(parse_map_kind(""), Error);
-  CHECK_THROWS_AS(parse_map_kind("Hash"), Error);
+  for (MapKind k : {MapKind::list, MapKind::range, MapKind::hash}) CHECK(parse_word<MapKind>(to_text(k)) == k);
+  CHECK(to_text(MapKind::list) == "list");
+  CHECK_THROWS_WITH_AS(parse_word<MapKind>("tree"), "unknown map kind 'tree'", Error);
+  CHECK_THROWS_AS(parse_word<MapKind>(""), Error);
+  CHECK_THROWS_AS(parse_word<MapKind>("Hash"), Error);
 }
 
 TEST_CASE("int keys: 32 bits, strictly decimal") {

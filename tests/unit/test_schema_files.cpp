@@ -239,6 +239,6 @@ TEST_CASE("transaction control in a file is refused with its position, in either
 }
 
 TEST_CASE("a file's kind has the word JSON has always shown") {
-  CHECK(kind_name(Kind::versioned) == "versioned");
-  CHECK(kind_name(Kind::repeatable) == "repeatable");
+  CHECK(to_text(Kind::versioned) == "versioned");
+  CHECK(to_text(Kind::repeatable) == "repeatable");
 }

@@ -14,10 +14,10 @@ using ss::SchemaHistoryKind;
 using ss::SchemaHistoryOutcome;
 
 TEST_CASE("schema history kinds and outcomes round-trip through the table's words (success::text, NULL read as null)") {
-  check_column_words(ss::schema_history_kind_words, ss::schema_history_kind_from_text,
+  check_column_words(ss::schema_history_kind_words, read_as<ss::SchemaHistoryKind>,
                      {{SchemaHistoryKind::versioned, "versioned"}, {SchemaHistoryKind::repeatable, "repeatable"},
                       {SchemaHistoryKind::baseline, "baseline"}});
-  check_column_words(ss::schema_history_outcome_words, ss::schema_history_outcome_from_text,
+  check_column_words(ss::schema_history_outcome_words, read_as<ss::SchemaHistoryOutcome>,
                      {{SchemaHistoryOutcome::succeeded, "true"}, {SchemaHistoryOutcome::failed, "false"},
                       {SchemaHistoryOutcome::unfinished, "null"}});
 }
@@ -41,9 +41,9 @@ TEST_CASE("a baseline row without a checksum is the marker; with one it names a 
 }
 
 TEST_CASE("an unknown kind or success value from a shard is an internal error naming it") {
-  check_unknown_words(ss::schema_history_kind_from_text, {"Versioned", "", "undo"},
+  check_unknown_words(read_as<ss::SchemaHistoryKind>, {"Versioned", "", "undo"},
                       "unknown kind '{}' in shardctl.schema_history");
-  check_unknown_words(ss::schema_history_outcome_from_text, {"t"}, "unknown success value '{}' in shardctl.schema_history");
+  check_unknown_words(read_as<ss::SchemaHistoryOutcome>, {"t"}, "unknown success value '{}' in shardctl.schema_history");
 }
 
 }  // namespace shardctl::test::shardside_schema_history_words

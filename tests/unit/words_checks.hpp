@@ -23,6 +23,15 @@
 
 namespace shardctl::test {
 
+// from_text<E>, read_word<E> and parse_word<E> (core/words.hpp) as functions of the word alone,
+// to hand to the checks below.
+template <class Enum>
+inline constexpr auto find_as = [](std::string_view word) { return from_text<Enum>(word); };
+template <class Enum>
+inline constexpr auto read_as = [](std::string_view word) { return read_word<Enum>(word); };
+template <class Enum>
+inline constexpr auto parse_as = [](std::string_view word) { return parse_word<Enum>(word); };
+
 // Each expected value has its word both ways: to_text(value) is the word and from_text(word)
 // reads it back as the value (from_text may return the value or an optional of it); no two
 // values share a word.
