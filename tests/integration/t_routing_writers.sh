@@ -72,7 +72,10 @@ held_op() {
   ops+=("$op")
   summary+=("$name: $(($(acks) - a0)) writes acknowledged while it ran ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s), $(($(refusals) - r1)) refused since its first batch was held")
 }
-offline_raced() { [ "$(acks)" -ge $(($1 + 20)) ] && [ "$(refusals)" -ge $(($2 + 1)) ]; }
+# A writer that meets the held batch retries that key until the batch is let go, so the writers
+# drop out one by one while it is held: a few acknowledgements and one refusal prove the race,
+# and asking for more would wait for writers that are themselves waiting on the hold.
+offline_raced() { [ "$(acks)" -ge $(($1 + 3)) ] && [ "$(refusals)" -ge $(($2 + 1)) ]; }
 step "offline split 875.. of shard_4 to shard_1"
 held_op split journal.copied:1 offline_raced split --map customers --at 875 --to shard_1 --batch-size 20
 writer_move "${ops[0]}" 875 "" shard_4 shard_1

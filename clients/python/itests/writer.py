@@ -49,7 +49,11 @@ def main():
     # of every move from the shards' refusals only (stale_route, fenced), as the contract says.
     listen = os.environ.get("WRITER_LISTEN", "1") != "0"
     cache = MapCache(os.environ["SHARDCTL_CATALOG"], poll_interval=1.0 if listen else 3600, listen=listen)
-    router = Router(cache, max_attempts=400, backoff=0.002, backoff_max=0.05, pool_max=2)
+    # Refusals are retried until the key is served again: an offline batch holds its keys for
+    # as long as its copy takes (longer on a loaded machine), and every flip of a merge's other
+    # batches wakes the backoff early, so a count of a few hundred attempts can run out inside
+    # one batch. The tests bound the waits themselves (WRITER_WAITS).
+    router = Router(cache, max_attempts=100000, backoff=0.002, backoff_max=0.05, pool_max=2)
     log = open(log_path, "a", buffering=1)
     new_customers = int(os.environ.get("WRITER_NEW_CUSTOMERS", "15"))
     waits = open(os.environ["WRITER_WAITS"], "a") if os.environ.get("WRITER_WAITS") else None
