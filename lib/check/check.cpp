@@ -1,7 +1,6 @@
 #include "check/check.hpp"
 
 #include <algorithm>
-
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -75,9 +74,6 @@ void merge(std::vector<ShardOutcome>& outcomes, Report& report) {
   }
 }
 
-}  // namespace
-
-namespace {
 
 // The same kinds swept again, changing nothing: what the fix left (rows it could not fix, and
 // whatever it does not fix: map consistency, references) is what the run's status reports.
